@@ -1,0 +1,39 @@
+# holdgo — see README.md. Every target works on a fresh clone with Go installed.
+GO      ?= go
+BIN     ?= bin/holdctl
+PKGS    ?= ./...
+BENCH   ?= .
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build test test-noasm test-race lint bench golden clean
+
+all: build test
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/holdctl
+
+# The test command of the README and of CI: vet, the suite, and the suite
+# again with every assembly path compiled out.
+test: lint
+	$(GO) test -count=1 $(PKGS)
+	$(GO) test -count=1 -tags noasm $(PKGS)
+
+test-race:
+	$(GO) test -race -short $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags noasm $(PKGS)
+
+# Benchmarks: make bench BENCH=Sgemm PKGS=./internal/gemm
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+
+# Regenerate the PyTorch golden files (needs Debian's python3-torch).
+golden:
+	/usr/bin/python3 scripts/golden_mlp.py
+
+clean:
+	rm -rf bin

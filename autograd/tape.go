@@ -1,0 +1,155 @@
+// Package autograd is holdgo's reverse-mode tape. Each op computes its result
+// with the tensor package and records a closure that adds (never assigns)
+// into its inputs' gradients. Nodes are kept in creation order, which is a
+// topological order, so Backward is one deterministic reverse sweep. All
+// intermediate tensors come from one tensor.Pool and are recycled by Reset,
+// so a warm training step allocates no tensor memory.
+package autograd
+
+import (
+	"fmt"
+
+	"holdgo/tensor"
+)
+
+// Value is a node of the tape: a tensor, its gradient, and how it was made.
+type Value struct {
+	T    *tensor.Tensor
+	Grad *tensor.Tensor // nil until a gradient flows in (parameters bring their own)
+
+	op        string
+	inputs    []*Value
+	backward  func(dy *tensor.Tensor)
+	needsGrad bool
+}
+
+// Op names the op that produced v ("leaf" for inputs and parameters).
+func (v *Value) Op() string { return v.op }
+
+// Shape is the shape of v's tensor.
+func (v *Value) Shape() []int { return v.T.Shape() }
+
+// NeedsGrad reports whether gradients flow into v.
+func (v *Value) NeedsGrad() bool { return v.needsGrad }
+
+// Inputs are the values v was computed from.
+func (v *Value) Inputs() []*Value { return v.inputs }
+
+// Param wraps a parameter tensor and its gradient storage (typically views
+// into the model's flat buffers). Backward adds into grad; zeroing it is the
+// optimizer's job.
+func Param(t, grad *tensor.Tensor) *Value {
+	if !tensor.SameShape(t, grad) {
+		panic(fmt.Sprintf("autograd: Param shape %v with gradient shape %v", t.Shape(), grad.Shape()))
+	}
+	return &Value{T: t, Grad: grad, op: "param", needsGrad: true}
+}
+
+// Tape records ops for one forward/backward pass.
+type Tape struct {
+	nodes  []*Value
+	pool   *tensor.Pool
+	noGrad bool
+}
+
+// NewTape returns an empty tape whose temporaries live on dev.
+func NewTape(dev tensor.Device) *Tape { return &Tape{pool: tensor.NewPool(dev)} }
+
+// SetNoGrad turns recording off (sampling, evaluation) or back on. With it
+// off, ops only compute their results.
+func (g *Tape) SetNoGrad(off bool) { g.noGrad = off }
+
+// Reset forgets every recorded node and recycles all temporaries: values
+// made since the last Reset must not be used afterwards.
+func (g *Tape) Reset() {
+	clear(g.nodes)
+	g.nodes = g.nodes[:0]
+	g.pool.Release()
+}
+
+// Len is the number of recorded nodes.
+func (g *Tape) Len() int { return len(g.nodes) }
+
+// Const wraps t as a leaf that takes no gradient.
+func (g *Tape) Const(t *tensor.Tensor) *Value { return &Value{T: t, op: "const"} }
+
+// Var wraps t as a leaf whose gradient is accumulated in tape memory.
+func (g *Tape) Var(t *tensor.Tensor) *Value { return &Value{T: t, op: "var", needsGrad: true} }
+
+// tmp returns a pooled tensor (contents undefined).
+func (g *Tape) tmp(shape ...int) *tensor.Tensor { return g.pool.Get(false, shape...) }
+
+// record creates the node for result t of op over inputs; back receives the
+// gradient of the result and adds into the inputs' gradients.
+func (g *Tape) record(op string, t *tensor.Tensor, back func(dy *tensor.Tensor), inputs ...*Value) *Value {
+	v := &Value{T: t, op: op}
+	if g.noGrad {
+		return v
+	}
+	for _, in := range inputs {
+		if in.needsGrad {
+			v.needsGrad = true
+			break
+		}
+	}
+	if v.needsGrad {
+		v.inputs, v.backward = inputs, back
+		g.nodes = append(g.nodes, v)
+	}
+	return v
+}
+
+// grad returns v's gradient tensor, allocating a zeroed one on first use.
+func (g *Tape) grad(v *Value) *tensor.Tensor {
+	if v.Grad == nil {
+		v.Grad = g.pool.Get(true, v.T.Shape()...)
+	}
+	return v.Grad
+}
+
+// accum adds d into v's gradient, summing over broadcast dimensions if d has
+// the shape of a broadcast of v.
+func (g *Tape) accum(v *Value, d *tensor.Tensor) {
+	if !v.needsGrad {
+		return
+	}
+	gv := g.grad(v)
+	if !tensor.SameShape(gv, d) {
+		d = tensor.SumTo(g.tmp(gv.Shape()...), d, gv.Shape())
+	}
+	tensor.Add(gv, gv, d)
+}
+
+// Backward seeds the gradient of the one-element value loss with 1 and runs
+// the recorded closures in reverse order.
+func (g *Tape) Backward(loss *Value) {
+	if loss.T.Len() != 1 {
+		panic(fmt.Sprintf("autograd: Backward from a value of shape %v; reduce it to one element first", loss.Shape()))
+	}
+	if !loss.needsGrad {
+		return
+	}
+	tensor.Fill(g.grad(loss), 1)
+	g.BackwardFrom(loss)
+}
+
+// BackwardFrom runs the reverse sweep from out, whose Grad has been set by
+// the caller (vector-Jacobian products).
+func (g *Tape) BackwardFrom(out *Value) {
+	start := -1
+	for i := len(g.nodes) - 1; i >= 0; i-- {
+		if g.nodes[i] == out {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		panic("autograd: BackwardFrom a value not recorded on this tape")
+	}
+	for i := start; i >= 0; i-- {
+		v := g.nodes[i]
+		if v.Grad != nil {
+			v.backward(v.Grad)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package parallel
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+func TestForCoversRangeOnce(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 8} {
+		prev := SetThreads(threads)
+		for _, n := range []int{0, 1, 2, 7, 100, 1001} {
+			for _, grain := range []int{0, 1, 3, 64, 5000} {
+				hits := make([]int32, n)
+				For(n, grain, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						atomic.AddInt32(&hits[i], 1)
+					}
+				})
+				for i, h := range hits {
+					if h != 1 {
+						t.Fatalf("threads=%d n=%d grain=%d: index %d visited %d times", threads, n, grain, i, h)
+					}
+				}
+			}
+		}
+		SetThreads(prev)
+	}
+}
+
+func TestNestedForDoesNotDeadlock(t *testing.T) {
+	prev := SetThreads(2)
+	defer SetThreads(prev)
+	var total atomic.Int64
+	For(8, 1, func(lo, hi int) {
+		for range hi - lo {
+			For(100, 10, func(lo, hi int) { total.Add(int64(hi - lo)) })
+		}
+	})
+	if total.Load() != 800 {
+		t.Fatalf("nested total %d, want 800", total.Load())
+	}
+}

@@ -1,0 +1,85 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"holdgo/autograd"
+	"holdgo/tensor"
+)
+
+// MLPConfig sizes a multilayer perceptron: Layers Linear layers
+// In → Hidden → … → Hidden → Out with SiLU between them.
+type MLPConfig struct {
+	In, Hidden, Out, Layers int
+}
+
+// ToyScoreNet is the paper's toy score network for a state of width n·d:
+// 5 Linear layers, 128 hidden units, SiLU, input (state, t), output d.
+func ToyScoreNet(stateDim, outDim int) MLPConfig {
+	return MLPConfig{In: stateDim + 1, Hidden: 128, Out: outDim, Layers: 5}
+}
+
+// Validate reports a configuration that cannot build a network.
+func (c MLPConfig) Validate() error {
+	if c.In < 1 || c.Out < 1 || c.Layers < 1 || (c.Layers > 1 && c.Hidden < 1) {
+		return fmt.Errorf("mlp: need In, Out, Layers ≥ 1 and Hidden ≥ 1 (got %+v)", c)
+	}
+	return nil
+}
+
+// MLP is Linear layers with SiLU activations. Parameters are named
+// mlp.<i>.weight ([out, in], PyTorch layout) and mlp.<i>.bias.
+type MLP struct {
+	Config MLPConfig
+	Params *Params
+}
+
+func (c MLPConfig) dims() []int {
+	d := []int{c.In}
+	for range c.Layers - 1 {
+		d = append(d, c.Hidden)
+	}
+	return append(d, c.Out)
+}
+
+// NewMLP builds an MLP initialised as PyTorch's nn.Linear does: weight and
+// bias uniform in ±1/√fan_in, drawn from rng layer by layer.
+func NewMLP(c MLPConfig, rng *tensor.RNG) (*MLP, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	d := c.dims()
+	var specs []Spec
+	for i := range c.Layers {
+		specs = append(specs,
+			Spec{fmt.Sprintf("mlp.%d.weight", i), []int{d[i+1], d[i]}},
+			Spec{fmt.Sprintf("mlp.%d.bias", i), []int{d[i+1]}})
+	}
+	m := &MLP{Config: c, Params: NewParams(specs)}
+	for i := range c.Layers {
+		bound := 1 / math.Sqrt(float64(d[i]))
+		rng.FillUniform(m.Params.Slice(m.Params.Data, 2*i), -bound, bound)
+		rng.FillUniform(m.Params.Slice(m.Params.Data, 2*i+1), -bound, bound)
+	}
+	return m, nil
+}
+
+// Forward maps x (batch, In) to (batch, Out).
+func (m *MLP) Forward(g *autograd.Tape, x *autograd.Value) *autograd.Value {
+	h := x
+	for i := range m.Config.Layers {
+		h = g.Linear(h, m.Params.Value(2*i), m.Params.Value(2*i+1))
+		if i < m.Config.Layers-1 {
+			h = g.SiLU(h)
+		}
+	}
+	return h
+}
+
+// ScoreForward evaluates the toy score network: the state x (batch, n·d)
+// and the times t (batch) are joined as cat(x, t), raw t, as CLD-SGM's toy MLP.
+func (m *MLP) ScoreForward(g *autograd.Tape, x, t *autograd.Value) *autograd.Value {
+	b := x.Shape()[0]
+	return m.Forward(g, g.Concat(1, x, g.Reshape(t, b, 1)))
+}

@@ -1,0 +1,136 @@
+package tensor
+
+import (
+	"errors"
+	"fmt"
+)
+
+// OpKind names one entry of the op list. Every device implements an op or
+// reports ErrUnsupported for it; there is no silent fallback to another device.
+type OpKind uint8
+
+// The op list. Operand conventions (in = inputs, out = destination):
+const (
+	OpFill        OpKind = iota // out = Scalar
+	OpCopy                      // out = in0 (same element count)
+	OpNeg                       // out = -in0
+	OpExp                       // out = exp(in0)
+	OpLog                       // out = log(in0)
+	OpSqrt                      // out = sqrt(in0)
+	OpSquare                    // out = in0²
+	OpTanh                      // out = tanh(in0)
+	OpSigmoid                   // out = 1/(1+exp(-in0))
+	OpSiLU                      // out = in0·sigmoid(in0)
+	OpAddScalar                 // out = in0 + Scalar
+	OpMulScalar                 // out = in0 · Scalar
+	OpSiLUGrad                  // out = in1 · silu'(in0)      (in0 = x, in1 = dy; same shape)
+	OpTanhGrad                  // out = in1 · (1 - in0²)      (in0 = tanh output)
+	OpSigmoidGrad               // out = in1 · in0 · (1 - in0) (in0 = sigmoid output)
+	OpAdd                       // out = in0 + in1, broadcasting
+	OpSub                       // out = in0 - in1, broadcasting
+	OpMul                       // out = in0 · in1, broadcasting
+	OpDiv                       // out = in0 / in1, broadcasting
+	OpEq                        // out = 1 where in0 == in1 else 0, broadcasting
+	OpMatMul                    // out = op(in0)·op(in1) + Beta·out, batched over leading dims
+	OpSum                       // out = Σ in0 over Axes (out keeps the reduced axes as size 1)
+	OpMax                       // out = max in0 over Axes (kept as size 1)
+	OpPermute                   // out = in0 with axes permuted: out dim i = in dim Axes[i]
+	OpConcat                    // out = in0, in1, … joined along Axis
+	OpSlice                     // out = in0[Lo:Hi] along Axis
+	OpSliceAdd                  // out[Lo:Hi along Axis] += in0
+	OpGather                    // out[i] = in0[Index[i]] along axis 0
+	OpScatterAdd                // out[Index[i]] += in0[i] along axis 0
+	numOps
+)
+
+var opNames = [numOps]string{
+	"Fill", "Copy", "Neg", "Exp", "Log", "Sqrt", "Square", "Tanh", "Sigmoid", "SiLU",
+	"AddScalar", "MulScalar", "SiLUGrad", "TanhGrad", "SigmoidGrad",
+	"Add", "Sub", "Mul", "Div", "Eq", "MatMul", "Sum", "Max",
+	"Permute", "Concat", "Slice", "SliceAdd", "Gather", "ScatterAdd",
+}
+
+func (k OpKind) String() string {
+	if k < numOps {
+		return opNames[k]
+	}
+	return fmt.Sprintf("OpKind(%d)", k)
+}
+
+// Ops lists every op kind (tests enumerate it).
+func Ops() []OpKind {
+	out := make([]OpKind, numOps)
+	for i := range out {
+		out[i] = OpKind(i)
+	}
+	return out
+}
+
+// Op is one op of the list with its attributes.
+type Op struct {
+	Kind           OpKind
+	Scalar         float32
+	Beta           float32 // OpMatMul: accumulate factor for out
+	TransA, TransB bool    // OpMatMul
+	Axes           []int   // OpSum, OpMax, OpPermute
+	Axis, Lo, Hi   int     // OpConcat, OpSlice, OpSliceAdd
+	Index          []int   // OpGather, OpScatterAdd
+}
+
+// ErrUnsupported is returned by a device for an op it does not implement.
+var ErrUnsupported = errors.New("op not supported on this device")
+
+// Device runs the op list on its own memory. A later CUDA backend implements
+// it; CPU is the host implementation. Exec receives shapes already checked by
+// the op functions of this package.
+type Device interface {
+	Name() string
+	Alloc(n int) (Buffer, error)
+	Exec(op Op, out *Tensor, in ...*Tensor) error
+}
+
+// Buffer is device memory for n float32 elements.
+type Buffer interface {
+	Device() Device
+	Len() int
+	Read(dst []float32) error  // device → host
+	Write(src []float32) error // host → device
+}
+
+// exec dispatches op to the device that holds the operands.
+func exec(op Op, out *Tensor, in ...*Tensor) {
+	dev := out.Device()
+	for _, t := range in {
+		if t.Device() != dev {
+			panic(fmt.Sprintf("tensor: %v: operands on devices %q and %q; move them to one device first",
+				op.Kind, dev.Name(), t.Device().Name()))
+		}
+	}
+	if err := dev.Exec(op, out, in...); err != nil {
+		panic(fmt.Sprintf("tensor: %v on device %q: %v", op.Kind, dev.Name(), err))
+	}
+}
+
+// dest returns out if it is non-nil (checking its shape), else a new tensor
+// of the shape on the device of like.
+func dest(out *Tensor, shape []int, like *Tensor, op string) *Tensor {
+	if out == nil {
+		return newOn(like.Device(), shape)
+	}
+	if !shapeEq(out.shape, shape) {
+		panic(fmt.Sprintf("tensor: %s: destination shape %s, want %s", op, fmtShape(out.shape), fmtShape(shape)))
+	}
+	return out
+}
+
+func shapeEq(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
