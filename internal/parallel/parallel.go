@@ -33,10 +33,10 @@ func (t *task) run() {
 }
 
 var (
-	mu       sync.Mutex
-	threads  = runtime.GOMAXPROCS(0)
-	started  int
-	work     = make(chan *task, 64)
+	mu      sync.Mutex
+	threads = runtime.GOMAXPROCS(0)
+	started int
+	work    = make(chan *task, 64)
 )
 
 // SetThreads sets how many goroutines (the caller included) run a parallel
