@@ -65,8 +65,6 @@ func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 	return nil
 }
 
-func sigmoid(x float32) float32 { return 1 / (1 + float32(math.Exp(float64(-x)))) }
-
 // unaryFunc returns the slice kernel of an element-wise op.
 func unaryFunc(op Op) func(o, a []float32) {
 	s := op.Scalar
@@ -80,7 +78,7 @@ func unaryFunc(op Op) func(o, a []float32) {
 	case OpExp:
 		return func(o, a []float32) {
 			for i, v := range a[:len(o)] {
-				o[i] = float32(math.Exp(float64(v)))
+				o[i] = expf(v)
 			}
 		}
 	case OpLog:
@@ -110,13 +108,13 @@ func unaryFunc(op Op) func(o, a []float32) {
 	case OpSigmoid:
 		return func(o, a []float32) {
 			for i, v := range a[:len(o)] {
-				o[i] = sigmoid(v)
+				o[i] = sigmoidf(v)
 			}
 		}
 	case OpSiLU:
 		return func(o, a []float32) {
 			for i, v := range a[:len(o)] {
-				o[i] = v * sigmoid(v)
+				o[i] = v * sigmoidf(v)
 			}
 		}
 	case OpAddScalar:
@@ -141,7 +139,7 @@ func pairFunc(k OpKind) func(o, a, b []float32) {
 	case OpSiLUGrad:
 		return func(o, x, dy []float32) {
 			for i, v := range x[:len(o)] {
-				sg := sigmoid(v)
+				sg := sigmoidf(v)
 				o[i] = dy[i] * sg * (1 + v*(1-sg))
 			}
 		}
