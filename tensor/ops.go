@@ -104,7 +104,7 @@ func BroadcastShape(a, b []int) ([]int, error) {
 	return out, nil
 }
 
-func binary(kind OpKind, out, a, b *Tensor) *Tensor {
+func broadcastOp(kind OpKind, out, a, b *Tensor) *Tensor {
 	shape, err := BroadcastShape(a.shape, b.shape)
 	if err != nil {
 		panic(fmt.Sprintf("tensor: %v: %v", kind, err))
@@ -115,19 +115,19 @@ func binary(kind OpKind, out, a, b *Tensor) *Tensor {
 }
 
 // Add returns a + b with broadcasting.
-func Add(out, a, b *Tensor) *Tensor { return binary(OpAdd, out, a, b) }
+func Add(out, a, b *Tensor) *Tensor { return broadcastOp(OpAdd, out, a, b) }
 
 // Sub returns a - b with broadcasting.
-func Sub(out, a, b *Tensor) *Tensor { return binary(OpSub, out, a, b) }
+func Sub(out, a, b *Tensor) *Tensor { return broadcastOp(OpSub, out, a, b) }
 
 // Mul returns a·b with broadcasting.
-func Mul(out, a, b *Tensor) *Tensor { return binary(OpMul, out, a, b) }
+func Mul(out, a, b *Tensor) *Tensor { return broadcastOp(OpMul, out, a, b) }
 
 // Div returns a/b with broadcasting.
-func Div(out, a, b *Tensor) *Tensor { return binary(OpDiv, out, a, b) }
+func Div(out, a, b *Tensor) *Tensor { return broadcastOp(OpDiv, out, a, b) }
 
 // Eq returns 1 where a == b and 0 elsewhere, with broadcasting.
-func Eq(out, a, b *Tensor) *Tensor { return binary(OpEq, out, a, b) }
+func Eq(out, a, b *Tensor) *Tensor { return broadcastOp(OpEq, out, a, b) }
 
 // MatMulShape returns the shape of op(a)·op(b). Both operands have rank ≥ 2;
 // their leading (batch) dimensions are equal, or one operand has rank 2 and

@@ -1,6 +1,9 @@
 package tensor
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -88,4 +91,35 @@ func RandU(r *RNG, lo, hi float64, shape ...int) *Tensor {
 	t := Zeros(shape...)
 	r.FillUniform(t.data, lo, hi)
 	return t
+}
+
+// MarshalBinary saves the generator's exact state (for bit-exact resume).
+func (r *RNG) MarshalBinary() ([]byte, error) {
+	b, err := r.src.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	var flag byte
+	if r.have {
+		flag = 1
+	}
+	b = append(b, flag)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(r.spare)), nil
+}
+
+// UnmarshalBinary restores a state saved by MarshalBinary.
+func (r *RNG) UnmarshalBinary(b []byte) error {
+	if len(b) < 9 {
+		return errors.New("tensor: RNG state too short")
+	}
+	n := len(b) - 9
+	if r.src == nil {
+		r.src = rand.NewPCG(0, 0)
+	}
+	if err := r.src.UnmarshalBinary(b[:n]); err != nil {
+		return fmt.Errorf("tensor: RNG state: %w", err)
+	}
+	r.have = b[n] == 1
+	r.spare = math.Float64frombits(binary.LittleEndian.Uint64(b[n+1:]))
+	return nil
 }
