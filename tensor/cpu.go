@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"holdgo/internal/gemm"
 	"holdgo/internal/parallel"
 )
 
@@ -23,8 +24,8 @@ func (cpuDevice) Alloc(int) (Buffer, error) {
 const grain = 1 << 14
 
 // sgemm is the row-major GEMM the CPU device uses (C = A·B + beta·C with
-// optional transposes). It is set to the blocked, SIMD kernel in gemm.go.
-var sgemm = refSgemm
+// optional transposes): blocked, with AVX-512/AVX2 microkernels.
+var sgemm = gemm.Sgemm
 
 func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 	o := out.data
@@ -271,14 +272,16 @@ func cpuMatMul(op Op, out, a, b *Tensor) {
 		batch *= d
 	}
 	ar, ac, as := matDims(a, batch)
-	br, bc, bs := matDims(b, batch)
+	_, bc, bs := matDims(b, batch)
 	k := ac
 	if op.TransA {
 		k = ar
 	}
-	_ = br
-	for i := range batch {
-		sgemm(op.TransA, op.TransB, m, n, k, 1, a.data[i*as:], ac, b.data[i*bs:], bc, op.Beta, out.data[i*m*n:], n)
+	if m == 0 || n == 0 {
+		return
+	}
+	for i := range batch { // a stride of at least 1 keeps empty operands legal for GEMM
+		sgemm(op.TransA, op.TransB, m, n, k, 1, a.data[i*as:], max(ac, 1), b.data[i*bs:], max(bc, 1), op.Beta, out.data[i*m*n:], n)
 	}
 }
 

@@ -1,0 +1,291 @@
+// Package gemm is holdgo's single-precision matrix multiply (SGEMM) for
+// row-major matrices.
+//
+// SgemmRef is the plain reference: a triple loop, obviously correct, used by
+// the tests as the oracle. Sgemm is the fast path: B is packed into panels
+// NR columns wide, the product is blocked for the caches (KC along k, MC along
+// m, NC along n) and every MR×NR tile of C is computed by a register-blocked
+// microkernel. The microkernel is chosen once at start-up from the CPU's
+// instruction set (see ISA, SetISA and HOLDGO_ISA in isa.go):
+//
+//	avx512   12×32 tile, AVX-512F zmm FMAs      (kernel_amd64.s)
+//	avx2      6×16 tile, AVX2 + FMA3 ymm FMAs   (kernel_amd64.s)
+//	generic   2×4 tile, plain Go                (kernel_generic.go; also the
+//	          only path under the noasm build tag and off amd64)
+//
+// The assembly kernels read A in place through a row and a column stride, so
+// A is never packed (only a ragged last panel of fewer than MR rows is copied
+// into a zero-padded buffer); the generic kernel reads packed A panels.
+//
+// Large products are split over M (or over N when N is the longer side)
+// across holdgo/internal/parallel's persistent pool, one contiguous range per
+// thread; each thread packs its own B panels into a pooled workspace.
+package gemm
+
+import (
+	"fmt"
+	"sync"
+
+	"holdgo/internal/parallel"
+)
+
+// kernel describes one microkernel and the cache blocking tuned for it.
+type kernel struct {
+	isa    string
+	mr, nr int // register tile of C
+	mc, kc int // cache blocks along m and k (mc is a multiple of mr)
+	nc     int // cache block along n (a multiple of nr)
+	// packA: the kernel reads packed A panels (generic); otherwise it reads
+	// A in place with element strides rs (between rows of op(A)) and cs
+	// (between columns).
+	packA bool
+	// micro computes the mr×nr tile C = alpha·Ã·B̃ + beta·C over kc, where Ã
+	// starts at a[0] with strides rs, cs (packed: rs=1, cs=mr), B̃ is a packed
+	// panel (kc rows of nr) and C has row stride ldc. beta == 0 overwrites C.
+	// The slices must cover every element the tile touches.
+	micro func(kc int, a []float32, rs, cs int, b, c []float32, ldc int, alpha, beta float32)
+}
+
+// minFlopsPerThread is the work below which an extra thread costs more in
+// hand-off than it saves.
+const minFlopsPerThread = 1 << 21
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, op(A)
+// m×k, op(B) k×n; op(X) = Xᵀ when transX. lda/ldb/ldc are row strides of the
+// matrices as stored (A is m×k, or k×m when transA). beta == 0 means C is
+// overwritten (NaNs in C ignored). When alpha == 0 or k == 0, A and B are not
+// read and C = beta·C. Sgemm panics if a slice is too short for the given
+// dimensions and strides, or a dimension or stride is invalid.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	kern := active.Load()
+	g := &gemmJob{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	g.threads = min(parallel.Threads(), max(1, 2*m*n*k/minFlopsPerThread))
+	g.run()
+}
+
+// checkArgs panics with a clear message on programmer errors.
+func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	check := func(name string, s []float32, rows, cols, ld int) {
+		if ld < max(cols, 1) {
+			panic(fmt.Sprintf("gemm: ld%s=%d < %d (stored %s is %d×%d)", name, ld, max(cols, 1), name, rows, cols))
+		}
+		if rows == 0 || cols == 0 {
+			return
+		}
+		if need := (rows-1)*ld + cols; len(s) < need {
+			panic(fmt.Sprintf("gemm: len(%s)=%d < %d (stored %s is %d×%d, ld%s=%d)", name, len(s), need, name, rows, cols, name, ld))
+		}
+	}
+	if transA {
+		check("a", a, k, m, lda)
+	} else {
+		check("a", a, m, k, lda)
+	}
+	if transB {
+		check("b", b, n, k, ldb)
+	} else {
+		check("b", b, k, n, ldb)
+	}
+	check("c", c, m, n, ldc)
+}
+
+// scaleC sets C = beta·C (C = 0 when beta == 0, NaNs included).
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+// gemmJob is one Sgemm call.
+type gemmJob struct {
+	kern           *kernel
+	threads        int
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+}
+
+// workspace holds one thread's packing buffers.
+type workspace struct {
+	a, b, tile []float32
+}
+
+var workspaces sync.Pool
+
+// getWorkspace returns a workspace with room for kern's blocks.
+func getWorkspace(kern *kernel) *workspace {
+	ws, _ := workspaces.Get().(*workspace)
+	if ws == nil {
+		ws = new(workspace)
+	}
+	grow := func(s []float32, n int) []float32 {
+		if cap(s) < n {
+			return make([]float32, n)
+		}
+		return s[:n]
+	}
+	if kern.packA {
+		ws.a = grow(ws.a, kern.mc*kern.kc)
+	} else {
+		ws.a = grow(ws.a, kern.mr*kern.kc)
+	}
+	ws.b = grow(ws.b, kern.kc*kern.nc)
+	ws.tile = grow(ws.tile, kern.mr*kern.nr)
+	return ws
+}
+
+// split returns the block size that cuts n into the fewest pieces of at most
+// block, as even as possible, rounded up to a multiple of unit.
+func split(n, block, unit int) int {
+	pieces := (n + block - 1) / block
+	size := (n + pieces - 1) / pieces
+	return min((size+unit-1)/unit*unit, block)
+}
+
+// run walks C in blocks of nc columns and the k dimension in slices of kc.
+// For each it packs the kc×nc block of op(B) once (in parallel when it is
+// large), then the threads share it read-only while they split the block's
+// MR-row panels (or, when M is short, its NR-column panels) between them, a
+// few chunks per thread so that a thread slowed down by other work on the
+// machine is picked up by the others.
+func (g *gemmJob) run() {
+	kern := g.kern
+	ws := getWorkspace(kern)
+	defer workspaces.Put(ws)
+	kcBlock := split(g.k, kern.kc, 1)
+	ncBlock := split(g.n, kern.nc, kern.nr)
+	for jc := 0; jc < g.n; jc += ncBlock {
+		nc := min(ncBlock, g.n-jc)
+		nPanels := (nc + kern.nr - 1) / kern.nr
+		for pc := 0; pc < g.k; pc += kcBlock {
+			kc := min(kcBlock, g.k-pc)
+			packPanels := func(lo, hi int) {
+				packB(ws.b[lo*kern.nr*kc:], g.transB, g.b, g.ldb, pc, kc,
+					jc+lo*kern.nr, min(hi*kern.nr, nc)-lo*kern.nr, kern.nr)
+			}
+			if g.threads > 1 && kc*nc >= 1<<16 {
+				parallel.For(nPanels, 1, packPanels)
+			} else {
+				packPanels(0, nPanels)
+			}
+			beta := g.beta
+			if pc > 0 {
+				beta = 1
+			}
+			blk := block{b: ws.b, jc: jc, pc: pc, kc: kc, beta: beta}
+			mPanels := (g.m + kern.mr - 1) / kern.mr
+			switch {
+			case g.threads <= 1:
+				g.rect(blk, 0, g.m, jc, jc+nc)
+			case mPanels >= 2*g.threads || mPanels >= nPanels:
+				parallel.For(mPanels, 1, func(lo, hi int) {
+					g.rect(blk, lo*kern.mr, min(hi*kern.mr, g.m), jc, jc+nc)
+				})
+			default:
+				parallel.For(nPanels, 1, func(lo, hi int) {
+					g.rect(blk, 0, g.m, jc+lo*kern.nr, jc+min(hi*kern.nr, nc))
+				})
+			}
+		}
+	}
+}
+
+// block is one packed kc×nc block of op(B): columns from jc, k from pc.
+type block struct {
+	b          []float32
+	jc, pc, kc int
+	beta       float32 // the beta for this k slice (1 after the first)
+}
+
+// rect computes rows [i0, i1) × columns [j0, j1) of C for one k slice, in
+// blocks of MC rows; j0 and j1 lie in blk's columns on NR-panel boundaries.
+func (g *gemmJob) rect(blk block, i0, i1, j0, j1 int) {
+	kern := g.kern
+	ws := getWorkspace(kern)
+	defer workspaces.Put(ws)
+	mcBlock := split(i1-i0, kern.mc, kern.mr)
+	for ic := i0; ic < i1; ic += mcBlock {
+		mc := min(mcBlock, i1-ic)
+		if kern.packA {
+			packA(ws.a, g.transA, g.a, g.lda, ic, mc, blk.pc, blk.kc, kern.mr)
+		}
+		g.macro(ws, blk, ic, mc, j0, j1-j0)
+	}
+}
+
+// macro runs the microkernel over the mc×nc part of C at (ic, jc) for the
+// k slice of blk (ws.a holds the packed A block when the kernel wants one).
+func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int) {
+	kern := g.kern
+	mr, nr := kern.mr, kern.nr
+	ldc := g.ldc
+	pc, kc, beta := blk.pc, blk.kc, blk.beta
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		boff := (jc + jr - blk.jc) * kc
+		bp := blk.b[boff : boff+nr*kc]
+		for ir := 0; ir < mc; ir += mr {
+			rows := min(mr, mc-ir)
+			// Where the kernel reads this panel of op(A).
+			var ap []float32
+			rs, cs := 1, mr
+			switch {
+			case kern.packA:
+				ap = ws.a[ir*kc : (ir+mr)*kc]
+			case rows < mr:
+				packA(ws.a, g.transA, g.a, g.lda, ic+ir, rows, pc, kc, mr)
+				ap = ws.a[:mr*kc]
+			case g.transA: // op(A)[i][p] = a[p*lda+i]
+				rs, cs = 1, g.lda
+				ap = g.a[pc*g.lda+ic+ir:]
+			default: // op(A)[i][p] = a[i*lda+p]
+				rs, cs = g.lda, 1
+				ap = g.a[(ic+ir)*g.lda+pc:]
+			}
+			coff := (ic+ir)*ldc + jc + jr
+			if rows == mr && cols == nr {
+				kern.micro(kc, ap, rs, cs, bp, g.c[coff:], ldc, g.alpha, beta)
+				continue
+			}
+			// Ragged edge: compute the full tile aside, then merge.
+			tile := ws.tile
+			kern.micro(kc, ap, rs, cs, bp, tile, nr, 1, 0)
+			for i := range rows {
+				crow := g.c[coff+i*ldc : coff+i*ldc+cols]
+				trow := tile[i*nr : i*nr+cols]
+				if beta == 0 {
+					for j, t := range trow {
+						crow[j] = g.alpha * t
+					}
+				} else {
+					for j, t := range trow {
+						crow[j] = g.alpha*t + beta*crow[j]
+					}
+				}
+			}
+		}
+	}
+}
