@@ -262,33 +262,6 @@ func TestReshapeIsAView(t *testing.T) {
 	}
 }
 
-func TestRNGIsSeededAndNormal(t *testing.T) {
-	a, b := RandN(NewRNG(3), 1000), RandN(NewRNG(3), 1000)
-	if !slices.Equal(a.Data(), b.Data()) {
-		t.Fatal("same seed, different draws")
-	}
-	r := NewRNG(4)
-	var s, s2 float64
-	const n = 200000
-	for range n {
-		v := r.Normal()
-		s += v
-		s2 += v * v
-	}
-	if m, v := s/n, s2/n-(s/n)*(s/n); math.Abs(m) > 4/math.Sqrt(n) || math.Abs(v-1) > 4*math.Sqrt(2.0/n) {
-		t.Fatalf("normal draws: mean %v, variance %v", m, v)
-	}
-	counts := make([]int, 3)
-	for range 30000 {
-		counts[r.IntN(3)]++
-	}
-	for i, c := range counts {
-		if math.Abs(float64(c)-10000) > 400 {
-			t.Fatalf("IntN(3) bucket %d: %d of 30000", i, c)
-		}
-	}
-}
-
 func TestPoolReusesStorage(t *testing.T) {
 	p := NewPool(CPU)
 	a := p.Get(false, 4, 8)
@@ -307,26 +280,5 @@ func TestPoolReusesStorage(t *testing.T) {
 	})
 	if allocs > 0 {
 		t.Fatalf("warm pool allocates %v times per Get/Release", allocs)
-	}
-}
-
-func TestRNGStateRoundTrip(t *testing.T) {
-	r := NewRNG(9)
-	r.Normal() // leaves a spare normal pending
-	state, err := r.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s RNG
-	if err := s.UnmarshalBinary(state); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 10 {
-		if a, b := r.Normal(), s.Normal(); a != b {
-			t.Fatalf("draw %d after restore: %v, want %v", i, b, a)
-		}
-	}
-	if err := s.UnmarshalBinary(state[:5]); err == nil {
-		t.Fatal("short state accepted")
 	}
 }
