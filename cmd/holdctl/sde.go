@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/hold"
+)
+
+// exitBadParams is the exit status for invalid parameters.
+const exitBadParams = 2
+
+// sdeCommand prints perturbation-kernel quantities of an SDE:
+//
+//	holdctl sde --sde hold --order 3 --L 2 --alpha 0.02 --t 0.5 --json
+//	holdctl sde --sde hold --L 2 --astep 0.01 --json
+func sdeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sde",
+		Usage: "print the exact perturbation kernel (mean, Σ_t, Cholesky factor, ℓ_t) or the sampler's A-step",
+		Description: "With --t: the marginal kernel at time t (b0 = {q0}); `mean` holds the coefficients of q0 in μ_t.\n" +
+			"With --astep h: the exact A-step over a reverse step from t (default T) to t − h: x ← expA·x + cholA·z.\n" +
+			"Parameters not given take the defaults of the SDE kind (HOLD: order 3, L 2, alpha 0.02, T 7;\n" +
+			"CLD as CLD-SGM; VP and VE as score_sde). Invalid parameters exit with status 2.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "sde", Value: hold.KindHOLD, Usage: "SDE kind: hold, cld, vp or ve"},
+			&cli.IntFlag{Name: "order", Usage: "blocks per data dimension (hold: 2, 3 or 4)"},
+			&cli.Float64Flag{Name: "L", Usage: "HOLD prior precision L"},
+			&cli.Float64Flag{Name: "alpha", Usage: "HOLD α (initial auxiliary variance α/L); CLD γ"},
+			&cli.Float64Flag{Name: "beta", Usage: "HOLD/CLD constant time scale β"},
+			&cli.Float64Flag{Name: "m-inv", Usage: "CLD inverse mass M⁻¹"},
+			&cli.Float64Flag{Name: "friction", Usage: "CLD friction Γ"},
+			&cli.Float64Flag{Name: "beta-min", Usage: "VP β_min"},
+			&cli.Float64Flag{Name: "beta-max", Usage: "VP β_max"},
+			&cli.Float64Flag{Name: "sigma-min", Usage: "VE σ_min"},
+			&cli.Float64Flag{Name: "sigma-max", Usage: "VE σ_max"},
+			&cli.Float64Flag{Name: "horizon", Usage: "horizon T"},
+			&cli.Float64Flag{Name: "t-min", Usage: "smallest time t_min"},
+			&cli.Float64Flag{Name: "t", Usage: "time t in [t_min, T] for the kernel (end time of the A-step)"},
+			&cli.Float64Flag{Name: "astep", Usage: "print the A-step over this step size h instead of the kernel"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON with full float64 precision"},
+		},
+		Action: runSDE,
+	}
+}
+
+// sdeConfig builds the configuration from the SDE kind's defaults and the flags that were set.
+func sdeConfig(c *cli.Context) hold.Config {
+	cfg := hold.DefaultConfig(c.String("sde"))
+	setInt := func(name string, dst *int) {
+		if c.IsSet(name) {
+			*dst = c.Int(name)
+		}
+	}
+	setFloat := func(name string, dst *float64) {
+		if c.IsSet(name) {
+			*dst = c.Float64(name)
+		}
+	}
+	setInt("order", &cfg.Order)
+	setFloat("L", &cfg.L)
+	setFloat("alpha", &cfg.Alpha)
+	setFloat("beta", &cfg.Beta)
+	setFloat("m-inv", &cfg.MInv)
+	setFloat("friction", &cfg.Friction)
+	setFloat("beta-min", &cfg.BetaMin)
+	setFloat("beta-max", &cfg.BetaMax)
+	setFloat("sigma-min", &cfg.SigmaMin)
+	setFloat("sigma-max", &cfg.SigmaMax)
+	setFloat("horizon", &cfg.T)
+	setFloat("t-min", &cfg.TMin)
+	return cfg
+}
+
+func runSDE(c *cli.Context) error {
+	badParams := func(format string, args ...any) error {
+		return cli.Exit("holdctl sde: "+fmt.Sprintf(format, args...), exitBadParams)
+	}
+	cfg := sdeConfig(c)
+	sde, err := hold.New(cfg)
+	if err != nil {
+		return badParams("%v", err)
+	}
+	t := cfg.T
+	if c.IsSet("t") {
+		t = c.Float64("t")
+		if err := sde.CheckTime(t); err != nil {
+			return badParams("%v", err)
+		}
+	}
+	var out orderedJSON
+	switch {
+	case c.IsSet("astep"):
+		h := c.Float64("astep")
+		if !(h > 0 && h <= t) {
+			return badParams("A-step size %g must lie in (0, t] with t = %g", h, t)
+		}
+		st := sde.AStep(t, h)
+		out.add("expA", st.ExpA.Rows())
+		out.add("cholA", st.CholA.Rows())
+	case c.IsSet("t"):
+		k := sde.Kernel(t)
+		out.add("sde", cfg.Kind)
+		out.add("order", cfg.Order)
+		for _, p := range kindParams(cfg) {
+			out.add(p.key, p.val)
+		}
+		out.add("t", t)
+		mean := make([]float64, cfg.Order)
+		for i := range mean {
+			mean[i] = k.Mean.At(i, 0)
+		}
+		out.add("mean", mean)
+		out.add("sigma", k.Sigma.Rows())
+		out.add("chol", k.Chol.Rows())
+		out.add("ell", k.Ell)
+	default:
+		return badParams("give --t (kernel at time t) or --astep (A-step size h)")
+	}
+	if c.Bool("json") {
+		return out.writeJSON(c.App.Writer)
+	}
+	return out.writeText(c.App.Writer)
+}
+
+type keyVal struct {
+	key string
+	val any
+}
+
+// kindParams lists the parameters that define each SDE kind, in print order.
+func kindParams(cfg hold.Config) []keyVal {
+	switch cfg.Kind {
+	case hold.KindHOLD:
+		if cfg.Beta != 1 { // the issue's format has no beta; print it only when it changes the kernel
+			return []keyVal{{"L", cfg.L}, {"alpha", cfg.Alpha}, {"beta", cfg.Beta}}
+		}
+		return []keyVal{{"L", cfg.L}, {"alpha", cfg.Alpha}}
+	case hold.KindCLD:
+		return []keyVal{{"beta", cfg.Beta}, {"m_inv", cfg.MInv}, {"friction", cfg.Friction}, {"gamma", cfg.Alpha}}
+	case hold.KindVP:
+		return []keyVal{{"beta_min", cfg.BetaMin}, {"beta_max", cfg.BetaMax}}
+	default:
+		return []keyVal{{"sigma_min", cfg.SigmaMin}, {"sigma_max", cfg.SigmaMax}}
+	}
+}
+
+// orderedJSON is a JSON object that keeps its keys in insertion order. Floats are written by
+// encoding/json, i.e. as the shortest decimal that round-trips to the same float64.
+type orderedJSON []keyVal
+
+func (o *orderedJSON) add(key string, val any) { *o = append(*o, keyVal{key, val}) }
+
+func (o orderedJSON) writeJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, kv := range o {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		key, _ := json.Marshal(kv.key)
+		val, err := json.Marshal(kv.val)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("holdctl sde: %s: %v", kv.key, err), 1)
+		}
+		buf.Write(key)
+		buf.WriteByte(':')
+		buf.Write(val)
+	}
+	buf.WriteString("}\n")
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func (o orderedJSON) writeText(w io.Writer) error {
+	for _, kv := range o {
+		if rows, ok := kv.val.([][]float64); ok {
+			if _, err := fmt.Fprintf(w, "%s:\n", kv.key); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if _, err := fmt.Fprintf(w, "  %v\n", r); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s: %v\n", kv.key, kv.val); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package hold
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Scorer gives the last-block score ∇_{x_n} log p_t(x) (B×d, written into dst) for states x
+// (B×n·d, SDE coordinates) at per-sample forward times t (B). A trained network plugs in through
+// SDE.ScoreFromOutput; MixtureOracle is exact.
+type Scorer interface {
+	Score(dst, x []float64, t []float64) error
+}
+
+// Mixture is the data law q0 ~ Σ_k Weights[k]·N(Means[k], Stds[k]²·I_d).
+type Mixture struct {
+	Weights []float64
+	Means   [][]float64 // K means of length d
+	Stds    []float64
+}
+
+// PaperMixture returns the paper's 1-D three-component mixture (shared/datasets.md):
+// 0.34 N(−0.6575, 0.01²) + 0.33 N(0.2474, 0.02²) + 0.33 N(0.8002, 0.01²).
+func PaperMixture() Mixture {
+	return Mixture{
+		Weights: []float64{0.34, 0.33, 0.33},
+		Means:   [][]float64{{-0.6575}, {0.2474}, {0.8002}},
+		Stds:    []float64{0.01, 0.02, 0.01},
+	}
+}
+
+// Dim returns d.
+func (m Mixture) Dim() int {
+	if len(m.Means) == 0 {
+		return 0
+	}
+	return len(m.Means[0])
+}
+
+func (m Mixture) validate() error {
+	if len(m.Weights) == 0 || len(m.Means) != len(m.Weights) || len(m.Stds) != len(m.Weights) {
+		return fmt.Errorf("mixture needs matching non-empty weights, means and stds (got %d, %d, %d)",
+			len(m.Weights), len(m.Means), len(m.Stds))
+	}
+	d := m.Dim()
+	var total float64
+	for k, w := range m.Weights {
+		if !(w > 0) || len(m.Means[k]) != d || d == 0 || !(m.Stds[k] >= 0) {
+			return fmt.Errorf("mixture component %d: weight %g, %d-dim mean (want %d > 0), std %g", k, w, len(m.Means[k]), d, m.Stds[k])
+		}
+		total += w
+	}
+	if math.Abs(total-1) > 1e-9 {
+		return fmt.Errorf("mixture weights sum to %g, not 1", total)
+	}
+	return nil
+}
+
+// MixtureOracle is the exact marginal score of Gaussian-mixture data under an SDE. Given q0 the state
+// is x_t ~ N(a·q0, Σ_t) per dimension (a = the q0 column of the mean map, Σ_t the marginal kernel), so
+// under component k it is N(a·m_k, C_k) with C_k = Σ_t + σ_k²·a·aᵀ, independently per dimension, and
+// p_t is a Gaussian mixture with the same weights. C_k's Cholesky factor is a rank-one update of the
+// accurate L_t, which keeps the oracle exact at small t too.
+type MixtureOracle struct {
+	sde *SDE
+	mix Mixture
+}
+
+// NewMixtureOracle checks the mixture and binds it to the SDE.
+func NewMixtureOracle(sde *SDE, mix Mixture) (*MixtureOracle, error) {
+	if err := mix.validate(); err != nil {
+		return nil, fmt.Errorf("hold: mixture oracle: %w", err)
+	}
+	return &MixtureOracle{sde: sde, mix: mix}, nil
+}
+
+// Score writes the last-block score (B×d).
+func (o *MixtureOracle) Score(dst, x []float64, t []float64) error {
+	return o.evaluate(nil, dst, nil, x, t)
+}
+
+// FullScore writes the score with respect to every block (B×n·d).
+func (o *MixtureOracle) FullScore(dst, x []float64, t []float64) error {
+	return o.evaluate(dst, nil, nil, x, t)
+}
+
+// LogDensity writes log p_t(x_b) for each sample (B).
+func (o *MixtureOracle) LogDensity(dst, x []float64, t []float64) error {
+	return o.evaluate(nil, nil, dst, x, t)
+}
+
+// evaluate computes whichever of the full score, last-block score and log-density is requested.
+func (o *MixtureOracle) evaluate(full, last, logp, x []float64, t []float64) error {
+	n, d, batch := o.sde.n, o.mix.Dim(), len(t)
+	if len(x) != batch*n*d {
+		return fmt.Errorf("hold: oracle: want %d state values (B=%d, n=%d, d=%d), got %d", batch*n*d, batch, n, d, len(x))
+	}
+	if (full != nil && len(full) != len(x)) || (last != nil && len(last) != batch*d) || (logp != nil && len(logp) != batch) {
+		return errors.New("hold: oracle: destination has the wrong length")
+	}
+	comps := len(o.mix.Weights)
+	factors := make([]Matrix, comps)
+	logNorm := make([]float64, comps) // log w_k − d·(log det L_k + n/2·log 2π)
+	logDens := make([]float64, comps)
+	resid := make([][MaxBlocks]float64, comps*d) // C_k⁻¹(x − a m_k) per component and dimension
+	var a [MaxBlocks]float64
+	lastTime := math.NaN()
+	for b, tb := range t {
+		if !(tb > 0) {
+			return fmt.Errorf("hold: oracle: sample %d has time %g, want t > 0", b, tb)
+		}
+		if tb != lastTime { // samplers evaluate whole batches at one time: factor once per time
+			o.factorize(tb, &a, factors, logNorm)
+			lastTime = tb
+		}
+		row := x[b*n*d : (b+1)*n*d]
+		for c := range factors {
+			var sq float64
+			for i := 0; i < d; i++ {
+				var r [MaxBlocks]float64
+				for j := 0; j < n; j++ {
+					r[j] = row[j*d+i] - a[j]*o.mix.Means[c][i]
+				}
+				solveLower(&factors[c], &r)
+				for j := 0; j < n; j++ {
+					sq += r[j] * r[j]
+				}
+				solveUpperT(&factors[c], &r)
+				resid[c*d+i] = r
+			}
+			logDens[c] = logNorm[c] - 0.5*sq
+		}
+		maxLog := math.Inf(-1)
+		for _, l := range logDens {
+			maxLog = math.Max(maxLog, l)
+		}
+		var total float64
+		for _, l := range logDens {
+			total += math.Exp(l - maxLog)
+		}
+		if logp != nil {
+			logp[b] = maxLog + math.Log(total)
+		}
+		if full == nil && last == nil {
+			continue
+		}
+		// score = −Σ_k r_k·C_k⁻¹(x − a m_k), r_k the posterior weight of component k
+		for i := 0; i < d; i++ {
+			var s [MaxBlocks]float64
+			for c := range factors {
+				w := math.Exp(logDens[c]-maxLog) / total
+				for j := 0; j < n; j++ {
+					s[j] -= w * resid[c*d+i][j]
+				}
+			}
+			if full != nil {
+				for j := 0; j < n; j++ {
+					full[b*n*d+j*d+i] = s[j]
+				}
+			}
+			if last != nil {
+				last[b*d+i] = s[n-1]
+			}
+		}
+	}
+	return nil
+}
+
+// factorize sets a (the q0 column of the mean map at time t), the Cholesky factors of the component
+// covariances C_k = Σ_t + σ_k²aaᵀ and the components' log normalisers log w_k − d·(log det L_k + n/2·log 2π).
+func (o *MixtureOracle) factorize(t float64, a *[MaxBlocks]float64, factors []Matrix, logNorm []float64) {
+	n, d := o.sde.n, o.mix.Dim()
+	k := o.sde.Kernel(t)
+	for i := 0; i < n; i++ {
+		a[i] = k.Mean.a[i][0]
+	}
+	for c := range factors {
+		var v [MaxBlocks]float64
+		for i := 0; i < n; i++ {
+			v[i] = o.mix.Stds[c] * a[i]
+		}
+		factors[c] = cholRankOneUpdate(&k.Chol, v)
+		var logDet float64
+		for i := 0; i < n; i++ {
+			logDet += math.Log(factors[c].a[i][i])
+		}
+		logNorm[c] = math.Log(o.mix.Weights[c]) - float64(d)*(logDet+0.5*float64(n)*math.Log(2*math.Pi))
+	}
+}
