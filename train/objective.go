@@ -1,0 +1,100 @@
+package train
+
+import (
+	"fmt"
+
+	"holdgo/autograd"
+	"holdgo/hold"
+	"holdgo/layers"
+	"holdgo/rng"
+	"holdgo/tensor"
+)
+
+// DataFunc fills dst (batch × d, row-major) with a fresh data batch.
+type DataFunc func(r *rng.RNG, dst []float32)
+
+// ScoreLoss is the score-matching loss of an SDE for a score network: per
+// batch it draws q0 from data, t ~ U[t_min, T] in float64 and ε ~ N(0, I),
+// forms x_t and the target with the SDE's fused reparameterisation (BCSM or
+// DSM as the SDE's objective says) and records ‖E_θ(x_t, t) − target‖²,
+// summed over dimensions and averaged over the batch. Buffers are reused
+// across steps.
+func ScoreLoss(sde *hold.SDE, net *layers.MLP, data DataFunc, batch, dim int) (LossFunc, error) {
+	n := sde.Blocks()
+	if want := n*dim + 1; net.Config.In != want || net.Config.Out != dim {
+		return nil, fmt.Errorf("score network maps %d → %d values, but a %d-block SDE on %d-dimensional data needs %d → %d",
+			net.Config.In, net.Config.Out, n, dim, want, dim)
+	}
+	b := hold.Batch{
+		Data: make([]float32, batch*dim), Times: make([]float64, batch), Noise: make([]float32, batch*n*dim),
+		State: make([]float32, batch*n*dim), Target: make([]float32, batch*dim),
+	}
+	dsm := sde.Config().Objective == hold.ObjectiveDSM && n > 1
+	if dsm {
+		b.Aux = make([]float32, batch*(n-1)*dim)
+	}
+	x, tt := tensor.FromSlice(b.State, batch, n*dim), tensor.Zeros(batch)
+	grad := tensor.Zeros(batch, dim)
+	return func(g *autograd.Tape, r *rng.RNG) (*autograd.Value, error) {
+		data(r, b.Data)
+		sde.SampleTimes(b.Times, r)
+		r.FillNormal(b.Noise, 0, 1)
+		if dsm {
+			r.FillNormal(b.Aux, 0, 1)
+		}
+		if err := sde.Perturb(b); err != nil {
+			return nil, err
+		}
+		for i, t := range b.Times {
+			tt.Data()[i] = float32(t)
+		}
+		out := net.ScoreForward(g, g.Const(x), g.Const(tt))
+		loss, err := hold.Loss(grad.Data(), out.T.Data(), b.Target, batch)
+		if err != nil {
+			return nil, err
+		}
+		return g.ScalarLoss("ScoreLoss", out, float32(loss), grad), nil
+	}, nil
+}
+
+// NetworkScorer turns a trained score network into a hold.Scorer: the last
+// block's score ℓ_t·E_θ(x, t), evaluated without recording gradients.
+type NetworkScorer struct {
+	SDE *hold.SDE
+	Net *layers.MLP
+
+	tape *autograd.Tape
+	x, t *tensor.Tensor
+	out  []float32
+}
+
+// Score implements hold.Scorer for x (B × n·d) at per-sample times t.
+func (s *NetworkScorer) Score(dst, x, t []float64) error {
+	batch := len(t)
+	if batch == 0 {
+		return nil
+	}
+	width := len(x) / batch
+	if width*batch != len(x) || width+1 != s.Net.Config.In || len(dst) != batch*s.Net.Config.Out {
+		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a %d → %d network",
+			len(x), batch, len(dst), s.Net.Config.In, s.Net.Config.Out)
+	}
+	if s.tape == nil {
+		s.tape = autograd.NewTape(tensor.CPU)
+		s.tape.SetNoGrad(true)
+	}
+	if s.x == nil || s.x.Len() != len(x) {
+		s.x, s.t = tensor.Zeros(batch, width), tensor.Zeros(batch)
+		s.out = make([]float32, len(dst))
+	}
+	for i, v := range x {
+		s.x.Data()[i] = float32(v)
+	}
+	for i, v := range t {
+		s.t.Data()[i] = float32(v)
+	}
+	s.tape.Reset()
+	out := s.Net.ScoreForward(s.tape, s.tape.Const(s.x), s.tape.Const(s.t))
+	copy(s.out, out.T.Data())
+	return s.SDE.ScoreFromOutput(dst, s.out, t)
+}
