@@ -21,6 +21,7 @@ func newApp() *cli.App {
 		Description: "holdgo is a pure-Go deep-learning stack for HOLD-DGM and its CLD, VP and VE peers.\n" +
 			"Run 'holdctl COMMAND --help' for a command's flags.",
 		Commands: []*cli.Command{
+			trainCommand(),
 			sdeCommand(),
 			versionCommand(),
 		},

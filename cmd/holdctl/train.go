@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/checkpoint"
+	"holdgo/internal/parallel"
+	"holdgo/train"
+)
+
+// Files of a run directory.
+const (
+	ckptName   = "ckpt.safetensors"
+	configName = "config.yaml"
+	logName    = "log.csv"
+)
+
+func runConfigFlags(d train.RunConfig) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "config", Usage: "YAML or JSON file with any of the keys below (flags given explicitly win)"},
+		&cli.StringFlag{Name: "data", Value: d.Data, Usage: "gmm1d, swissroll or a .npy file of points (n, d)"},
+		&cli.Float64Flag{Name: "swiss-noise", Value: d.SwissNoise, Usage: "noise of the Swiss rolls"},
+		&cli.StringFlag{Name: "sde", Value: d.SDE, Usage: "hold, cld, vp or ve"},
+		&cli.IntFlag{Name: "order", Value: d.Order, Usage: "HOLD order n (2, 3 or 4)"},
+		&cli.Float64Flag{Name: "L", Value: d.L, Usage: "HOLD prior precision L"},
+		&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD initial auxiliary variance factor α"},
+		&cli.StringFlag{Name: "objective", Value: d.Objective, Usage: "bcsm (hsm for CLD) or dsm"},
+		&cli.StringFlag{Name: "model", Value: d.Model, Usage: "score network: mlp"},
+		&cli.IntFlag{Name: "hidden", Value: d.Hidden, Usage: "MLP hidden width"},
+		&cli.IntFlag{Name: "layers", Value: d.Layers, Usage: "MLP Linear layers"},
+		&cli.IntFlag{Name: "steps", Value: d.Steps, Usage: "total optimisation steps"},
+		&cli.IntFlag{Name: "batch", Value: d.Batch, Usage: "batch size"},
+		&cli.Float64Flag{Name: "lr", Value: d.LR, Usage: "Adam learning rate"},
+		&cli.IntFlag{Name: "warmup", Value: d.Warmup, Usage: "linear learning-rate warm-up steps"},
+		&cli.Float64Flag{Name: "grad-clip", Value: d.GradClip, Usage: "global gradient-norm clip (0: off)"},
+		&cli.Float64Flag{Name: "ema", Value: d.EMA, Usage: "EMA rate of the weights"},
+		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "random seed (initialisation, data, noise)"},
+		&cli.IntFlag{Name: "ckpt-every", Value: d.CkptEvery, Usage: "write the checkpoint every N steps (0: only at the end)"},
+	}
+}
+
+// runConfigFrom resolves defaults < --config file < flags set explicitly.
+func runConfigFrom(c *cli.Context, base train.RunConfig) (train.RunConfig, error) {
+	cfg := base
+	if path := c.String("config"); path != "" {
+		var err error
+		if cfg, err = train.ReadRunConfig(path, cfg); err != nil {
+			return cfg, err
+		}
+	}
+	set := func(name string, apply func()) {
+		if c.IsSet(name) {
+			apply()
+		}
+	}
+	set("data", func() { cfg.Data = c.String("data") })
+	set("swiss-noise", func() { cfg.SwissNoise = c.Float64("swiss-noise") })
+	set("sde", func() { cfg.SDE = c.String("sde") })
+	set("order", func() { cfg.Order = c.Int("order") })
+	set("L", func() { cfg.L = c.Float64("L") })
+	set("alpha", func() { cfg.Alpha = c.Float64("alpha") })
+	set("objective", func() { cfg.Objective = c.String("objective") })
+	set("model", func() { cfg.Model = c.String("model") })
+	set("hidden", func() { cfg.Hidden = c.Int("hidden") })
+	set("layers", func() { cfg.Layers = c.Int("layers") })
+	set("steps", func() { cfg.Steps = c.Int("steps") })
+	set("batch", func() { cfg.Batch = c.Int("batch") })
+	set("lr", func() { cfg.LR = c.Float64("lr") })
+	set("warmup", func() { cfg.Warmup = c.Int("warmup") })
+	set("grad-clip", func() { cfg.GradClip = c.Float64("grad-clip") })
+	set("ema", func() { cfg.EMA = c.Float64("ema") })
+	set("seed", func() { cfg.Seed = c.Uint64("seed") })
+	set("ckpt-every", func() { cfg.CkptEvery = c.Int("ckpt-every") })
+	return cfg, nil
+}
+
+func trainCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "train",
+		Usage: "train a score model (writes DIR/config.yaml, DIR/ckpt.safetensors, DIR/log.csv)",
+		Flags: append(runConfigFlags(train.DefaultRunConfig()),
+			&cli.StringFlag{Name: "out", Value: "runs/hold", Usage: "run directory"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its checkpoint (up to --steps in total)"},
+			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+			&cli.IntFlag{Name: "log-every", Value: 100, Usage: "steps between log.csv rows and plain progress lines"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("train takes no arguments, got %q", c.Args().First())
+			}
+			if c.Int("log-every") < 1 {
+				return usageErr("--log-every must be ≥ 1")
+			}
+			parallel.SetThreads(c.Int("threads"))
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runTrain(ctx, c, c.String("out"), c.Bool("resume"), c.Int("log-every"))
+		},
+	}
+}
+
+// usageErr is an input error: exit status 2.
+func usageErr(format string, args ...any) error {
+	return cli.Exit("holdctl: "+fmt.Sprintf(format, args...), 2)
+}
+
+// session is a training run bound to its directory.
+type session struct {
+	dir     string
+	cfg     train.RunConfig
+	trainer *train.Trainer
+	log     *os.File
+	out     io.Writer
+}
+
+func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logEvery int) error {
+	ckpt := filepath.Join(dir, ckptName)
+	var (
+		cfg  train.RunConfig
+		file *checkpoint.File
+		err  error
+	)
+	if resume {
+		if file, err = checkpoint.Load(ckpt); err != nil {
+			return usageErr("cannot resume: %v", err)
+		}
+		if cfg, err = train.ConfigFromCheckpoint(file); err != nil {
+			return usageErr("cannot resume: %v", err)
+		}
+		if c.IsSet("steps") {
+			cfg.Steps = c.Int("steps")
+		}
+	} else {
+		if _, err := os.Stat(ckpt); err == nil {
+			return usageErr("%s already holds a run; pass --resume to continue it or choose another --out", dir)
+		}
+		if cfg, err = runConfigFrom(c, train.DefaultRunConfig()); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	built, err := cfg.Build()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension())
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	tr, err := train.New(cfg.Options(), built.Net.Params, loss)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if file != nil {
+		if err := tr.Restore(file); err != nil {
+			return usageErr("cannot resume: %v", err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageErr("cannot create run directory: %v", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, configName), cfg.YAML()); err != nil {
+		return usageErr("cannot write to the run directory: %v", err)
+	}
+	logFile, err := openLog(filepath.Join(dir, logName), tr.Step)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer logFile.Close()
+	s := &session{dir: dir, cfg: cfg, trainer: tr, log: logFile, out: c.App.ErrWriter}
+	return s.loop(ctx, logEvery)
+}
+
+func (s *session) save() error {
+	return s.trainer.Save(filepath.Join(s.dir, ckptName), s.cfg.Meta())
+}
+
+func (s *session) loop(ctx context.Context, logEvery int) error {
+	tr, cfg := s.trainer, s.cfg
+	fmt.Fprintf(s.out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d, seed %d, run dir %s\n",
+		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, cfg.Seed, s.dir)
+	bar := newProgress(s.out, tr.Step, cfg.Steps, logEvery)
+	lastGood := tr.Step
+	window := time.Now()
+	windowStart := tr.Step
+	for tr.Step < cfg.Steps {
+		select {
+		case <-ctx.Done():
+			bar.finish()
+			if err := s.save(); err != nil {
+				return fmt.Errorf("interrupted at step %d, and the checkpoint could not be written: %w", tr.Step, err)
+			}
+			return cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; continue with --resume", tr.Step, s.dir), 130)
+		default:
+		}
+		st, err := tr.TrainStep()
+		if errors.Is(err, train.ErrNonFinite) {
+			bar.finish()
+			return cli.Exit(fmt.Sprintf("holdctl: training stopped: %v.\nThe last good checkpoint (step %d) is kept in %s. "+
+				"Try a lower --lr, gradient clipping (--grad-clip 1) or check the data for NaN/Inf.", err, lastGood, s.dir), 1)
+		}
+		if err != nil {
+			bar.finish()
+			return err
+		}
+		if st.Step%logEvery == 0 || st.Step == cfg.Steps {
+			rate := float64(st.Step-windowStart) / time.Since(window).Seconds()
+			window, windowStart = time.Now(), st.Step
+			fmt.Fprintf(s.log, "%d,%.6g,%.6g,%.6g,%.4g\n", st.Step, st.Loss, st.LR, st.GradNorm, rate)
+		}
+		bar.update(st)
+		if (cfg.CkptEvery > 0 && st.Step%cfg.CkptEvery == 0) || st.Step == cfg.Steps {
+			if err := s.save(); err != nil {
+				bar.finish()
+				return fmt.Errorf("write checkpoint: %w", err)
+			}
+			lastGood = st.Step
+		}
+	}
+	bar.finish()
+	fmt.Fprintf(s.out, "done: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
+	return nil
+}
+
+// openLog opens log.csv for appending after step (rows past it, from an
+// interrupted run, are dropped so that a resumed log has no repeats).
+func openLog(path string, step int) (*os.File, error) {
+	var keep []string
+	if raw, err := os.ReadFile(path); err == nil && step > 0 {
+		sc := bufio.NewScanner(strings.NewReader(string(raw)))
+		for sc.Scan() {
+			line := sc.Text()
+			f := strings.SplitN(line, ",", 2)
+			if n, err := strconv.Atoi(f[0]); err == nil && n > step {
+				continue
+			}
+			keep = append(keep, line)
+		}
+	}
+	if len(keep) == 0 {
+		keep = []string{"step,loss,lr,grad_norm,steps_per_s"}
+	}
+	if err := writeFileAtomic(path, []byte(strings.Join(keep, "\n")+"\n")); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
