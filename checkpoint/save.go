@@ -10,12 +10,11 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"holdgo/internal/atomicfile"
 )
 
 // Save writes tensors and meta to path in the safetensors format.
@@ -170,64 +169,10 @@ func writeData(w io.Writer, t Tensor, scratch []byte) error {
 	return nil
 }
 
-// writeAtomic creates path with the bytes write produces, or leaves
-// whatever was at path untouched: temporary file in the same directory,
-// fsync, rename, fsync of the directory.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	fail := func(step string, err error) error {
-		return fmt.Errorf("checkpoint %s: save: %s: %w", path, step, err)
-	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		mode = st.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fail("create temporary file", err)
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return fail("write", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fail("chmod", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail("fsync", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail("close", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fail("rename", err)
-	}
-	renamed = true
-	if err := syncDir(dir); err != nil {
-		return fail("fsync directory (the new file is in place but may not survive a crash)", err)
+// writeAtomic writes path atomically (package atomicfile).
+func writeAtomic(path string, write func(io.Writer) error) error {
+	if err := atomicfile.Write(path, write); err != nil {
+		return fmt.Errorf("checkpoint %s: save: %w", path, err)
 	}
 	return nil
-}
-
-// syncDir makes a rename in dir durable. Windows cannot open directories
-// for syncing; there the rename is as durable as the OS makes it.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
 }

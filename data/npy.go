@@ -8,10 +8,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
+
+	"holdgo/internal/atomicfile"
 )
 
 // The .npy format (numpy.lib.format): the magic "\x93NUMPY", a major and a
@@ -434,50 +434,10 @@ func encodeHeader(dtype Dtype, shape []int) []byte {
 	return build(2, 4)
 }
 
-// writeFileAtomic creates path with the bytes write produces, or leaves
-// whatever was at path untouched: temporary file in the same directory,
-// fsync, rename, fsync of the directory.
+// writeFileAtomic writes path atomically (package atomicfile).
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	fail := func(step string, err error) error {
-		return fmt.Errorf("write %s: %s: %w", path, step, err)
-	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		mode = st.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fail("create temporary file", err)
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return fail("write", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fail("chmod", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail("fsync", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail("close", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fail("rename", err)
-	}
-	renamed = true
-	if runtime.GOOS != "windows" {
-		if d, err := os.Open(dir); err == nil {
-			d.Sync()
-			d.Close()
-		}
+	if err := atomicfile.Write(path, write); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

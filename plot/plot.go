@@ -17,8 +17,8 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
+
+	"holdgo/internal/atomicfile"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -138,44 +138,10 @@ var (
 	densityColor      = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 )
 
-// writeFileAtomic creates path with the bytes write produces, or leaves
-// whatever was at path untouched: temporary file in the same directory,
-// fsync, rename. (The same steps as data's .npy writer; the packages do
-// not share a helper to keep plot free of data.)
+// writeFileAtomic writes path atomically (package atomicfile).
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	fail := func(step string, err error) error {
-		return fmt.Errorf("plot: write %s: %s: %w", path, step, err)
+	if err := atomicfile.Write(path, write); err != nil {
+		return fmt.Errorf("plot: write %s: %w", path, err)
 	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		mode = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fail("create temporary file", err)
-	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return fail("encode", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fail("chmod", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail("fsync", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail("close", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fail("rename", err)
-	}
-	renamed = true
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/checkpoint"
+	"holdgo/internal/atomicfile"
 	"holdgo/internal/parallel"
 	"holdgo/train"
 )
@@ -171,7 +172,7 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErr("cannot create run directory: %v", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, configName), cfg.YAML()); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, configName), cfg.YAML()); err != nil {
 		return usageErr("cannot write to the run directory: %v", err)
 	}
 	logFile, err := openLog(filepath.Join(dir, logName), tr.Step)
@@ -252,7 +253,7 @@ func openLog(path string, step int) (*os.File, error) {
 	if len(keep) == 0 {
 		keep = []string{"step,loss,lr,grad_norm,steps_per_s"}
 	}
-	if err := writeFileAtomic(path, []byte(strings.Join(keep, "\n")+"\n")); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(strings.Join(keep, "\n")+"\n")); err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
@@ -260,29 +261,4 @@ func openLog(path string, step int) (*os.File, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return f, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

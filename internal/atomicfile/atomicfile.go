@@ -1,0 +1,79 @@
+// Package atomicfile writes files so that a reader sees either the old file
+// or the complete new one, never a torn write: a temporary file in the same
+// directory, fsync, rename over the target, fsync of the directory. An
+// existing file's permissions are kept; new files get 0644.
+package atomicfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// Write creates path with the bytes write produces, or leaves whatever was
+// at path untouched and returns an error naming the failed step.
+func Write(path string, write func(io.Writer) error) error {
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		mode = st.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("chmod: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("fsync: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename: %w", err)
+	}
+	renamed = true
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("fsync directory (the new file is in place but may not survive a crash): %w", err)
+	}
+	return nil
+}
+
+// WriteFile atomically replaces path with data.
+func WriteFile(path string, data []byte) error {
+	return Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// syncDir makes a rename in dir durable. Windows cannot open directories
+// for syncing; there the rename is as durable as the OS makes it.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
