@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"holdgo/hold"
 	"holdgo/tensor"
 )
 
@@ -29,13 +30,28 @@ type Mixture struct {
 // 1D Gaussian Mixtures"):
 //
 //	0.34 N(−0.6575, 0.01²) + 0.33 N(0.2474, 0.02²) + 0.33 N(0.8002, 0.01²).
-func PaperMixture() Mixture {
-	return Mixture{
-		Weights: []float64{0.34, 0.33, 0.33},
-		Means:   []float64{-0.6575, 0.2474, 0.8002},
-		Stds:    []float64{0.01, 0.02, 0.01},
-		Dim:     1,
+//
+// The numbers live in one place, hold.PaperMixture, whose oracle scores
+// are exact for this law.
+func PaperMixture() Mixture { return FromHold(hold.PaperMixture()) }
+
+// FromHold converts the hold package's mixture description.
+func FromHold(h hold.Mixture) Mixture {
+	m := Mixture{Weights: append([]float64(nil), h.Weights...), Stds: append([]float64(nil), h.Stds...), Dim: h.Dim()}
+	for _, mu := range h.Means {
+		m.Means = append(m.Means, mu...)
 	}
+	return m
+}
+
+// Hold converts the mixture to the hold package's description, from which
+// hold.NewMixtureOracle builds exact scores.
+func (m Mixture) Hold() hold.Mixture {
+	h := hold.Mixture{Weights: append([]float64(nil), m.Weights...), Stds: append([]float64(nil), m.Stds...)}
+	for k := range m.Weights {
+		h.Means = append(h.Means, append([]float64(nil), m.Means[k*m.Dim:(k+1)*m.Dim]...))
+	}
+	return h
 }
 
 // NameGMM1D is the name of the paper's 1-D mixture (see Open).

@@ -2,6 +2,7 @@ package data
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -181,5 +182,16 @@ func TestMixtureSample(t *testing.T) {
 		if sd := math.Sqrt(n * w * (1 - w)); math.Abs(float64(c)-n*w) > 4*sd {
 			t.Errorf("component %d: %d of %d, want %.0f ± %.0f", k, c, n, n*w, sd)
 		}
+	}
+}
+
+func TestHoldConversionRoundTrip(t *testing.T) {
+	m := Mixture{Weights: []float64{0.2, 0.8}, Means: []float64{1, 2, 3, 4}, Stds: []float64{0.1, 0.3}, Dim: 2}
+	back := FromHold(m.Hold())
+	if !reflect.DeepEqual(back, m) {
+		t.Fatalf("round trip %+v, want %+v", back, m)
+	}
+	if h := m.Hold(); len(h.Means) != 2 || h.Means[1][0] != 3 {
+		t.Fatalf("hold means %v", h.Means)
 	}
 }
