@@ -23,6 +23,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			trainCommand(),
 			sdeCommand(),
+			benchCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {
