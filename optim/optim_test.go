@@ -1,0 +1,61 @@
+package optim
+
+import (
+	"math"
+	"testing"
+)
+
+func TestClipGradNorm(t *testing.T) {
+	g := []float32{3, 4} // norm 5
+	if n := ClipGradNorm(g, 10); n != 5 || g[0] != 3 {
+		t.Fatalf("no clip expected: norm %v, g %v", n, g)
+	}
+	if n := ClipGradNorm(g, 1); n != 5 {
+		t.Fatalf("norm %v, want 5", n)
+	}
+	// torch: scale by max/(norm+1e-6)
+	want := 3 * (1 / (5 + 1e-6))
+	if math.Abs(float64(g[0])-want) > 1e-7 || math.Abs(math.Hypot(float64(g[0]), float64(g[1]))-1) > 1e-6 {
+		t.Fatalf("clipped to %v", g)
+	}
+}
+
+func TestWarmupLR(t *testing.T) {
+	for _, c := range []struct {
+		step, warmup int
+		want         float64
+	}{{0, 100, 0}, {50, 100, 0.5e-3}, {100, 100, 1e-3}, {500, 100, 1e-3}, {0, 0, 1e-3}} {
+		if got := WarmupLR(1e-3, c.step, c.warmup); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("WarmupLR(step %d, warmup %d) = %v, want %v", c.step, c.warmup, got, c.want)
+		}
+	}
+}
+
+// TestEMADecaySchedule follows score_sde's ema.py by hand: n counts updates
+// (incremented first), decay = min(rate, (1+n)/(10+n)).
+func TestEMADecaySchedule(t *testing.T) {
+	e := NewEMA(0.999, []float32{0})
+	want := 0.0
+	for n := 1; n <= 2000; n++ {
+		p := float32(n % 7)
+		e.Update([]float32{p})
+		decay := math.Min(0.999, float64(1+n)/float64(10+n))
+		want -= (1 - decay) * (want - float64(p))
+	}
+	if math.Abs(float64(e.Shadow[0])-want) > 1e-4 {
+		t.Fatalf("EMA %v, hand-computed %v", e.Shadow[0], want)
+	}
+}
+
+// TestAdamFirstStep: with bias correction the first update is lr·g/(|g|+eps).
+func TestAdamFirstStep(t *testing.T) {
+	a := NewAdam(2)
+	p, g := []float32{1, 1}, []float32{0.5, -2e-3}
+	a.Update(p, g, 0.1)
+	for i, gi := range g {
+		want := 1 - 0.1*float64(gi)/(math.Abs(float64(gi))+1e-8)
+		if math.Abs(float64(p[i])-want) > 1e-6 {
+			t.Fatalf("param %d = %v, want %v", i, p[i], want)
+		}
+	}
+}
