@@ -205,6 +205,9 @@ func TestOpListCovered(t *testing.T) {
 		tensor.OpEq: "Max backward", tensor.OpMatMul: "MatMul", tensor.OpSum: "Sum", tensor.OpMax: "Max",
 		tensor.OpPermute: "Permute", tensor.OpConcat: "Concat", tensor.OpSlice: "Slice",
 		tensor.OpSliceAdd: "Slice backward", tensor.OpGather: "Gather", tensor.OpScatterAdd: "Gather backward",
+		tensor.OpConv2d: "Conv2d", tensor.OpConv2dGradInput: "Conv2d backward", tensor.OpConv2dGradWeight: "Conv2d backward",
+		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormGrad: "GroupNorm backward", tensor.OpGroupNormParamGrad: "GroupNorm backward",
+		tensor.OpSoftmax: "Softmax, Attention", tensor.OpSoftmaxGrad: "Softmax backward", tensor.OpUpFIRDn2d: "UpFIRDn2d",
 	}
 	for _, k := range tensor.Ops() {
 		if role[k] == "" {

@@ -187,10 +187,17 @@ func nmse(t *testing.T, name string, got, want []float32) float64 {
 	return num / den
 }
 
+// extraCases holds the cases of op families registered from their own test
+// files (image_ops_test.go) by init functions.
+var extraCases = map[OpKind][]opCase{}
+
 // TestOpsAgainstReference runs every op of the list on the CPU device (one
 // and two threads) and on the Reference device and compares.
 func TestOpsAgainstReference(t *testing.T) {
 	cases := allCases()
+	for k, cs := range extraCases {
+		cases[k] = append(cases[k], cs...)
+	}
 	for _, k := range Ops() {
 		if len(cases[k]) == 0 {
 			t.Errorf("op %v has no test case", k)

@@ -1,0 +1,52 @@
+package autograd
+
+import (
+	"fmt"
+	"math"
+
+	"holdgo/tensor"
+)
+
+// Softmax returns the softmax of x along its last axis.
+func (g *Tape) Softmax(x *Value) *Value {
+	var v *Value
+	v = g.record("Softmax", tensor.Softmax(g.out(x.Shape()...), x.T), func(dy *tensor.Tensor) {
+		g.accum(x, tensor.SoftmaxGrad(g.tmp(x.Shape()...), v.T, dy))
+	}, x)
+	return v
+}
+
+// Attention is single-head spatial self-attention on q, k, v (N, C, S), S the
+// flattened positions (NCSN++'s AttnBlockpp core, reference-spec §1.6):
+//
+//	w[n, i, j] = softmax_j(Σ_c q[n,c,i]·k[n,c,j] / √C),   o[n, c, i] = Σ_j w[n,i,j]·v[n,c,j].
+//
+// One node: the attention weights (N, S, S) are kept for the backward pass.
+func (g *Tape) Attention(q, k, v *Value) *Value {
+	qs := q.Shape()
+	if len(qs) != 3 || !tensor.SameShape(q.T, k.T) || !tensor.SameShape(q.T, v.T) {
+		panic(fmt.Sprintf("autograd: Attention of q %v, k %v, v %v (want equal (N, C, S))", qs, k.Shape(), v.Shape()))
+	}
+	n, c, s := qs[0], qs[1], qs[2]
+	scale := float32(1 / math.Sqrt(float64(c)))
+	w := tensor.MatMul(g.tmp(n, s, s), q.T, k.T, true, false)
+	tensor.Softmax(w, tensor.MulScalar(w, w, scale))
+	o := tensor.MatMul(g.out(n, c, s), v.T, w, false, true)
+	return g.record("Attention", o, func(do *tensor.Tensor) {
+		if v.needsGrad { // dv = do·w
+			tensor.MatMulAcc(g.grad(v), do, w, false, false, 1)
+		}
+		if !q.needsGrad && !k.needsGrad {
+			return
+		}
+		dw := tensor.MatMul(g.tmp(n, s, s), do, v.T, true, false) // dw = doᵀ·v
+		ds := tensor.SoftmaxGrad(dw, w, dw)
+		tensor.MulScalar(ds, ds, scale)
+		if q.needsGrad { // dq = k·dsᵀ
+			tensor.MatMulAcc(g.grad(q), k.T, ds, false, true, 1)
+		}
+		if k.needsGrad { // dk = q·ds
+			tensor.MatMulAcc(g.grad(k), q.T, ds, false, false, 1)
+		}
+	}, q, k, v)
+}

@@ -1,0 +1,99 @@
+package autograd
+
+import (
+	"fmt"
+
+	"holdgo/rng"
+	"holdgo/tensor"
+)
+
+// Image ops on the tape: convolution, group normalisation, FIR resampling and
+// dropout (attention.go holds softmax and spatial attention). Shapes are NCHW.
+
+// Conv2d returns conv2d(x, w) + b for x (N, C, H, W), w (O, C, KH, KW) and
+// b (O) or nil; the weight and bias gradients go straight into their buffers.
+func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
+	xs, ws := x.Shape(), w.Shape()
+	if len(xs) != 4 || len(ws) != 4 {
+		panic(fmt.Sprintf("autograd: Conv2d of %v with weight %v", xs, ws))
+	}
+	shape := []int{xs[0], ws[0], tensor.ConvOutSize(xs[2], ws[2], stride, pad), tensor.ConvOutSize(xs[3], ws[3], stride, pad)}
+	inputs := []*Value{x, w}
+	var bt *tensor.Tensor
+	if b != nil {
+		bt = b.T
+		inputs = append(inputs, b)
+	}
+	y := tensor.Conv2d(g.out(shape...), x.T, w.T, bt, stride, pad)
+	return g.record("Conv2d", y, func(dy *tensor.Tensor) {
+		if x.needsGrad {
+			tensor.Conv2dGradInput(g.grad(x), dy, w.T, stride, pad, 1)
+		}
+		if w.needsGrad {
+			tensor.Conv2dGradWeight(g.grad(w), x.T, dy, stride, pad, 1)
+		}
+		if b != nil && b.needsGrad {
+			g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
+		}
+	}, inputs...)
+}
+
+// GroupNorm normalises x (N, C, …) over groups of C/groups channels and
+// applies the per-channel scale gamma and shift beta.
+func (g *Tape) GroupNorm(x, gamma, beta *Value, groups int, eps float32) *Value {
+	y := tensor.GroupNorm(g.out(x.Shape()...), x.T, gamma.T, beta.T, groups, eps)
+	c := x.Shape()[1]
+	return g.record("GroupNorm", y, func(dy *tensor.Tensor) {
+		if x.needsGrad {
+			g.accum(x, tensor.GroupNormGrad(g.tmp(x.Shape()...), x.T, gamma.T, dy, groups, eps))
+		}
+		if gamma.needsGrad || beta.needsGrad {
+			pg := tensor.GroupNormParamGrad(g.tmp(2, c), x.T, dy, groups, eps)
+			if gamma.needsGrad {
+				g.accum(gamma, tensor.Slice(g.tmp(1, c), pg, 0, 0, 1).Reshape(c))
+			}
+			if beta.needsGrad {
+				g.accum(beta, tensor.Slice(g.tmp(1, c), pg, 0, 1, 2).Reshape(c))
+			}
+		}
+	}, x, gamma, beta)
+}
+
+// UpFIRDn2d resamples x (N, C, H, W) with the [1,3,3,1] FIR kernel
+// (tensor.FIRUpsample, FIRDownsample, FIRBlur); its gradient is the adjoint
+// resampling, so H and W must give the same adjoint geometry (square images).
+func (g *Tape) UpFIRDn2d(x *Value, geom tensor.FIRGeom) *Value {
+	h, w := x.Shape()[2], x.Shape()[3]
+	adj := geom.Adjoint(h)
+	if adj != geom.Adjoint(w) {
+		panic(fmt.Sprintf("autograd: UpFIRDn2d of %v: height and width need different adjoints", x.Shape()))
+	}
+	y := tensor.UpFIRDn2d(g.out(x.Shape()[0], x.Shape()[1], geom.OutSize(h), geom.OutSize(w)), x.T, geom)
+	return g.record("UpFIRDn2d", y, func(dy *tensor.Tensor) {
+		g.accum(x, tensor.UpFIRDn2d(g.tmp(x.Shape()...), dy, adj))
+	}, x)
+}
+
+// Dropout zeroes each element of x with probability p and scales the rest by
+// 1/(1−p) (inverted dropout), drawing the mask from r; with p = 0 or r nil
+// (evaluation) it returns x.
+func (g *Tape) Dropout(x *Value, p float64, r *rng.RNG) *Value {
+	if p <= 0 || r == nil {
+		return x
+	}
+	mask := tensor.Zeros(x.Shape()...)
+	keep := float32(1 / (1 - p))
+	for i := range mask.Data() {
+		if r.Float64() >= p {
+			mask.Data()[i] = keep
+		}
+	}
+	m, err := mask.ToDevice(x.T.Device())
+	if err != nil {
+		panic("autograd: Dropout: " + err.Error())
+	}
+	y := tensor.Mul(g.out(x.Shape()...), x.T, m)
+	return g.record("Dropout", y, func(dy *tensor.Tensor) {
+		g.accum(x, tensor.Mul(g.tmp(x.Shape()...), dy, m))
+	}, x)
+}

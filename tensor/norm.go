@@ -1,0 +1,71 @@
+package tensor
+
+import "fmt"
+
+// Group normalisation of x (N, C, …): the C channels split into G groups of
+// C/G consecutive channels; each (sample, group) is normalised with its mean
+// and biased variance over the group's channels and all spatial positions,
+//
+//	y = (x − μ)/√(σ² + eps)·γ[c] + β[c].
+
+// GroupNormGroups is NCSN++'s group count for C channels: min(C/4, 32)
+// (at least 1).
+func GroupNormGroups(c int) int { return max(1, min(c/4, 32)) }
+
+func normCheck(op string, x *Tensor, groups int, params ...*Tensor) {
+	if len(x.shape) < 2 || groups < 1 || x.shape[1]%groups != 0 {
+		panic(fmt.Sprintf("tensor: %s: input %s with %d groups (want rank ≥ 2 and C divisible by the groups)", op, fmtShape(x.shape), groups))
+	}
+	for _, p := range params {
+		if len(p.shape) != 1 || p.shape[0] != x.shape[1] {
+			panic(fmt.Sprintf("tensor: %s: parameter %s for input %s", op, fmtShape(p.shape), fmtShape(x.shape)))
+		}
+	}
+}
+
+// GroupNorm returns the group normalisation of x with scale gamma and shift
+// beta (both of length C).
+func GroupNorm(out, x, gamma, beta *Tensor, groups int, eps float32) *Tensor {
+	normCheck("GroupNorm", x, groups, gamma, beta)
+	out = dest(out, x.shape, x, "GroupNorm")
+	exec(Op{Kind: OpGroupNorm, Groups: groups, Scalar: eps}, out, x, gamma, beta)
+	return out
+}
+
+// GroupNormGrad returns the gradient of GroupNorm with respect to x for the
+// output gradient dy (the statistics are recomputed from x).
+func GroupNormGrad(out, x, gamma, dy *Tensor, groups int, eps float32) *Tensor {
+	normCheck("GroupNormGrad", x, groups, gamma)
+	if !SameShape(x, dy) {
+		panic(fmt.Sprintf("tensor: GroupNormGrad: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
+	}
+	out = dest(out, x.shape, x, "GroupNormGrad")
+	exec(Op{Kind: OpGroupNormGrad, Groups: groups, Scalar: eps}, out, x, gamma, dy)
+	return out
+}
+
+// GroupNormParamGrad returns (2, C): the gradients of GroupNorm with respect
+// to gamma (row 0) and beta (row 1).
+func GroupNormParamGrad(out, x, dy *Tensor, groups int, eps float32) *Tensor {
+	normCheck("GroupNormParamGrad", x, groups)
+	if !SameShape(x, dy) {
+		panic(fmt.Sprintf("tensor: GroupNormParamGrad: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
+	}
+	out = dest(out, []int{2, x.shape[1]}, x, "GroupNormParamGrad")
+	exec(Op{Kind: OpGroupNormParamGrad, Groups: groups, Scalar: eps}, out, x, dy)
+	return out
+}
+
+// Softmax returns the softmax of x along its last axis.
+func Softmax(out, x *Tensor) *Tensor {
+	if len(x.shape) == 0 {
+		panic("tensor: Softmax of a scalar")
+	}
+	out = dest(out, x.shape, x, "Softmax")
+	exec(Op{Kind: OpSoftmax}, out, x)
+	return out
+}
+
+// SoftmaxGrad returns y·(dy − Σ y·dy) along the last axis: the gradient of
+// Softmax with output y.
+func SoftmaxGrad(out, y, dy *Tensor) *Tensor { return pairwise(OpSoftmaxGrad, out, y, dy) }
