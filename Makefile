@@ -5,7 +5,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-noasm test-race lint bench golden clean
+.PHONY: all build test test-noasm test-race lint bench golden clean ptx cuda-ci
 
 all: build test
 
@@ -37,3 +37,12 @@ golden:
 
 clean:
 	rm -rf bin
+
+# Regenerate the committed PTX and host-shim wrappers after editing kernels/*.cu (needs nvcc).
+ptx:
+	$(MAKE) -C kernels generate
+
+# GPU-less CUDA checks: PTX up to date, ptxas sm_80/sm_90, every kernel on the CPU through the
+# host shim against the Go reference, and the -tags cuda build (installs Debian's CUDA 11.8).
+cuda-ci:
+	kernels/ci.sh

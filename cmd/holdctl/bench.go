@@ -43,6 +43,7 @@ func benchCommand() *cli.Command {
 				},
 				Action: benchTriad,
 			},
+			benchKernelsCommand(),
 		},
 	}
 }

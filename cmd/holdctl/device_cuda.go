@@ -1,0 +1,54 @@
+//go:build cuda
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"holdgo/cuda"
+	"holdgo/tensor"
+)
+
+// openDevice returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:N".
+func openDevice(name string) (tensor.Device, error) {
+	switch {
+	case name == "" || name == "cpu":
+		return tensor.CPU, nil
+	case name == "reference":
+		return tensor.Reference, nil
+	case name == "cuda" || strings.HasPrefix(name, "cuda:"):
+		return openCUDA(name)
+	}
+	return nil, fmt.Errorf("unknown device %q (want cpu, reference, cuda or cuda:N)", name)
+}
+
+func openCUDA(name string) (*cuda.Device, error) {
+	ordinal := 0
+	if rest, ok := strings.CutPrefix(name, "cuda:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("bad device %q (want cuda:N)", name)
+		}
+		ordinal = n
+	}
+	return cuda.Open(ordinal)
+}
+
+// benchKernels times every CUDA kernel family on the GPU and prints the table.
+func benchKernels(w io.Writer, device string, opts benchOptions) error {
+	dev, err := openCUDA(device)
+	if err != nil {
+		return err
+	}
+	res, err := cuda.BenchKernels(dev, opts)
+	if err != nil {
+		return err
+	}
+	cuda.WriteBenchTable(w, dev, res)
+	return nil
+}
+
+type benchOptions = cuda.BenchOptions

@@ -1,0 +1,77 @@
+package cuda
+
+import (
+	"errors"
+	"unsafe"
+)
+
+// Backend is what a Device needs from a CUDA driver. The real one (Open, built with -tags cuda)
+// wraps gorgonia.org/cu; cuda/internal/shim (-tags cudashim) runs the same kernels on the CPU; tests
+// use a fake. Addresses are device addresses as integers; host memory is passed as unsafe.Pointer
+// plus a byte count. Work is ordered as on one CUDA stream: copies and launches run in issue order,
+// and CopyDtoH returns once the data is on the host.
+type Backend interface {
+	Name() string
+	Alloc(bytes int) (uintptr, error)
+	Free(ptr uintptr) error
+	Zero(ptr uintptr, bytes int) error
+	CopyHtoD(dst uintptr, src unsafe.Pointer, bytes int) error
+	CopyDtoH(dst unsafe.Pointer, src uintptr, bytes int) error
+	CopyDtoD(dst, src uintptr, bytes int) error
+	// Launch runs a kernel of the embedded PTX by name; args holds one 8-byte slot per parameter
+	// (see args in launch.go).
+	Launch(name string, grid, block [3]int, sharedBytes int, args []uint64) error
+	Sync() error
+}
+
+// Gemmer is implemented by backends with a vendor GEMM (cuBLAS). Without it MatMul runs the
+// hg_sgemm kernel.
+type Gemmer interface {
+	Sgemm(g Gemm) error
+}
+
+// Gemm is one strided-batched row-major SGEMM: for z < Batch,
+// C_z = Alpha·op(A_z)·op(B_z) + Beta·C_z with op(A) M×K and op(B) K×N, X_z at X + z·StrideX
+// elements (a stride of 0 broadcasts the operand). Lda is the row length of A as stored (K, or M
+// with TransA); likewise Ldb and Ldc.
+type Gemm struct {
+	TransA, TransB            bool
+	M, N, K                   int
+	Alpha, Beta               float32
+	A, B, C                   uintptr
+	Lda, Ldb, Ldc             int
+	StrideA, StrideB, StrideC int
+	Batch                     int
+}
+
+// ColumnMajor returns the column-major GEMM that computes g (the transpose trick: a row-major
+// matrix is its transpose in column-major order, and Cᵀ = op(B)ᵀ·op(A)ᵀ). The result's A and B are
+// g's B and A; the transposition flags and leading dimensions carry over unchanged, and M and N
+// swap. cuBLAS receives exactly these arguments.
+func (g Gemm) ColumnMajor() Gemm {
+	c := g
+	c.TransA, c.TransB = g.TransB, g.TransA
+	c.M, c.N = g.N, g.M
+	c.A, c.B = g.B, g.A
+	c.Lda, c.Ldb = g.Ldb, g.Lda
+	c.StrideA, c.StrideB = g.StrideB, g.StrideA
+	return c
+}
+
+// Timer is implemented by backends that can time device work (CUDA events on a GPU).
+type Timer interface {
+	// Time runs f once between two events and returns the device time in seconds.
+	Time(f func() error) (float64, error)
+	// FlushL2 evicts the L2 cache (by writing a buffer larger than it) so that the next timed
+	// run reads from DRAM.
+	FlushL2() error
+	// PeakBandwidth is the device's DRAM bandwidth in bytes/s, from a table of known parts or the
+	// memory clock and bus width; 0 if unknown.
+	PeakBandwidth() float64
+}
+
+// ErrNotBuilt is returned by Open in a binary built without -tags cuda.
+var ErrNotBuilt = errors.New("cuda: this binary was built without CUDA support; rebuild with 'go build -tags cuda' (needs the CUDA toolkit, see kernels/install-cuda.sh)")
+
+// ErrNoDevice is returned by Open when the driver finds no usable GPU.
+var ErrNoDevice = errors.New("cuda: no CUDA GPU found")

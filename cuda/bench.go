@@ -1,0 +1,235 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"holdgo/hold"
+	"holdgo/tensor"
+)
+
+// BenchResult is the timing of one kernel workload.
+type BenchResult struct {
+	Name    string
+	Size    string
+	Seconds float64 // median device time of one run
+	Bytes   float64 // minimum DRAM traffic of one run (each input read once, each output written once)
+	Flops   float64 // floating-point operations of one run (GEMM), else 0
+}
+
+// GBs is the achieved bandwidth in GB/s.
+func (r BenchResult) GBs() float64 { return r.Bytes / r.Seconds / 1e9 }
+
+// GFLOPs is the achieved GFLOP/s (0 for memory-bound workloads).
+func (r BenchResult) GFLOPs() float64 { return r.Flops / r.Seconds / 1e9 }
+
+// BenchOptions sizes a benchmark run.
+type BenchOptions struct {
+	Elements int // elements of the streaming workloads (default 1<<24)
+	GemmSize int // M = N = K of the GEMM workloads (default 4096)
+	Reps     int // timed repetitions per workload; the median is reported (default 20)
+}
+
+func (o BenchOptions) withDefaults() BenchOptions {
+	if o.Elements <= 0 {
+		o.Elements = 1 << 24
+	}
+	if o.GemmSize <= 0 {
+		o.GemmSize = 4096
+	}
+	if o.Reps <= 0 {
+		o.Reps = 20
+	}
+	return o
+}
+
+// ErrNoTimer is returned by BenchKernels on a backend that cannot time device work.
+var ErrNoTimer = errors.New("cuda: this backend has no device timer")
+
+type workload struct {
+	name, size   string
+	bytes, flops float64
+	run          func() error
+}
+
+// BenchKernels times every kernel family on dev: CUDA events around each run, the L2 cache flushed
+// before each repetition, the median of opts.Reps runs. The fused Lie–Trotter step is timed next
+// to the unfused B, A, A sequence.
+func BenchKernels(dev *Device, opts BenchOptions) ([]BenchResult, error) {
+	timer, ok := dev.be.(Timer)
+	if !ok {
+		return nil, ErrNoTimer
+	}
+	opts = opts.withDefaults()
+	loads, err := benchWorkloads(dev, opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []BenchResult
+	for _, w := range loads {
+		if err := w.run(); err != nil { // warm-up (and JIT)
+			return nil, fmt.Errorf("bench %s: %w", w.name, err)
+		}
+		times := make([]float64, opts.Reps)
+		for i := range times {
+			if err := timer.FlushL2(); err != nil {
+				return nil, fmt.Errorf("bench: flush L2: %w", err)
+			}
+			if times[i], err = timer.Time(w.run); err != nil {
+				return nil, fmt.Errorf("bench %s: %w", w.name, err)
+			}
+		}
+		slices.Sort(times)
+		out = append(out, BenchResult{Name: w.name, Size: w.size, Seconds: times[len(times)/2], Bytes: w.bytes, Flops: w.flops})
+	}
+	return out, nil
+}
+
+// WriteBenchTable prints results with their fraction of the device's peak bandwidth.
+func WriteBenchTable(w io.Writer, dev *Device, res []BenchResult) {
+	peak := 0.0
+	if t, ok := dev.be.(Timer); ok {
+		peak = t.PeakBandwidth()
+	}
+	fmt.Fprintf(w, "%-22s %-22s %10s %10s %8s %10s\n", "kernel", "size", "time µs", "GB/s", "% peak", "GFLOP/s")
+	for _, r := range res {
+		frac := "-"
+		if peak > 0 {
+			frac = fmt.Sprintf("%.1f", 100*r.Bytes/r.Seconds/peak)
+		}
+		gf := "-"
+		if r.Flops > 0 {
+			gf = fmt.Sprintf("%.0f", r.GFLOPs())
+		}
+		fmt.Fprintf(w, "%-22s %-22s %10.1f %10.1f %8s %10s\n", r.Name, r.Size, r.Seconds*1e6, r.GBs(), frac, gf)
+	}
+	var fused, unfused float64
+	for _, r := range res {
+		switch r.Name {
+		case "lt_step fused":
+			fused = r.Seconds
+		case "lt_step unfused":
+			unfused = r.Seconds
+		}
+	}
+	if fused > 0 && unfused > 0 {
+		fmt.Fprintf(w, "fused Lie–Trotter step: %.2f× faster than the unfused B, A, A sequence\n", unfused/fused)
+	}
+	if peak > 0 {
+		fmt.Fprintf(w, "peak DRAM bandwidth: %.0f GB/s\n", peak/1e9)
+	}
+}
+
+func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
+	rng := tensor.NewRNG(1)
+	var err error
+	on := func(h *tensor.Tensor) *tensor.Tensor {
+		if err != nil {
+			return nil
+		}
+		var t *tensor.Tensor
+		t, err = h.ToDevice(dev)
+		return t
+	}
+	n := o.Elements
+	cols := min(1024, n)
+	rows := n / cols
+	n = rows * cols
+	f := 4.0 // bytes per float32
+	x, y, z := on(tensor.RandN(rng, rows, cols)), on(tensor.RandN(rng, rows, cols)), on(tensor.Zeros(rows, cols))
+	bias := on(tensor.RandN(rng, cols))
+	sq := 1
+	for sq*sq*4 <= n {
+		sq *= 2
+	}
+	xs, xt := on(tensor.RandN(rng, sq, sq)), on(tensor.Zeros(sq, sq))
+	colSum := on(tensor.Zeros(1, cols))
+	rowSum := on(tensor.Zeros(rows, 1))
+	// Group norm: (N, C, S) = (16, 64, n/1024).
+	gnS := max(n/1024, 1)
+	gx, gy := on(tensor.RandN(rng, 16, 64, gnS)), on(tensor.Zeros(16, 64, gnS))
+	gamma, beta := on(tensor.RandN(rng, 64)), on(tensor.RandN(rng, 64))
+	gmean, grstd := on(tensor.Zeros(16, 16)), on(tensor.Zeros(16, 16))
+	// im2col: (N, 64, H, H) with a 3×3 kernel, padding 1; H from the element budget.
+	side := 8
+	for 64*(side*2)*(side*2)*8 <= n {
+		side *= 2
+	}
+	conv := Conv2D{KH: 3, KW: 3, PadH: 1, PadW: 1}
+	img := on(tensor.RandN(rng, 8, 8, side, side))
+	col := on(tensor.Zeros(8, 8*9, side*side))
+	// FIR: ×2 up and down with a 4×4 filter over planes of side²·4.
+	planes := max(n/(4*side*side), 1)
+	fx, fk := on(tensor.RandN(rng, planes, 2*side, 2*side)), on(tensor.RandU(rng, 0, 1, 4, 4))
+	up, down := FIR{Up: 2, Pad0: 2, Pad1: 1}, FIR{Down: 2, Pad0: 1, Pad1: 1}
+	fup, fdown := on(tensor.Zeros(planes, 4*side, 4*side)), on(tensor.Zeros(planes, side, side))
+	// Adam and EMA over n parameters.
+	p, g, m, v := on(tensor.RandN(rng, n)), on(tensor.RandN(rng, n)), on(tensor.Zeros(n)), on(tensor.Zeros(n))
+	// HOLD-3: B = 256 samples of n/(256·3) dimensions.
+	sde, herr := hold.New(hold.DefaultConfig(hold.KindHOLD))
+	if herr != nil {
+		return nil, herr
+	}
+	batch := 256
+	dim := max(n/(batch*3), 1)
+	times := make([]float64, batch)
+	for i := range times {
+		times[i] = 1e-3 + 6.9*rng.Float64()
+	}
+	q0, eps := on(tensor.RandN(rng, batch, dim)), on(tensor.RandN(rng, batch, 3*dim))
+	state, target := on(tensor.Zeros(batch, 3*dim)), on(tensor.Zeros(batch, dim))
+	score, z1, z2 := on(tensor.RandN(rng, batch, dim)), on(tensor.RandN(rng, batch, 3*dim)), on(tensor.RandN(rng, batch, 3*dim))
+	lt, lerr := NewLTStep(sde, 1, 0.02, 0.02, sde.Ell(1), false)
+	if lerr != nil {
+		return nil, lerr
+	}
+	// GEMM.
+	k := o.GemmSize
+	ga, gb, gc := on(tensor.RandN(rng, k, k)), on(tensor.RandN(rng, k, k)), on(tensor.Zeros(k, k))
+	if err != nil {
+		return nil, fmt.Errorf("bench: upload inputs: %w", err)
+	}
+	gemm := func(cublas bool) func() error {
+		return func() error {
+			pa, _ := dev.ptrOf(ga)
+			pb, _ := dev.ptrOf(gb)
+			pc, _ := dev.ptrOf(gc)
+			gm := Gemm{M: k, N: k, K: k, Alpha: 1, A: pa, B: pb, C: pc, Lda: k, Ldb: k, Ldc: k, Batch: 1}
+			if cublas {
+				return dev.sgemm(gm)
+			}
+			return dev.kernelSgemm(gm)
+		}
+	}
+	exec := func(op tensor.Op, out *tensor.Tensor, in ...*tensor.Tensor) func() error {
+		return func() error { return dev.Exec(op, out, in...) }
+	}
+	sz := func(s ...int) string { return fmt.Sprint(s) }
+	hb := float64(batch * dim)
+	loads := []workload{
+		{"exp", sz(rows, cols), 2 * f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpExp}, z, x)},
+		{"add", sz(rows, cols), 3 * f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpAdd}, z, x, y)},
+		{"add broadcast", sz(rows, cols) + "+" + sz(cols), 2 * f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpAdd}, z, x, bias)},
+		{"transpose", sz(sq, sq), 2 * f * float64(sq*sq), 0, exec(tensor.Op{Kind: tensor.OpPermute, Axes: []int{1, 0}}, xt, xs)},
+		{"sum rows", sz(rows, cols) + " axis 1", f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpSum, Axes: []int{1}}, rowSum, x)},
+		{"sum cols", sz(rows, cols) + " axis 0", f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpSum, Axes: []int{0}}, colSum, x)},
+		{"softmax", sz(rows, cols), 2 * f * float64(n), 0, func() error { return dev.Softmax(z, x) }},
+		{"group norm", sz(16, 64, gnS), 2 * f * float64(gx.Len()), 0, func() error { return dev.GroupNorm(gy, gmean, grstd, gx, gamma, beta, 16, 1e-5) }},
+		{"im2col 3×3", sz(8, 8, side, side), f * float64(img.Len()+col.Len()), 0, func() error { return dev.Im2Col(col, img, conv) }},
+		{"col2im 3×3", sz(8, 8, side, side), f * float64(img.Len()+col.Len()), 0, func() error { return dev.Col2Im(img, col, conv) }},
+		{"fir up ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fup.Len()), 0, func() error { return dev.UpFirDn2D(fup, fx, fk, up) }},
+		{"fir down ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fdown.Len()), 0, func() error { return dev.UpFirDn2D(fdown, fx, fk, down) }},
+		{"adam", sz(n), 7 * f * float64(n), 0, func() error { return dev.Adam(p, g, m, v, 0.9, 0.999, 1e-8, 1e-4, 10) }},
+		{"ema", sz(n), 3 * f * float64(n), 0, func() error { return dev.EMA(m, p, 0.999) }},
+		{"hold perturb", sz(batch, 3*dim), 8 * f * hb, 0, func() error { return dev.Perturb(sde, times, q0, eps, nil, state, target) }},
+		{"lt_step fused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return dev.LieTrotterStep(state, score, z1, z2, lt) }},
+		{"lt_step unfused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return dev.LieTrotterUnfused(state, score, z1, z2, lt) }},
+		{"sgemm kernel", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(false)},
+	}
+	if dev.gemm != nil {
+		loads = append(loads, workload{"sgemm cuBLAS", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(true)})
+	}
+	return loads, nil
+}

@@ -1,0 +1,281 @@
+// Package cuda is holdgo's GPU device: a tensor.Device whose memory lives on an NVIDIA GPU and
+// whose ops run the CUDA C kernels of holdgo/kernels (PTX embedded in the binary, loaded through
+// gorgonia.org/cu) and cuBLAS.
+//
+// The package splits at the Backend interface. Everything above it — the op dispatch, argument
+// packing, launch configuration and the memory pool — is plain Go, built by default and tested
+// against a fake backend and against the host shim (cuda/internal/shim, -tags cudashim), which runs
+// the same kernel sources on the CPU. Below it, the driver backend (driver_cuda.go) exists only
+// with -tags cuda; without the tag Open returns ErrNotBuilt, so the default build needs neither
+// cgo nor CUDA.
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"holdgo/tensor"
+)
+
+// Device runs the tensor op list, and the fused families of this package, on a Backend.
+// Like a CUDA stream it is not safe for concurrent use.
+type Device struct {
+	be   Backend
+	name string
+	pool *pool
+	gemm Gemmer // nil: MatMul uses hg_sgemm
+}
+
+// NewDevice returns a Device on be. Open returns one on the first GPU.
+func NewDevice(be Backend) *Device {
+	d := &Device{be: be, name: be.Name(), pool: newPool(be)}
+	if g, ok := be.(Gemmer); ok {
+		d.gemm = g
+	}
+	return d
+}
+
+// Name reports the backend's name ("cuda", "shim", …).
+func (d *Device) Name() string { return d.name }
+
+// Backend returns the device's backend.
+func (d *Device) Backend() Backend { return d.be }
+
+// PoolStats reports the memory pool's counters.
+func (d *Device) PoolStats() PoolStats { return d.pool.snapshot() }
+
+// Trim frees the memory the pool caches (memory of live tensors stays).
+func (d *Device) Trim() error { return d.pool.trim() }
+
+// Sync waits for all issued work.
+func (d *Device) Sync() error { return d.be.Sync() }
+
+// buffer is a tensor's device storage: a pool block, returned to the pool when the buffer becomes
+// unreachable.
+type buffer struct {
+	dev *Device
+	ptr uintptr
+	n   int
+}
+
+func (b *buffer) Device() tensor.Device { return b.dev }
+func (b *buffer) Len() int              { return b.n }
+
+func (b *buffer) Read(dst []float32) error {
+	if len(dst) != b.n {
+		return fmt.Errorf("cuda: read %d elements from a buffer of %d", len(dst), b.n)
+	}
+	if b.n == 0 {
+		return nil
+	}
+	err := b.dev.be.CopyDtoH(unsafe.Pointer(&dst[0]), b.ptr, 4*b.n)
+	runtime.KeepAlive(b)
+	return err
+}
+
+func (b *buffer) Write(src []float32) error {
+	if len(src) != b.n {
+		return fmt.Errorf("cuda: write %d elements to a buffer of %d", len(src), b.n)
+	}
+	if b.n == 0 {
+		return nil
+	}
+	err := b.dev.be.CopyHtoD(b.ptr, unsafe.Pointer(&src[0]), 4*b.n)
+	runtime.KeepAlive(b)
+	return err
+}
+
+type block struct {
+	ptr   uintptr
+	class int
+}
+
+// Alloc returns n zeroed float32 elements of device memory from the pool.
+func (d *Device) Alloc(n int) (tensor.Buffer, error) {
+	b := &buffer{dev: d, n: n}
+	if n == 0 {
+		return b, nil
+	}
+	ptr, class, err := d.pool.get(4 * n)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.be.Zero(ptr, 4*n); err != nil {
+		d.pool.put(ptr, class)
+		return nil, fmt.Errorf("cuda: zero %d bytes: %w", 4*n, err)
+	}
+	b.ptr = ptr
+	runtime.AddCleanup(b, func(blk block) { d.pool.put(blk.ptr, blk.class) }, block{ptr, class})
+	return b, nil
+}
+
+// scratch is temporary device memory for one op (index lists, coefficients, partial results).
+// Release it right after issuing the work that uses it: later users are ordered after that work
+// on the same stream.
+type scratch struct {
+	block
+	bytes int
+}
+
+func (d *Device) scratch(bytes int) (scratch, error) {
+	ptr, class, err := d.pool.get(max(bytes, 1))
+	return scratch{block{ptr, class}, bytes}, err
+}
+
+func (d *Device) release(s scratch) { d.pool.put(s.ptr, s.class) }
+
+// upload copies host values to a new scratch block.
+func upload[T int32 | float32 | float64](d *Device, v []T) (scratch, error) {
+	size := int(unsafe.Sizeof(*new(T))) * len(v)
+	s, err := d.scratch(size)
+	if err != nil || len(v) == 0 {
+		return s, err
+	}
+	if err := d.be.CopyHtoD(s.ptr, unsafe.Pointer(&v[0]), size); err != nil {
+		d.release(s)
+		return s, fmt.Errorf("cuda: upload %d bytes: %w", size, err)
+	}
+	return s, nil
+}
+
+// ptrOf returns the device address of a tensor on d.
+func (d *Device) ptrOf(t *tensor.Tensor) (uintptr, error) {
+	b, ok := t.Buffer().(*buffer)
+	if !ok || b.dev != d {
+		return 0, fmt.Errorf("cuda: tensor %v is not on device %s", t.Shape(), d.name)
+	}
+	return b.ptr, nil
+}
+
+// ptrs returns the device addresses of tensors on d.
+func (d *Device) ptrs(ts ...*tensor.Tensor) ([]uintptr, error) {
+	out := make([]uintptr, len(ts))
+	for i, t := range ts {
+		p, err := d.ptrOf(t)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+var unaryCodes = map[tensor.OpKind]int{
+	tensor.OpNeg: codeNeg, tensor.OpExp: codeExp, tensor.OpLog: codeLog, tensor.OpSqrt: codeSqrt,
+	tensor.OpSquare: codeSquare, tensor.OpTanh: codeTanh, tensor.OpSigmoid: codeSigmoid, tensor.OpSiLU: codeSiLU,
+	tensor.OpAddScalar: codeAddScalar, tensor.OpMulScalar: codeMulScalar,
+}
+
+var binaryCodes = map[tensor.OpKind]int{
+	tensor.OpAdd: codeAdd, tensor.OpSub: codeSub, tensor.OpMul: codeMul, tensor.OpDiv: codeDiv, tensor.OpEq: codeEq,
+	tensor.OpSiLUGrad: codeSiLUGrad, tensor.OpTanhGrad: codeTanhGrad, tensor.OpSigmoidGrad: codeSigmoidGrad,
+}
+
+// Exec runs one op of the tensor op list. Conv2d (and its gradients), GroupNormGrad and
+// GroupNormParamGrad return tensor.ErrUnsupported, as do tensors of 2³¹ elements or more; there is
+// never a silent fallback to another device.
+func (d *Device) Exec(op tensor.Op, out *tensor.Tensor, in ...*tensor.Tensor) error {
+	if err := d.exec(op, out, in); err != nil {
+		return fmt.Errorf("%v: %w", op.Kind, err)
+	}
+	return nil
+}
+
+func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) error {
+	o, err := d.ptrOf(out)
+	if err != nil {
+		return err
+	}
+	ip, err := d.ptrs(in...)
+	if err != nil {
+		return err
+	}
+	n := out.Len()
+	if n == 0 && op.Kind != tensor.OpSliceAdd && op.Kind != tensor.OpScatterAdd {
+		return nil
+	}
+	if n >= 1<<31 {
+		return fmt.Errorf("%d elements: %w", n, tensor.ErrUnsupported)
+	}
+	switch op.Kind {
+	case tensor.OpFill:
+		return d.launch("hg_fill", grid1D(n), new(args).i32(n).f32(op.Scalar).ptr(o))
+	case tensor.OpCopy:
+		if o == ip[0] {
+			return nil
+		}
+		return d.be.CopyDtoD(o, ip[0], 4*n)
+	case tensor.OpNeg, tensor.OpExp, tensor.OpLog, tensor.OpSqrt, tensor.OpSquare, tensor.OpTanh, tensor.OpSigmoid,
+		tensor.OpSiLU, tensor.OpAddScalar, tensor.OpMulScalar:
+		return d.launch("hg_unary", grid1D(n), new(args).i32(n).i32(unaryCodes[op.Kind]).f32(op.Scalar).ptr(ip[0]).ptr(o))
+	case tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv, tensor.OpEq,
+		tensor.OpSiLUGrad, tensor.OpTanhGrad, tensor.OpSigmoidGrad:
+		return d.binary(binaryCodes[op.Kind], out, in[0], in[1], o, ip[0], ip[1])
+	case tensor.OpMatMul:
+		return d.matMul(op, out, in[0], in[1], o, ip[0], ip[1])
+	case tensor.OpSum, tensor.OpMax:
+		kind := reduceSum
+		if op.Kind == tensor.OpMax {
+			kind = reduceMax
+		}
+		return d.reduce(kind, op.Axes, in[0].Shape(), o, ip[0])
+	case tensor.OpPermute:
+		return d.permute(op.Axes, out, in[0], o, ip[0])
+	case tensor.OpConcat:
+		return d.concat(op.Axis, out, in, o, ip)
+	case tensor.OpSlice:
+		return d.slice(op, out, in[0], o, ip[0], false)
+	case tensor.OpSliceAdd:
+		return d.slice(op, in[0], out, ip[0], o, true)
+	case tensor.OpGather, tensor.OpScatterAdd:
+		return d.rows(op, out, in[0], o, ip[0])
+	case tensor.OpSoftmax:
+		rows, cols := lastAxis(out)
+		return d.launch("hg_softmax_fwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(ip[0]).ptr(o))
+	case tensor.OpSoftmaxGrad:
+		rows, cols := lastAxis(out)
+		return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(ip[0]).ptr(ip[1]).ptr(o))
+	case tensor.OpGroupNorm:
+		return d.groupNormOp(op, out, in[0], o, ip)
+	case tensor.OpUpFIRDn2d:
+		return d.firOp(op, out, in[0], o, ip[0])
+	}
+	// Conv2d and its gradients, GroupNormGrad and GroupNormParamGrad have no kernel yet.
+	return tensor.ErrUnsupported
+}
+
+// groupNormOp runs OpGroupNorm; the saved statistics go to scratch memory.
+func (d *Device) groupNormOp(op tensor.Op, out, x *tensor.Tensor, o uintptr, ip []uintptr) error {
+	n, c := x.Dim(0), x.Dim(1)
+	spatial := x.Len() / (n * c)
+	stats, err := d.scratch(2 * 4 * n * op.Groups)
+	if err != nil {
+		return err
+	}
+	defer d.release(stats)
+	return d.launch("hg_group_norm", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+		f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o).ptr(stats.ptr).ptr(stats.ptr+uintptr(4*n*op.Groups)))
+}
+
+// firTaps is tensor's FIR kernel k = [1, 3, 3, 1]: K = k·kᵀ/64·gain.
+var firTaps = [4]float32{1, 3, 3, 1}
+
+// firOp runs OpUpFIRDn2d with the 4×4 kernel K = k·kᵀ/64·Scalar.
+func (d *Device) firOp(op tensor.Op, out, x *tensor.Tensor, o, px uintptr) error {
+	k := make([]float32, 16)
+	for i, a := range firTaps {
+		for j, b := range firTaps {
+			k[4*i+j] = a * b / 64 * op.Scalar
+		}
+	}
+	ks, err := upload(d, k)
+	if err != nil {
+		return err
+	}
+	defer d.release(ks)
+	h, w, oh, ow := x.Dim(2), x.Dim(3), out.Dim(2), out.Dim(3)
+	planes := x.Dim(0) * x.Dim(1)
+	return d.launch("hg_upfirdn2d", grid1D(out.Len()), new(args).i32(planes).i32(h).i32(w).i32(max(op.Up, 1)).
+		i32(max(op.Down, 1)).i32(op.Pad).i32(op.Pad1).i32(4).i32(4).i32(oh).i32(ow).ptr(ks.ptr).ptr(px).ptr(o))
+}

@@ -1,0 +1,216 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"holdgo/hold"
+	"holdgo/tensor"
+)
+
+// The HOLD families: the fused reparameterisation (kernels/hold.cu) and the fused Lie–Trotter
+// sampler step (kernels/lietrotter.cu). Coefficients are computed on the host in float64 by
+// package hold and uploaded per call; the kernels apply them in float64.
+
+// PerturbCoefficients returns the 32 float64 coefficients per sample that hg_hold_perturb reads:
+// the objective's mean map at t (column j ≥ 1 times the initial auxiliary standard deviation of
+// block j, √(α·prior variance), used by DSM only) and the Cholesky factor, both 4×4 row-major.
+func PerturbCoefficients(sde *hold.SDE, times []float64) []float64 {
+	n := sde.Blocks()
+	alpha := sde.Config().Alpha
+	coef := make([]float64, 32*len(times))
+	for b, t := range times {
+		k := sde.ObjectiveKernel(t)
+		c := coef[32*b : 32*b+32]
+		for r := 0; r < n; r++ {
+			for j := 0; j < n; j++ {
+				scale := 1.0
+				if j > 0 {
+					scale = math.Sqrt(alpha * sde.PriorVariance(j))
+				}
+				c[4*r+j] = k.Mean.At(r, j) * scale
+				if j <= r {
+					c[16+4*r+j] = k.Chol.At(r, j)
+				}
+			}
+		}
+	}
+	return coef
+}
+
+// Perturb is the GPU twin of hold.SDE.Perturb: for B samples of d dimensions it writes
+// x (B, n·d) = Mean·x0 + Chol·eps and target (B, d) = −eps_last in one pass. q0 is (B, d), eps is
+// (B, n·d); aux is (B, (n−1)·d) for the DSM objective and nil otherwise.
+func (d *Device) Perturb(sde *hold.SDE, times []float64, q0, eps, aux, x, target *tensor.Tensor) error {
+	batch, n := len(times), sde.Blocks()
+	if batch == 0 {
+		return nil
+	}
+	if q0.Rank() != 2 || q0.Dim(0) != batch {
+		return fmt.Errorf("cuda: perturb: data %v for %d times", q0.Shape(), batch)
+	}
+	dim := q0.Dim(1)
+	for _, e := range []error{checkShape("perturb noise", eps, batch, n*dim), checkShape("perturb state", x, batch, n*dim),
+		checkShape("perturb target", target, batch, dim)} {
+		if e != nil {
+			return e
+		}
+	}
+	dsm := sde.Config().Objective == hold.ObjectiveDSM && n > 1
+	if dsm != (aux != nil) {
+		return fmt.Errorf("cuda: perturb: auxiliary noise must be given exactly for DSM with n > 1")
+	}
+	ts := []*tensor.Tensor{q0, eps, x, target}
+	if aux != nil {
+		if err := checkShape("perturb aux", aux, batch, (n-1)*dim); err != nil {
+			return err
+		}
+		ts = append(ts, aux)
+	}
+	p, err := d.ptrs(ts...)
+	if err != nil {
+		return err
+	}
+	var pAux uintptr
+	if aux != nil {
+		pAux = p[4]
+	}
+	if dim == 0 {
+		return nil
+	}
+	coef, err := upload(d, PerturbCoefficients(sde, times))
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	return d.launch("hg_hold_perturb", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr(coef.ptr).
+		ptr(p[0]).ptr(p[1]).ptr(pAux).ptr(p[2]).ptr(p[3]))
+}
+
+// LTStep holds the coefficients of one fused Lie–Trotter step (kernels/lietrotter.cu): the B
+// update of the last block s ← BScale·s + BScore·S_θ (S_θ the network output), then the closing
+// A half A1 and, when Halves is 2, the opening A half A2 of the next step.
+type LTStep struct {
+	N              int
+	BScale, BScore float64
+	A1, A2         hold.Step
+	Halves         int
+}
+
+// NewLTStep builds the step that follows the score evaluation of the reverse step from t to
+// t − h: B over (t, h) with the score ℓ·S_θ (Euler as hold.SDE.BStep, or exact as BStepExact),
+// the closing half A(t − h/2, h/2) and, if hNext > 0, the next step's opening half
+// A(t − h, hNext/2). The B coefficients are read off hold's own B-step, which is affine in
+// (s, score): s ← (1 + cΛ)·s + c·score.
+func NewLTStep(sde *hold.SDE, t, h, hNext, ell float64, exact bool) (LTStep, error) {
+	n := sde.Blocks()
+	bstep := sde.BStep
+	if exact {
+		bstep = sde.BStepExact
+	}
+	probe := func(s, score float64) (float64, error) {
+		x := make([]float64, n)
+		x[n-1] = s
+		if err := bstep(x, []float64{score}, 1, t, h); err != nil {
+			return 0, err
+		}
+		return x[n-1], nil
+	}
+	scale, err := probe(1, 0)
+	if err != nil {
+		return LTStep{}, err
+	}
+	c, err := probe(0, 1)
+	if err != nil {
+		return LTStep{}, err
+	}
+	st := LTStep{N: n, BScale: scale, BScore: c * ell, A1: sde.AStep(t-h/2, h/2), Halves: 1}
+	if hNext > 0 {
+		st.A2, st.Halves = sde.AStep(t-h, hNext/2), 2
+	}
+	return st, nil
+}
+
+// coefficients lays the step out as hg_lt_step reads it (66 doubles).
+func (st LTStep) coefficients() []float64 {
+	c := make([]float64, 66)
+	put := func(off int, m *hold.Matrix, lower bool) {
+		for r := 0; r < st.N; r++ {
+			for j := 0; j < st.N; j++ {
+				if !lower || j <= r {
+					c[off+4*r+j] = m.At(r, j)
+				}
+			}
+		}
+	}
+	put(0, &st.A1.ExpA, false)
+	put(16, &st.A1.CholA, true)
+	if st.Halves == 2 {
+		put(32, &st.A2.ExpA, false)
+		put(48, &st.A2.CholA, true)
+	}
+	c[64], c[65] = st.BScale, st.BScore
+	return c
+}
+
+func (d *Device) ltCheck(x, score, z1, z2 *tensor.Tensor, st LTStep) (batch, dim int, p []uintptr, err error) {
+	if st.N < 1 || st.N > hold.MaxBlocks || (st.Halves != 1 && st.Halves != 2) {
+		return 0, 0, nil, fmt.Errorf("cuda: Lie–Trotter step: %d blocks, %d halves", st.N, st.Halves)
+	}
+	if x.Rank() != 2 || x.Dim(1)%st.N != 0 {
+		return 0, 0, nil, fmt.Errorf("cuda: Lie–Trotter step: state %v is not (B, n·d) with n = %d", x.Shape(), st.N)
+	}
+	batch, dim = x.Dim(0), x.Dim(1)/st.N
+	if z2 == nil {
+		z2 = z1
+	}
+	for _, e := range []error{checkShape("Lie–Trotter score", score, batch, dim), checkShape("Lie–Trotter noise", z1, x.Shape()...),
+		checkShape("Lie–Trotter noise", z2, x.Shape()...)} {
+		if e != nil {
+			return 0, 0, nil, e
+		}
+	}
+	p, err = d.ptrs(x, score, z1, z2)
+	return batch, dim, p, err
+}
+
+// LieTrotterStep runs B, A1 and (Halves = 2) A2 in one pass over the state x (B, n·d), in place:
+// the state, the output score (B, d) and the noises z1, z2 (B, n·d; z2 unused and may be nil for
+// one half) are read once and the state written once.
+func (d *Device) LieTrotterStep(x, score, z1, z2 *tensor.Tensor, st LTStep) error {
+	batch, dim, p, err := d.ltCheck(x, score, z1, z2, st)
+	if err != nil || batch*dim == 0 {
+		return err
+	}
+	coef, err := upload(d, st.coefficients())
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	return d.launch("hg_lt_step", grid1D(batch*dim), new(args).i32(batch).i32(st.N).i32(dim).i32(st.Halves).
+		ptr(coef.ptr).ptr(p[1]).ptr(p[2]).ptr(p[3]).ptr(p[0]))
+}
+
+// LieTrotterUnfused runs the same step as LieTrotterStep as separate B and A launches (the state
+// makes three round trips through memory); benchmarks compare the two.
+func (d *Device) LieTrotterUnfused(x, score, z1, z2 *tensor.Tensor, st LTStep) error {
+	batch, dim, p, err := d.ltCheck(x, score, z1, z2, st)
+	if err != nil || batch*dim == 0 {
+		return err
+	}
+	coef, err := upload(d, st.coefficients())
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	g := grid1D(batch * dim)
+	if err := d.launch("hg_lt_b", g, new(args).i32(batch).i32(st.N).i32(dim).ptr(coef.ptr).ptr(p[1]).ptr(p[0])); err != nil {
+		return err
+	}
+	for half := 0; half < st.Halves; half++ {
+		if err := d.launch("hg_lt_a", g, new(args).i32(batch).i32(st.N).i32(dim).i32(half).ptr(coef.ptr).ptr(p[2+half]).ptr(p[0])); err != nil {
+			return err
+		}
+	}
+	return nil
+}

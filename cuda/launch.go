@@ -1,0 +1,120 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+)
+
+// Launch configuration shared with the kernels (kernels/common.cuh).
+const (
+	blockSize = 256     // HG_BLOCK: threads per block of every 1-D kernel
+	maxGrid   = 1 << 14 // grid-stride kernels never need more blocks than this
+	maxRank   = 6       // HG_MAX_RANK of the strided kernels
+	gemmTile  = 64      // hg_sgemm output tile (HG_GEMM_BM = HG_GEMM_BN)
+)
+
+// Unary and binary op codes of elementwise.cu.
+const (
+	codeNeg = iota
+	codeExp
+	codeLog
+	codeSqrt
+	codeSquare
+	codeTanh
+	codeSigmoid
+	codeSiLU
+	codeAddScalar
+	codeMulScalar
+)
+
+const (
+	codeAdd = iota
+	codeSub
+	codeMul
+	codeDiv
+	codeEq
+	codeSiLUGrad
+	codeTanhGrad
+	codeSigmoidGrad
+)
+
+// Reduction kinds of reduce.cu.
+const (
+	reduceSum = 0
+	reduceMax = 1
+)
+
+// args packs kernel parameters the way cuLaunchKernel takes them: one 8-byte slot per parameter,
+// the value in its low bytes (little-endian), in declaration order. Values that do not fit the
+// parameter's C type are recorded as an error, reported by launch, so call sites stay one line.
+type args struct {
+	slots []uint64
+	err   error
+}
+
+func (a *args) ptr(p uintptr) *args { a.slots = append(a.slots, uint64(p)); return a }
+
+// i32 appends a C int.
+func (a *args) i32(v int) *args {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		if a.err == nil {
+			a.err = fmt.Errorf("kernel argument %d = %d does not fit a 32-bit int", len(a.slots), v)
+		}
+	}
+	a.slots = append(a.slots, uint64(uint32(int32(v))))
+	return a
+}
+
+// i64 appends a C long long.
+func (a *args) i64(v int) *args { a.slots = append(a.slots, uint64(int64(v))); return a }
+
+func (a *args) f32(v float32) *args {
+	a.slots = append(a.slots, uint64(math.Float32bits(v)))
+	return a
+}
+
+func (a *args) f64(v float64) *args {
+	a.slots = append(a.slots, math.Float64bits(v))
+	return a
+}
+
+// bool32 appends a C int that is 1 for true.
+func (a *args) bool32(v bool) *args {
+	if v {
+		return a.i32(1)
+	}
+	return a.i32(0)
+}
+
+// ints appends up to maxRank C ints, padding with pad.
+func (a *args) ints(v []int, pad int) *args {
+	for i := range maxRank {
+		if i < len(v) {
+			a.i32(v[i])
+		} else {
+			a.i32(pad)
+		}
+	}
+	return a
+}
+
+// grid1D is the grid of a grid-stride kernel over n elements.
+func grid1D(n int) [3]int {
+	return [3]int{max(1, min((n+blockSize-1)/blockSize, maxGrid)), 1, 1}
+}
+
+// gridRows is the grid of a block-per-row kernel.
+func gridRows(rows int) [3]int { return [3]int{max(1, min(rows, maxGrid)), 1, 1} }
+
+var block1D = [3]int{blockSize, 1, 1}
+
+// launch runs kernel name with the packed arguments on the device's backend.
+func (d *Device) launch(name string, grid [3]int, a *args) error {
+	if a.err != nil {
+		return fmt.Errorf("cuda: %s: %w", name, a.err)
+	}
+	if err := d.be.Launch(name, grid, block1D, 0, a.slots); err != nil {
+		return fmt.Errorf("cuda: launch %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# kernels/ci.sh: the GPU-less CUDA checks of CI, from the repository root or anywhere.
+#   1. install Debian's CUDA 11.8 toolkit if missing (kernels/install-cuda.sh, ~10 min fresh)
+#   2. the committed PTX and shim wrappers match kernels/*.cu (regenerate and diff), and ptxas
+#      assembles every module for sm_80 and sm_90
+#   3. every kernel runs on the CPU through the host shim and matches the Go reference
+#      (go test -tags cudashim ./cuda/...)
+#   4. the -tags cuda build: go vet, go build ./..., and the GPU test binary (go test -c), which
+#      runs on a GPU machine without Go: ./cuda.test -test.v (HOLDGO_REQUIRE_GPU=1 to fail instead
+#      of skipping where no GPU is found) and ./cuda.test -test.run '^$' -test.bench Kernels
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "CUDA toolkit"
+kernels/install-cuda.sh
+command -v g++ >/dev/null || { apt-get install -y -q g++; }
+
+step "PTX up to date; ptxas sm_80 and sm_90"
+make -C kernels --no-print-directory check
+
+step "host shim: every kernel against the Go reference"
+go vet -tags cudashim ./cuda/...
+go test -count=1 -tags cudashim ./cuda/...
+
+step "-tags cuda: vet, build, GPU test binary"
+go vet -tags cuda ./...
+go build -tags cuda ./...
+mkdir -p bin
+go test -c -tags cuda -o bin/cuda.test ./cuda/
+./bin/cuda.test -test.run 'GPU' -test.v | tail -3 # skips with the reason where there is no GPU
+echo "kernels/ci.sh: all CUDA checks passed (no GPU used)"

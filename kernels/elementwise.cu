@@ -1,0 +1,106 @@
+// elementwise.cu: fill, unary maps, same-shape binary maps and broadcasting binary maps.
+//
+// Build: make -C kernels ptx (nvcc -ptx, sm_80 and sm_90); host shim: see common.cuh.
+// One thread per element in a grid-stride loop; math in float32 with the accurate (not the __fast)
+// intrinsics, so results stay within a few ulp of the Go reference (float64, rounded); the
+// activation gradients, which cancel, in double.
+//
+//   hg_fill        y = v
+//   hg_unary       y = f(x) for the unary op codes below (s is the scalar of AddScalar/MulScalar)
+//   hg_binary      y = g(a, b), same shape
+//   hg_binary_bcast y = g(a[off_a(i)], b[off_b(i)]): out index i decomposed over shape d0..d5,
+//                  per-operand strides (0 on a broadcast dimension)
+#include "common.cuh"
+
+// Unary op codes (cuda/kernels.go mirrors them).
+#define HG_NEG 0
+#define HG_EXP 1
+#define HG_LOG 2
+#define HG_SQRT 3
+#define HG_SQUARE 4
+#define HG_TANH 5
+#define HG_SIGMOID 6
+#define HG_SILU 7
+#define HG_ADD_SCALAR 8
+#define HG_MUL_SCALAR 9
+
+// Binary op codes.
+#define HG_ADD 0
+#define HG_SUB 1
+#define HG_MUL 2
+#define HG_DIV 3
+#define HG_EQ 4
+#define HG_SILU_GRAD 5    // a = x, b = dy
+#define HG_TANH_GRAD 6    // a = tanh(x), b = dy
+#define HG_SIGMOID_GRAD 7 // a = sigmoid(x), b = dy
+
+static __device__ __forceinline__ float hg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+static __device__ __forceinline__ float hg_unary_op(int op, float s, float x) {
+	switch (op) {
+	case HG_NEG: return -x;
+	case HG_EXP: return expf(x);
+	case HG_LOG: return logf(x);
+	case HG_SQRT: return sqrtf(x);
+	case HG_SQUARE: return x * x;
+	case HG_TANH: return tanhf(x);
+	case HG_SIGMOID: return hg_sigmoid(x);
+	case HG_SILU: return x / (1.0f + expf(-x));
+	case HG_ADD_SCALAR: return x + s;
+	default: return x * s; // HG_MUL_SCALAR
+	}
+}
+
+static __device__ __forceinline__ float hg_binary_op(int op, float a, float b) {
+	switch (op) {
+	case HG_ADD: return a + b;
+	case HG_SUB: return a - b;
+	case HG_MUL: return a * b;
+	case HG_DIV: return a / b;
+	case HG_EQ: return a == b ? 1.0f : 0.0f;
+	// The activation gradients run in double: silu'(x) = σ(1 + x(1−σ)) cancels near its root
+	// x ≈ −1.28 and 1 − y² near |y| = 1, where float32 loses most digits.
+	case HG_SILU_GRAD: {
+		double x = a, sg = 1.0 / (1.0 + exp(-x));
+		return (float)((double)b * sg * (1.0 + x * (1.0 - sg)));
+	}
+	case HG_TANH_GRAD: return (float)((double)b * (1.0 - (double)a * a));
+	default: return (float)((double)b * a * (1.0 - (double)a)); // HG_SIGMOID_GRAD
+	}
+}
+
+HG_KERNEL(hg_fill)(int n, float v, float* __restrict__ y) {
+	HG_FOR(i, n) y[i] = v;
+}
+HG_REGISTER(hg_fill);
+
+HG_KERNEL(hg_unary)(int n, int op, float s, const float* __restrict__ x, float* __restrict__ y) {
+	HG_FOR(i, n) y[i] = hg_unary_op(op, s, x[i]);
+}
+HG_REGISTER(hg_unary);
+
+// a, b and y may alias each other (in-place updates): no __restrict__ here.
+HG_KERNEL(hg_binary)(int n, int op, const float* a, const float* b, float* y) {
+	HG_FOR(i, n) y[i] = hg_binary_op(op, a[i], b[i]);
+}
+HG_REGISTER(hg_binary);
+
+HG_KERNEL(hg_binary_bcast)(int n, int op, int d0, int d1, int d2, int d3, int d4, int d5,
+                           int a0, int a1, int a2, int a3, int a4, int a5,
+                           int b0, int b1, int b2, int b3, int b4, int b5,
+                           const float* a, const float* b, float* y) {
+	const int d[HG_MAX_RANK] = {d0, d1, d2, d3, d4, d5};
+	const int sa[HG_MAX_RANK] = {a0, a1, a2, a3, a4, a5};
+	const int sb[HG_MAX_RANK] = {b0, b1, b2, b3, b4, b5};
+	HG_FOR(i, n) {
+		long long rest = i, oa = 0, ob = 0;
+		for (int k = HG_MAX_RANK - 1; k >= 0; k--) {
+			long long c = rest % d[k];
+			rest /= d[k];
+			oa += c * sa[k];
+			ob += c * sb[k];
+		}
+		y[i] = hg_binary_op(op, a[oa], b[ob]);
+	}
+}
+HG_REGISTER(hg_binary_bcast);

@@ -1,0 +1,37 @@
+// fir.cu: FIR resampling of images, upfirdn2d (StyleGAN2's reference semantics).
+//
+// Build: make -C kernels ptx; host shim: see common.cuh.
+//
+// x is (NC, H, W); each plane is upsampled by `up` (zeros inserted after every sample), padded by
+// pad0 before and pad1 after on both axes, convolved with the KH×KW filter k (true convolution:
+// the filter is flipped) and downsampled by keeping every `down`-th sample:
+//   y[oy, ox] = Σ_{jy, jx} k[KH−1−jy, KW−1−jx] · p[oy·down + jy, ox·down + jx],
+//   p[u, v] = x[(u−pad0)/up, (v−pad0)/up] when both are multiples of up inside the image, else 0,
+//   OH = (H·up + pad0 + pad1 − KH)/down + 1 (likewise OW).
+// FIR upsampling is up = 2, down = 1; FIR downsampling is up = 1, down = 2.
+//   hg_upfirdn2d  one thread per output element
+#include "common.cuh"
+
+HG_KERNEL(hg_upfirdn2d)(int NC, int H, int W, int up, int down, int pad0, int pad1, int KH, int KW, int OH,
+                        int OW, const float* __restrict__ k, const float* __restrict__ x, float* __restrict__ y) {
+	long long total = (long long)NC * OH * OW;
+	HG_FOR(i, total) {
+		long long t = i;
+		int ox = t % OW; t /= OW;
+		int oy = t % OH;
+		long long plane = t / OH;
+		const float* xp = x + plane * H * W;
+		float s = 0.0f;
+		for (int jy = 0; jy < KH; jy++) {
+			int u = oy * down + jy - pad0;
+			if (u < 0 || u % up != 0 || u / up >= H) continue;
+			for (int jx = 0; jx < KW; jx++) {
+				int v = ox * down + jx - pad0;
+				if (v < 0 || v % up != 0 || v / up >= W) continue;
+				s += k[(KH - 1 - jy) * KW + (KW - 1 - jx)] * xp[(long long)(u / up) * W + v / up];
+			}
+		}
+		y[i] = s;
+	}
+}
+HG_REGISTER(hg_upfirdn2d);
