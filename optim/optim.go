@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"holdgo/internal/parallel"
+	"holdgo/internal/vec"
 )
 
 // Adam is PyTorch's Adam (no weight decay, no amsgrad) over one flat buffer.
@@ -34,14 +35,10 @@ func (a *Adam) Update(params, grads []float32, lr float64) {
 	sqrtBC2 := float32(math.Sqrt(bc2))
 	eps := float32(a.Eps)
 	m, v := a.M, a.V
+	// Per element, in float32: m = b1·m + (1−b1)·g; v = b2·v + (1−b2)·g²;
+	// p −= stepSize·m / (√v/√bc2 + eps) (SIMD kernel, same operation order).
 	parallel.For(len(params), 1<<14, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g := grads[i]
-			m[i] = b1*m[i] + (1-b1)*g
-			v[i] = b2*v[i] + (1-b2)*g*g
-			denom := float32(math.Sqrt(float64(v[i])))/sqrtBC2 + eps
-			params[i] -= stepSize * m[i] / denom
-		}
+		vec.Adam(params[lo:hi], grads[lo:hi], m[lo:hi], v[lo:hi], b1, b2, stepSize, sqrtBC2, eps)
 	})
 }
 
@@ -49,17 +46,10 @@ func (a *Adam) Update(params, grads []float32, lr float64) {
 // (as torch.nn.utils.clip_grad_norm_, which adds 1e-6 to the norm) and
 // returns the norm before clipping. maxNorm ≤ 0 only measures.
 func ClipGradNorm(grads []float32, maxNorm float64) float64 {
-	var ss float64
-	for _, g := range grads {
-		ss += float64(g) * float64(g)
-	}
-	norm := math.Sqrt(ss)
+	norm := math.Sqrt(vec.SumSquares(grads))
 	if maxNorm > 0 {
 		if c := maxNorm / (norm + 1e-6); c < 1 {
-			cf := float32(c)
-			for i := range grads {
-				grads[i] *= cf
-			}
+			vec.Scale(grads, grads, float32(c))
 		}
 	}
 	return norm
@@ -95,9 +85,5 @@ func (e *EMA) Update(params []float32) {
 	decay := min(e.Rate, (1+n)/(10+n))
 	k := float32(1 - decay)
 	s := e.Shadow
-	parallel.For(len(s), 1<<14, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s[i] -= k * (s[i] - params[i])
-		}
-	})
+	parallel.For(len(s), 1<<14, func(lo, hi int) { vec.EMA(s[lo:hi], params[lo:hi], k) })
 }

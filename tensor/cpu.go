@@ -7,6 +7,7 @@ import (
 
 	"holdgo/internal/gemm"
 	"holdgo/internal/parallel"
+	"holdgo/internal/vec"
 )
 
 // CPU is the host device: the fast kernels, split over the worker pool.
@@ -79,11 +80,7 @@ func unaryFunc(op Op) func(o, a []float32) {
 			}
 		}
 	case OpExp:
-		return func(o, a []float32) {
-			for i, v := range a[:len(o)] {
-				o[i] = expf(v)
-			}
-		}
+		return vec.Exp
 	case OpLog:
 		return func(o, a []float32) {
 			for i, v := range a[:len(o)] {
@@ -103,35 +100,15 @@ func unaryFunc(op Op) func(o, a []float32) {
 			}
 		}
 	case OpTanh:
-		return func(o, a []float32) {
-			for i, v := range a[:len(o)] {
-				o[i] = float32(math.Tanh(float64(v)))
-			}
-		}
+		return vec.Tanh
 	case OpSigmoid:
-		return func(o, a []float32) {
-			for i, v := range a[:len(o)] {
-				o[i] = sigmoidf(v)
-			}
-		}
+		return vec.Sigmoid
 	case OpSiLU:
-		return func(o, a []float32) {
-			for i, v := range a[:len(o)] {
-				o[i] = v * sigmoidf(v)
-			}
-		}
+		return vec.SiLU
 	case OpAddScalar:
-		return func(o, a []float32) {
-			for i, v := range a[:len(o)] {
-				o[i] = v + s
-			}
-		}
+		return func(o, a []float32) { vec.AddScalar(o, a[:len(o)], s) }
 	case OpMulScalar:
-		return func(o, a []float32) {
-			for i, v := range a[:len(o)] {
-				o[i] = v * s
-			}
-		}
+		return func(o, a []float32) { vec.Scale(o, a[:len(o)], s) }
 	}
 	panic("tensor: no unary kernel for " + op.Kind.String())
 }
@@ -140,12 +117,7 @@ func unaryFunc(op Op) func(o, a []float32) {
 func pairFunc(k OpKind) func(o, a, b []float32) {
 	switch k {
 	case OpSiLUGrad:
-		return func(o, x, dy []float32) {
-			for i, v := range x[:len(o)] {
-				sg := sigmoidf(v)
-				o[i] = dy[i] * sg * (1 + v*(1-sg))
-			}
-		}
+		return func(o, x, dy []float32) { vec.SiLUGrad(o, x[:len(o)], dy[:len(o)]) }
 	case OpTanhGrad:
 		return func(o, y, dy []float32) {
 			for i, v := range y[:len(o)] {
@@ -186,19 +158,14 @@ func binaryFunc(k OpKind) func(a, b float32) float32 {
 // binaryRow applies k to contiguous rows o = a ∘ b; a or b may be a single
 // broadcast element (stride 0) given by sa/sb == 0.
 func binaryRow(k OpKind, o, a, b []float32, sa, sb int) {
+	n := len(o)
 	switch {
 	case k == OpAdd && sa == 1 && sb == 1:
-		for i := range o {
-			o[i] = a[i] + b[i]
-		}
+		vec.Add(o, a[:n], b[:n])
 	case k == OpMul && sa == 1 && sb == 1:
-		for i := range o {
-			o[i] = a[i] * b[i]
-		}
+		vec.Mul(o, a[:n], b[:n])
 	case k == OpSub && sa == 1 && sb == 1:
-		for i := range o {
-			o[i] = a[i] - b[i]
-		}
+		vec.Sub(o, a[:n], b[:n])
 	default:
 		f := binaryFunc(k)
 		ia, ib := 0, 0

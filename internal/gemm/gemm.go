@@ -65,7 +65,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	kern := active.Load()
+	kern := activeKernel()
 	g := &gemmJob{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 	g.threads = min(parallel.Threads(), max(1, 2*m*n*k/minFlopsPerThread))

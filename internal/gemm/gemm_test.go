@@ -294,14 +294,13 @@ func TestTinyBlocks(t *testing.T) {
 				pad: 1, off: 1, nanC: i%2 == 0}))
 		}
 	}
-	prev := active.Load()
-	defer active.Store(prev)
 	prevThreads := parallel.Threads()
 	defer parallel.SetThreads(prevThreads)
-	for _, kern := range kernels {
+	for i, kern := range kernels {
 		tiny := *kern
 		tiny.mc, tiny.kc, tiny.nc = 2*kern.mr, 8, 2*kern.nr
-		active.Store(&tiny)
+		kernels[i] = &tiny
+		prev, _ := SetISA(kern.isa)
 		t.Run(kern.isa, func(t *testing.T) {
 			for _, threads := range []int{1, 2} {
 				parallel.SetThreads(threads)
@@ -310,6 +309,8 @@ func TestTinyBlocks(t *testing.T) {
 				}
 			}
 		})
+		kernels[i] = kern
+		SetISA(prev)
 	}
 }
 

@@ -2,7 +2,7 @@
 
 package gemm
 
-import "github.com/klauspost/cpuid/v2"
+import "holdgo/internal/isa"
 
 //go:generate go run asm_gen.go
 
@@ -40,10 +40,10 @@ var (
 // archKernels lists the assembly kernels this CPU runs, best first.
 func archKernels() []*kernel {
 	var ks []*kernel
-	if cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512DQ) {
+	if isa.Supported(AVX512) {
 		ks = append(ks, avx512Kernel)
 	}
-	if cpuid.CPU.Supports(cpuid.AVX2, cpuid.FMA3) {
+	if isa.Supported(AVX2) {
 		ks = append(ks, avx2Kernel)
 	}
 	return ks

@@ -1,0 +1,145 @@
+// Package vec holds SIMD kernels for the memory-bound element-wise paths of
+// training on []float32: activations (Exp, Sigmoid, SiLU and its gradient,
+// Tanh), arithmetic (Add, Sub, Mul, Scale, AddScalar, AddScaled, Acc, Axpy),
+// reductions (Sum, SumSquares) and the fused optimizer updates (Adam, EMA).
+//
+// Every kernel has a plain-Go reference in ref.go that the tests compare it
+// with. The instruction-set level (AVX-512, AVX2 or plain Go) is the one
+// internal/isa chose at start-up; isa.Set (or HOLDGO_ISA) switches it for
+// every SIMD package at once, and -tags noasm builds only the Go kernels.
+//
+// Slices passed together must have equal lengths (the functions panic
+// otherwise). dst may be the same slice as an input (dst == x, dst == a ==
+// b), but must not partially overlap one.
+//
+// Accuracy (see the tests for the measured maxima): the arithmetic kernels
+// and Adam/EMA perform the reference's float32 operations in the same order,
+// unfused, so they are bit-identical to it; the transcendental ones are
+// within a few ulp of float64 math rounded to float32, special values
+// included; Sum and SumSquares accumulate in float64.
+package vec
+
+import (
+	"fmt"
+
+	"holdgo/internal/isa"
+)
+
+//go:generate go run asm_gen.go
+
+// impl is one instruction-set level's kernels; lengths are checked by the
+// callers, and n = len of the first slice.
+type impl struct {
+	level                    string
+	exp, sigmoid, silu, tanh func(dst, x []float32)
+	siluGrad                 func(dst, x, dy []float32)
+	add, sub, mul            func(dst, a, b []float32)
+	scale, addScalar         func(dst, a []float32, s float32)
+	addScaled                func(dst, a, b []float32, s float32)
+	ema                      func(shadow, params []float32, k float32)
+	adam                     func(params, grads, m, v []float32, b1, c1, b2, c2, step, sqrtBC2, eps float32)
+	sum, sumSquares          func(x []float32) float64
+}
+
+// active is the level isa has chosen.
+func active() *impl {
+	if k := archImpl(isa.Level()); k != nil {
+		return k
+	}
+	return &genericImpl
+}
+
+func same(op string, n int, others ...[]float32) {
+	for _, o := range others {
+		if len(o) != n {
+			panic(fmt.Sprintf("vec.%s: slice lengths differ (%d and %d)", op, n, len(o)))
+		}
+	}
+}
+
+// Exp sets dst[i] = e^x[i].
+func Exp(dst, x []float32) { same("Exp", len(dst), x); active().exp(dst, x) }
+
+// Sigmoid sets dst[i] = 1/(1 + e^-x[i]).
+func Sigmoid(dst, x []float32) { same("Sigmoid", len(dst), x); active().sigmoid(dst, x) }
+
+// SiLU sets dst[i] = x[i]·σ(x[i]); SiLU(-Inf) = -0, its limit.
+func SiLU(dst, x []float32) { same("SiLU", len(dst), x); active().silu(dst, x) }
+
+// SiLUGrad sets dst[i] = dy[i]·σ(x)·(1 + x·(1 - σ(x))), x = x[i], the
+// gradient of SiLU; at x = ±Inf it takes the limits dy·1 and dy·0. Near the
+// zero of silu' (x ≈ -1.2785), where 1 + x·(1-σ) cancels, a local
+// polynomial keeps the error at a few ulp. Domain: |dy| < 1e26 (beyond, x
+// below -170 is treated as -170, and an intermediate may overflow), and
+// dy = ±Inf at x = -Inf gives ±Inf where float64 math gives NaN.
+func SiLUGrad(dst, x, dy []float32) {
+	same("SiLUGrad", len(dst), x, dy)
+	active().siluGrad(dst, x, dy)
+}
+
+// Tanh sets dst[i] = tanh(x[i]).
+func Tanh(dst, x []float32) { same("Tanh", len(dst), x); active().tanh(dst, x) }
+
+// Add sets dst[i] = a[i] + b[i].
+func Add(dst, a, b []float32) { same("Add", len(dst), a, b); active().add(dst, a, b) }
+
+// Sub sets dst[i] = a[i] - b[i].
+func Sub(dst, a, b []float32) { same("Sub", len(dst), a, b); active().sub(dst, a, b) }
+
+// Mul sets dst[i] = a[i]·b[i].
+func Mul(dst, a, b []float32) { same("Mul", len(dst), a, b); active().mul(dst, a, b) }
+
+// Scale sets dst[i] = a[i]·s.
+func Scale(dst, a []float32, s float32) { same("Scale", len(dst), a); active().scale(dst, a, s) }
+
+// AddScalar sets dst[i] = a[i] + s.
+func AddScalar(dst, a []float32, s float32) {
+	same("AddScalar", len(dst), a)
+	active().addScalar(dst, a, s)
+}
+
+// AddScaled sets dst[i] = a[i] + s·b[i] (the STREAM triad), the product
+// rounded before the sum (no FMA).
+func AddScaled(dst, a, b []float32, s float32) {
+	same("AddScaled", len(dst), a, b)
+	active().addScaled(dst, a, b, s)
+}
+
+// Acc adds a into dst: dst[i] += a[i] (gradient accumulation).
+func Acc(dst, a []float32) { same("Acc", len(dst), a); active().add(dst, dst, a) }
+
+// Axpy adds s·a into dst: dst[i] += s·a[i], the product rounded first.
+func Axpy(dst, a []float32, s float32) { same("Axpy", len(dst), a); active().addScaled(dst, dst, a, s) }
+
+// Sum returns Σx[i], accumulated in float64 and rounded once to float32.
+// The error is at most half an ulp of the result plus
+// (n/L + 7)·2^-53·Σ|x[i]|, L the float64 partial sums (64 on AVX-512, 32 on
+// AVX2, 1 for generic) combined by a tree: for n < 2^28 that term is below
+// 2^-24·Σ|x[i]|. The order of the additions depends on the level, so levels
+// may differ in the last bit; for one level and length it is deterministic.
+func Sum(x []float32) float32 { return float32(active().sum(x)) }
+
+// SumSquares returns Σx[i]² in float64 (each square is exact), with the
+// error bound of Sum without the final rounding: for gradient-norm clipping.
+func SumSquares(x []float32) float64 { return active().sumSquares(x) }
+
+// Adam applies one fused Adam step (PyTorch's, no weight decay) to each
+// element, with the float32 operations and order of optim.Adam:
+//
+//	m = b1·m + (1-b1)·g;  v = b2·v + (1-b2)·g·g
+//	params -= stepSize·m / (sqrt(v)/sqrtBC2 + eps)
+//
+// each product and sum rounded to float32 (no FMA), sqrt correctly rounded:
+// the result is bit-identical to that loop compiled without fusion (Go on
+// GOAMD64 v1/v2; see adamRef in ref.go).
+func Adam(params, grads, m, v []float32, b1, b2, stepSize, sqrtBC2, eps float32) {
+	same("Adam", len(params), grads, m, v)
+	active().adam(params, grads, m, v, b1, 1-b1, b2, 1-b2, stepSize, sqrtBC2, eps)
+}
+
+// EMA moves shadow towards params: shadow[i] -= k·(shadow[i] - params[i]),
+// bit-identical to that loop.
+func EMA(shadow, params []float32, k float32) {
+	same("EMA", len(shadow), params)
+	active().ema(shadow, params, k)
+}
