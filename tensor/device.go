@@ -11,44 +11,44 @@ type OpKind uint8
 
 // The op list. Operand conventions (in = inputs, out = destination):
 const (
-	OpFill        OpKind = iota // out = Scalar
-	OpCopy                      // out = in0 (same element count)
-	OpNeg                       // out = -in0
-	OpExp                       // out = exp(in0)
-	OpLog                       // out = log(in0)
-	OpSqrt                      // out = sqrt(in0)
-	OpSquare                    // out = in0²
-	OpTanh                      // out = tanh(in0)
-	OpSigmoid                   // out = 1/(1+exp(-in0))
-	OpSiLU                      // out = in0·sigmoid(in0)
-	OpAddScalar                 // out = in0 + Scalar
-	OpMulScalar                 // out = in0 · Scalar
-	OpSiLUGrad                  // out = in1 · silu'(in0)      (in0 = x, in1 = dy; same shape)
-	OpTanhGrad                  // out = in1 · (1 - in0²)      (in0 = tanh output)
-	OpSigmoidGrad               // out = in1 · in0 · (1 - in0) (in0 = sigmoid output)
-	OpAdd                       // out = in0 + in1, broadcasting
-	OpSub                       // out = in0 - in1, broadcasting
-	OpMul                       // out = in0 · in1, broadcasting
-	OpDiv                       // out = in0 / in1, broadcasting
-	OpEq                        // out = 1 where in0 == in1 else 0, broadcasting
-	OpMatMul                    // out = op(in0)·op(in1) + Beta·out, batched over leading dims
-	OpSum                       // out = Σ in0 over Axes (out keeps the reduced axes as size 1)
-	OpMax                       // out = max in0 over Axes (kept as size 1)
-	OpPermute                   // out = in0 with axes permuted: out dim i = in dim Axes[i]
-	OpConcat                    // out = in0, in1, … joined along Axis
-	OpSlice                     // out = in0[Lo:Hi] along Axis
-	OpSliceAdd                  // out[Lo:Hi along Axis] += in0
-	OpGather                    // out[i] = in0[Index[i]] along axis 0
-	OpScatterAdd                // out[Index[i]] += in0[i] along axis 0
-	OpConv2d                    // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O), Stride, Pad (conv.go)
-	OpConv2dGradInput           // out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient
-	OpConv2dGradWeight          // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient
-	OpGroupNorm                 // out = group-normalised in0 (Groups, eps Scalar)·in1 γ + in2 β (norm.go)
-	OpGroupNormGrad             // out = dx of GroupNorm (in0 x, in1 γ, in2 dy)
-	OpGroupNormParamGrad        // out [2, C] = (dγ, dβ) of GroupNorm (in0 x, in1 dy)
-	OpSoftmax                   // out = softmax of in0 along the last axis
-	OpSoftmaxGrad               // out = in0·(in1 − Σ in0·in1) along the last axis (in0 = softmax output, in1 = dy)
-	OpUpFIRDn2d                 // out = upfirdn2d(in0, [1,3,3,1]ᵀ[1,3,3,1]/64·Scalar; Up, Down, Pad, Pad1) (fir.go)
+	OpFill               OpKind = iota // out = Scalar
+	OpCopy                             // out = in0 (same element count)
+	OpNeg                              // out = -in0
+	OpExp                              // out = exp(in0)
+	OpLog                              // out = log(in0)
+	OpSqrt                             // out = sqrt(in0)
+	OpSquare                           // out = in0²
+	OpTanh                             // out = tanh(in0)
+	OpSigmoid                          // out = 1/(1+exp(-in0))
+	OpSiLU                             // out = in0·sigmoid(in0)
+	OpAddScalar                        // out = in0 + Scalar
+	OpMulScalar                        // out = in0 · Scalar
+	OpSiLUGrad                         // out = in1 · silu'(in0)      (in0 = x, in1 = dy; same shape)
+	OpTanhGrad                         // out = in1 · (1 - in0²)      (in0 = tanh output)
+	OpSigmoidGrad                      // out = in1 · in0 · (1 - in0) (in0 = sigmoid output)
+	OpAdd                              // out = in0 + in1, broadcasting
+	OpSub                              // out = in0 - in1, broadcasting
+	OpMul                              // out = in0 · in1, broadcasting
+	OpDiv                              // out = in0 / in1, broadcasting
+	OpEq                               // out = 1 where in0 == in1 else 0, broadcasting
+	OpMatMul                           // out = op(in0)·op(in1) + Beta·out, batched over leading dims
+	OpSum                              // out = Σ in0 over Axes (out keeps the reduced axes as size 1)
+	OpMax                              // out = max in0 over Axes (kept as size 1)
+	OpPermute                          // out = in0 with axes permuted: out dim i = in dim Axes[i]
+	OpConcat                           // out = in0, in1, … joined along Axis
+	OpSlice                            // out = in0[Lo:Hi] along Axis
+	OpSliceAdd                         // out[Lo:Hi along Axis] += in0
+	OpGather                           // out[i] = in0[Index[i]] along axis 0
+	OpScatterAdd                       // out[Index[i]] += in0[i] along axis 0
+	OpConv2d                           // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O), Stride, Pad (conv.go)
+	OpConv2dGradInput                  // out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient
+	OpConv2dGradWeight                 // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient
+	OpGroupNorm                        // out = group-normalised in0 (Groups, eps Scalar)·in1 γ + in2 β (norm.go)
+	OpGroupNormGrad                    // out = dx of GroupNorm (in0 x, in1 γ, in2 dy)
+	OpGroupNormParamGrad               // out [2, C] = (dγ, dβ) of GroupNorm (in0 x, in1 dy)
+	OpSoftmax                          // out = softmax of in0 along the last axis
+	OpSoftmaxGrad                      // out = in0·(in1 − Σ in0·in1) along the last axis (in0 = softmax output, in1 = dy)
+	OpUpFIRDn2d                        // out = upfirdn2d(in0, [1,3,3,1]ᵀ[1,3,3,1]/64·Scalar; Up, Down, Pad, Pad1) (fir.go)
 	numOps
 )
 
