@@ -29,6 +29,7 @@ type RunConfig struct {
 	L         float64 `yaml:"L" json:"L"`
 	Alpha     float64 `yaml:"alpha" json:"alpha"`
 	Objective string  `yaml:"objective" json:"objective"` // bcsm (hsm for CLD) or dsm
+	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform or mixed
 
 	Model  string `yaml:"model" json:"model"` // mlp
 	Hidden int    `yaml:"hidden" json:"hidden"`
@@ -51,7 +52,7 @@ func DefaultRunConfig() RunConfig {
 	h := hold.DefaultConfig(hold.KindHOLD)
 	return RunConfig{
 		Data: data.NameSwissRoll, SwissNoise: data.DefaultSwissNoise,
-		SDE: hold.KindHOLD, Order: h.Order, L: h.L, Alpha: h.Alpha, Objective: hold.ObjectiveBCSM,
+		SDE: hold.KindHOLD, Order: h.Order, L: h.L, Alpha: h.Alpha, Objective: hold.ObjectiveBCSM, Times: TimesUniform,
 		Model: "mlp", Hidden: 128, Layers: 5,
 		Steps: 20000, Batch: 512, LR: 1e-3, GradClip: 1, EMA: 0.999, Seed: 0, CkptEvery: 1000,
 	}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 
 	"holdgo/autograd"
 	"holdgo/hold"
@@ -9,6 +10,28 @@ import (
 	"holdgo/rng"
 	"holdgo/tensor"
 )
+
+// Time samplers of the training loss.
+const (
+	// TimesUniform is t ~ U[t_min, T], the paper's and CLD-SGM's choice.
+	TimesUniform = "uniform"
+	// TimesMixed draws half of each batch from U[t_min, T] and half
+	// log-uniformly on [t_min, T]: the same per-time optimum (the exact
+	// score), more samples where the data's fine structure is resolved.
+	TimesMixed = "mixed"
+)
+
+// sampleTimes fills dst with training times of the given scheme.
+func sampleTimes(sde *hold.SDE, scheme string, dst []float64, r *rng.RNG) {
+	sde.SampleTimes(dst, r)
+	if scheme != TimesMixed {
+		return
+	}
+	lo, hi := math.Log(sde.MinTime()), math.Log(sde.Horizon())
+	for i := 1; i < len(dst); i += 2 {
+		dst[i] = math.Exp(lo + (hi-lo)*r.Float64())
+	}
+}
 
 // DataFunc fills dst (batch × d, row-major) with a fresh data batch.
 type DataFunc func(r *rng.RNG, dst []float32)
@@ -19,7 +42,12 @@ type DataFunc func(r *rng.RNG, dst []float32)
 // DSM as the SDE's objective says) and records ‖E_θ(x_t, t) − target‖²,
 // summed over dimensions and averaged over the batch. Buffers are reused
 // across steps.
-func ScoreLoss(sde *hold.SDE, net *layers.MLP, data DataFunc, batch, dim int) (LossFunc, error) {
+func ScoreLoss(sde *hold.SDE, net *layers.MLP, data DataFunc, batch, dim int, times string) (LossFunc, error) {
+	switch times {
+	case "", TimesUniform, TimesMixed:
+	default:
+		return nil, fmt.Errorf("unknown time sampling %q (want %s or %s)", times, TimesUniform, TimesMixed)
+	}
 	n := sde.Blocks()
 	if want := n*dim + 1; net.Config.In != want || net.Config.Out != dim {
 		return nil, fmt.Errorf("score network maps %d → %d values, but a %d-block SDE on %d-dimensional data needs %d → %d",
@@ -37,7 +65,7 @@ func ScoreLoss(sde *hold.SDE, net *layers.MLP, data DataFunc, batch, dim int) (L
 	grad := tensor.Zeros(batch, dim)
 	return func(g *autograd.Tape, r *rng.RNG) (*autograd.Value, error) {
 		data(r, b.Data)
-		sde.SampleTimes(b.Times, r)
+		sampleTimes(sde, times, b.Times, r)
 		r.FillNormal(b.Noise, 0, 1)
 		if dsm {
 			r.FillNormal(b.Aux, 0, 1)

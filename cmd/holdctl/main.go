@@ -21,7 +21,10 @@ func newApp() *cli.App {
 		Description: "holdgo is a pure-Go deep-learning stack for HOLD-DGM and its CLD, VP and VE peers.\n" +
 			"Run 'holdctl COMMAND --help' for a command's flags.",
 		Commands: []*cli.Command{
+			demoCommand(),
 			trainCommand(),
+			sampleCommand(),
+			experimentCommand(),
 			sdeCommand(),
 			benchCommand(),
 			versionCommand(),
@@ -36,6 +39,14 @@ func newApp() *cli.App {
 			return cli.Exit(fmt.Sprintf("holdctl: %v (see '%s --help')", err, c.Command.FullName()), 2)
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main reports errors and picks the status
+	}
+}
+
+func experimentCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "experiment",
+		Usage:       "reproducible studies: sampler accuracy against NFE",
+		Subcommands: []*cli.Command{experimentSamplersCommand()},
 	}
 }
 

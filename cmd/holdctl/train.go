@@ -39,6 +39,7 @@ func runConfigFlags(d train.RunConfig) []cli.Flag {
 		&cli.Float64Flag{Name: "L", Value: d.L, Usage: "HOLD prior precision L"},
 		&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD initial auxiliary variance factor α"},
 		&cli.StringFlag{Name: "objective", Value: d.Objective, Usage: "bcsm (hsm for CLD) or dsm"},
+		&cli.StringFlag{Name: "times", Value: d.Times, Usage: "training-time sampling: uniform (the paper's) or mixed (half log-uniform)"},
 		&cli.StringFlag{Name: "model", Value: d.Model, Usage: "score network: mlp"},
 		&cli.IntFlag{Name: "hidden", Value: d.Hidden, Usage: "MLP hidden width"},
 		&cli.IntFlag{Name: "layers", Value: d.Layers, Usage: "MLP Linear layers"},
@@ -74,6 +75,7 @@ func runConfigFrom(c *cli.Context, base train.RunConfig) (train.RunConfig, error
 	set("L", func() { cfg.L = c.Float64("L") })
 	set("alpha", func() { cfg.Alpha = c.Float64("alpha") })
 	set("objective", func() { cfg.Objective = c.String("objective") })
+	set("times", func() { cfg.Times = c.String("times") })
 	set("model", func() { cfg.Model = c.String("model") })
 	set("hidden", func() { cfg.Hidden = c.Int("hidden") })
 	set("layers", func() { cfg.Layers = c.Int("layers") })
@@ -156,7 +158,7 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension())
+	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension(), cfg.Times)
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -104,7 +104,13 @@ func For(n, grain int, fn func(lo, hi int)) {
 	t.done.Add(chunks)
 	helpers := min(k-1, chunks-1)
 	for range helpers {
-		work <- t
+		// Never block: with the queue full (every worker busy, for example
+		// inside nested loops, and stale tasks left by earlier calls), the
+		// caller runs the remaining chunks itself.
+		select {
+		case work <- t:
+		default:
+		}
 	}
 	t.run()
 	t.done.Wait()

@@ -40,3 +40,20 @@ func TestNestedForDoesNotDeadlock(t *testing.T) {
 		t.Fatalf("nested total %d, want 800", total.Load())
 	}
 }
+
+// TestManyNestedForsWhileWorkersBusy nests far more loops than the work
+// queue holds while every worker is busy: the queue fills with tasks nobody
+// can take, and For must run the chunks itself instead of blocking.
+func TestManyNestedForsWhileWorkersBusy(t *testing.T) {
+	prev := SetThreads(2)
+	defer SetThreads(prev)
+	var total atomic.Int64
+	For(2, 1, func(lo, hi int) {
+		for range 1000 {
+			For(4, 1, func(lo, hi int) { total.Add(int64(hi - lo)) })
+		}
+	})
+	if total.Load() != 2*1000*4 {
+		t.Fatalf("nested total %d, want %d", total.Load(), 2*1000*4)
+	}
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/checkpoint"
+	"holdgo/data"
+	"holdgo/hold"
+	"holdgo/internal/parallel"
+	"holdgo/plot"
+	"holdgo/sample"
+	"holdgo/train"
+)
+
+// samplerSpec is how to sample: the method, its step budget and grid.
+type samplerSpec struct {
+	Method  string  // lt, lt-exp, em, ode, heun, rk4, pc
+	NFE     int     // score evaluations (fixed-step methods); 0: use Steps
+	Steps   int     // steps (fixed-step methods)
+	Grid    string  // uniform, quadratic, geometric
+	End     float64 // end time ε of the reverse process
+	Denoise bool    // CLD-SGM's final noise-free step (one more evaluation)
+	Tol     float64 // adaptive ODE rtol = atol
+}
+
+var methodNames = []string{"lt", "lt-exp", "em", "ode", "heun", "rk4", "pc"}
+
+// method returns the sampling scheme and its score evaluations per step.
+func (s samplerSpec) method() (sample.Method, int, error) {
+	switch s.Method {
+	case "lt":
+		// Score at the step's start, as CLD-SGM's SSCS; the better choice with an Euler B-step
+		// (sampler-notes §3).
+		return sample.LieTrotter{BStep: sample.BEuler, ScoreAt: sample.ScoreStart}, 1, nil
+	case "lt-exp":
+		return sample.LieTrotter{BStep: sample.BExpKernel}, 1, nil
+	case "em":
+		return sample.EulerMaruyama{}, 1, nil
+	case "ode":
+		return sample.DormandPrince{RTol: s.Tol, ATol: s.Tol}, 0, nil
+	case "heun":
+		return sample.Heun{}, 2, nil
+	case "rk4":
+		return sample.RK4{}, 4, nil
+	case "pc":
+		return sample.PredictorCorrector{}, 2, nil
+	}
+	return nil, 0, fmt.Errorf("unknown sampler %q (want %s)", s.Method, strings.Join(methodNames, ", "))
+}
+
+// build returns a sampler for sde and score on data of dimension d.
+func (s samplerSpec) build(sde *hold.SDE, score hold.Scorer, d int) (*sample.Sampler, error) {
+	m, perStep, err := s.method()
+	if err != nil {
+		return nil, err
+	}
+	steps := s.Steps
+	if s.NFE > 0 && perStep > 0 {
+		budget := s.NFE
+		if s.Denoise {
+			budget--
+		}
+		steps = budget / perStep
+	}
+	if perStep == 0 {
+		steps = 1 // the adaptive solver uses only the grid's ends
+	}
+	if steps < 1 {
+		return nil, fmt.Errorf("--nfe %d is too small for %s (needs at least %d per step)", s.NFE, s.Method, perStep)
+	}
+	if !(s.End > 0 && s.End < sde.Horizon()) {
+		return nil, fmt.Errorf("--eps %g must be in (0, T = %g)", s.End, sde.Horizon())
+	}
+	grid, err := sample.NewGrid(s.Grid, sde.Horizon(), s.End, steps)
+	if err != nil {
+		return nil, err
+	}
+	return &sample.Sampler{SDE: sde, Score: score, Method: m, Grid: grid, Dim: d, Denoise: s.Denoise}, nil
+}
+
+func samplerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "sampler", Value: "lt", Usage: strings.Join(methodNames, ", ")},
+		&cli.IntFlag{Name: "nfe", Usage: "score evaluations (sets the steps of fixed-step samplers)"},
+		&cli.IntFlag{Name: "steps", Value: 150, Usage: "steps of fixed-step samplers (when --nfe is not given)"},
+		&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: uniform, quadratic or geometric"},
+		&cli.Float64Flag{Name: "eps", Value: 1e-3, Usage: "end time ε of the reverse process"},
+		&cli.BoolFlag{Name: "denoise", Usage: "final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"},
+		&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the adaptive ODE sampler"},
+	}
+}
+
+func samplerSpecFrom(c *cli.Context) samplerSpec {
+	return samplerSpec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
+		End: c.Float64("eps"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol")}
+}
+
+// model is what sampling needs: the SDE, a score and the data it models.
+type model struct {
+	cfg    train.RunConfig
+	sde    *hold.SDE
+	score  hold.Scorer
+	source data.Source
+}
+
+// ckptPath accepts a run directory or a checkpoint file.
+func ckptPath(p string) string {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return filepath.Join(p, ckptName)
+	}
+	return p
+}
+
+// loadModel rebuilds a trained model from its checkpoint (EMA weights unless raw).
+func loadModel(path string, raw bool) (*model, error) {
+	f, err := checkpoint.Load(ckptPath(path))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := train.ConfigFromCheckpoint(f)
+	if err != nil {
+		return nil, err
+	}
+	built, err := cfg.Build()
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", f.Path, err)
+	}
+	if err := train.LoadWeights(f, built.Net.Params, !raw); err != nil {
+		return nil, err
+	}
+	return &model{cfg: cfg, sde: built.SDE, score: &train.NetworkScorer{SDE: built.SDE, Net: built.Net}, source: built.Source}, nil
+}
+
+// oracleModel is the exact score of mixture data under the SDE of cfg.
+func oracleModel(cfg train.RunConfig) (*model, error) {
+	src, err := data.Open(cfg.Data, cfg.SwissNoise)
+	if err != nil {
+		return nil, err
+	}
+	mix, ok := src.(data.Mixture)
+	if !ok {
+		return nil, fmt.Errorf("--oracle needs mixture data with a closed-form score (gmm1d), not %s", src.Name())
+	}
+	hc, err := cfg.SDEConfig()
+	if err != nil {
+		return nil, err
+	}
+	sde, err := hold.New(hc)
+	if err != nil {
+		return nil, err
+	}
+	oracle, err := hold.NewMixtureOracle(sde, mix.Hold())
+	if err != nil {
+		return nil, err
+	}
+	return &model{cfg: cfg, sde: sde, score: oracle, source: src}, nil
+}
+
+// firstBlock extracts the data block q (n×d) from states (n×blocks·d) as float32.
+func firstBlock(x []float64, n, blocks, d int) []float32 {
+	out := make([]float32, n*d)
+	for i := range n {
+		for j := range d {
+			out[i*d+j] = float32(x[i*blocks*d+j])
+		}
+	}
+	return out
+}
+
+func sampleCommand() *cli.Command {
+	d := train.DefaultRunConfig()
+	return &cli.Command{
+		Name:  "sample",
+		Usage: "draw samples from a trained checkpoint or from the exact score of mixture data",
+		Flags: append(samplerFlags(),
+			&cli.StringFlag{Name: "ckpt", Usage: "run directory or checkpoint file of holdctl train"},
+			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights"},
+			&cli.BoolFlag{Name: "oracle", Usage: "use the exact score of the data (mixture data only: --data gmm1d)"},
+			&cli.StringFlag{Name: "data", Value: data.NameGMM1D, Usage: "data of --oracle"},
+			&cli.StringFlag{Name: "sde", Value: d.SDE, Usage: "SDE of --oracle: hold, cld, vp or ve"},
+			&cli.IntFlag{Name: "order", Value: d.Order, Usage: "HOLD order of --oracle"},
+			&cli.Float64Flag{Name: "L", Value: d.L, Usage: "HOLD L of --oracle"},
+			&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD α of --oracle"},
+			&cli.IntFlag{Name: "n", Value: 10000, Usage: "number of samples"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
+			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("samples.npy"), Usage: "output files: .npy (float32, (n, d)) and/or .png"},
+			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("sample takes no arguments, got %q", c.Args().First())
+			}
+			parallel.SetThreads(c.Int("threads"))
+			var (
+				m   *model
+				err error
+			)
+			switch {
+			case c.Bool("oracle") && c.IsSet("ckpt"):
+				return usageErr("give either --ckpt or --oracle, not both")
+			case c.Bool("oracle"):
+				cfg := d
+				cfg.Data, cfg.SDE, cfg.Order, cfg.L, cfg.Alpha = c.String("data"), c.String("sde"), c.Int("order"), c.Float64("L"), c.Float64("alpha")
+				m, err = oracleModel(cfg)
+			case c.IsSet("ckpt"):
+				m, err = loadModel(c.String("ckpt"), c.Bool("raw-weights"))
+			default:
+				return usageErr("sample needs --ckpt DIR (a trained run) or --oracle (exact score of mixture data)")
+			}
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if c.Int("n") < 1 {
+				return usageErr("--n must be ≥ 1")
+			}
+			outs := c.StringSlice("out")
+			for _, o := range outs {
+				if ext := filepath.Ext(o); ext != ".npy" && ext != ".png" {
+					return usageErr("--out %s: want a .npy or .png file", o)
+				}
+				if err := checkWritableDir(o); err != nil {
+					return usageErr("--out %s: %v", o, err)
+				}
+			}
+			s, err := samplerSpecFrom(c).build(m.sde, m.score, m.source.Dimension())
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			start := time.Now()
+			res, err := s.Sample(c.Int("n"), c.Uint64("seed"))
+			if err != nil {
+				return err
+			}
+			elapsed := time.Since(start)
+			dim := m.source.Dimension()
+			q := firstBlock(res.X, c.Int("n"), m.sde.Blocks(), dim)
+			for _, o := range outs {
+				if err := writeSamples(o, q, dim, fmt.Sprintf("%s, %s, NFE %d", m.cfg.SDE, s.Method.Name(), res.NFE)); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "%d samples, sampler %s, NFE %d, %.2fs; wrote %s\n", c.Int("n"), s.Method.Name(), res.NFE,
+				elapsed.Seconds(), strings.Join(outs, ", "))
+			return nil
+		},
+	}
+}
+
+// checkWritableDir reports an output path whose directory is missing.
+func checkWritableDir(path string) error {
+	st, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	return nil
+}
+
+// writeSamples writes points (n×dim) as .npy or as a picture (.png):
+// a histogram for 1-D data, a scatter plot for 2-D.
+func writeSamples(path string, q []float32, dim int, title string) error {
+	if filepath.Ext(path) == ".npy" {
+		return data.WriteNPY32(path, q, len(q)/dim, dim)
+	}
+	switch dim {
+	case 1:
+		return plot.Histogram(path, q, plot.HistogramOptions{Title: title, Bins: 200})
+	case 2:
+		return plot.Scatter(path, q, plot.ScatterOptions{Title: title})
+	}
+	return fmt.Errorf("%s: a picture needs 1-D or 2-D points, these have %d dimensions; write .npy instead", path, dim)
+}

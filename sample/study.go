@@ -1,0 +1,324 @@
+package sample
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"holdgo/data"
+	"holdgo/hold"
+	"holdgo/metrics"
+	"holdgo/rng"
+)
+
+// StudySamplers lists the samplers MixtureStudy knows, as "sde-method": the SDE's default configuration
+// (hold.DefaultConfig) and a Method. "ode" is the adaptive solver, run once per tolerance and not per
+// grid; the others run on every grid at every NFE.
+var StudySamplers = []string{
+	"hold-lt", "hold-lt@start", "hold-lt-exp", "hold-lt-expfrozen", "hold-em", "hold-heun", "hold-ode",
+	"cld-sscs", "cld-lt", "cld-lt-exp", "cld-em", "cld-ode", "vp-em", "vp-ode",
+}
+
+// DefaultStudySamplers is the paper's comparison plus LT with the score at the step's start and LT-exp.
+var DefaultStudySamplers = []string{"hold-lt", "hold-lt@start", "hold-lt-exp", "hold-em", "hold-ode", "cld-sscs", "cld-em", "vp-em"}
+
+// StudyConfig configures MixtureStudy. Zero fields take the defaults in brackets.
+type StudyConfig struct {
+	NFEs     []int     // score evaluations per sample, denoising included [25 50 100 150 250 500 1000]
+	Grids    []string  // [uniform quadratic geometric]
+	Samplers []string  // names from StudySamplers [DefaultStudySamplers]
+	ODETols  []float64 // rtol = atol of the adaptive "ode" rows [1e-2 1e-3 1e-4 1e-5]
+	Samples  int       // samples per run [20000]
+	Seed     uint64
+	// NoDenoise drops CLD-SGM's final denoising step (by default on, and counted in the NFE).
+	NoDenoise bool
+	// EndTime per SDE kind [hold 1e-3, cld 1e-3, vp 1e-5 (sampler-notes §5: VP with 1e-3 cannot resolve
+	// modes of width 0.01)].
+	EndTime   map[string]float64
+	FloorReps int // Monte-Carlo floor replicates [5]
+	Workers   int // chunks in parallel [1]
+}
+
+// StudyPoint is one run.
+type StudyPoint struct {
+	NFE   int
+	Steps int
+	Tol   float64 // adaptive runs only
+	W1    float64 // NaN if the sampler diverged
+	Width float64 // mean over the modes of (std of the samples assigned to the mode)/(its true std)
+}
+
+// StudyRow is one sampler on one grid (Grid "adaptive" for the ODE solver).
+type StudyRow struct {
+	Sampler, Grid string
+	Points        []StudyPoint
+}
+
+// Table is the result of MixtureStudy.
+type Table struct {
+	Config StudyConfig
+	Rows   []StudyRow
+	// FloorMean and FloorSD are the mean and standard deviation of W1 for exact samples of the same size
+	// over Config.FloorReps replicates: the Monte-Carlo floor.
+	FloorMean, FloorSD float64
+}
+
+func (c *StudyConfig) fill() {
+	if len(c.NFEs) == 0 {
+		c.NFEs = []int{25, 50, 100, 150, 250, 500, 1000}
+	}
+	if len(c.Grids) == 0 {
+		c.Grids = slices.Clone(GridKinds)
+	}
+	if len(c.Samplers) == 0 {
+		c.Samplers = slices.Clone(DefaultStudySamplers)
+	}
+	if len(c.ODETols) == 0 {
+		c.ODETols = []float64{1e-2, 1e-3, 1e-4, 1e-5}
+	}
+	if c.Samples == 0 {
+		c.Samples = 20000
+	}
+	if c.FloorReps == 0 {
+		c.FloorReps = 5
+	}
+	ends := map[string]float64{hold.KindHOLD: 1e-3, hold.KindCLD: 1e-3, hold.KindVP: 1e-5}
+	for k, v := range c.EndTime {
+		ends[k] = v
+	}
+	c.EndTime = ends
+}
+
+// studyMethod returns the SDE kind, the method and the NFE per step of a study sampler name.
+func studyMethod(name string) (kind string, m Method, perStep int, err error) {
+	kind, method, ok := strings.Cut(name, "-")
+	if !ok || !slices.Contains(StudySamplers, name) {
+		return "", nil, 0, fmt.Errorf("sample: unknown study sampler %q (want one of %s)", name, strings.Join(StudySamplers, ", "))
+	}
+	switch method {
+	case "lt":
+		m = LieTrotter{}
+	case "lt@start", "sscs":
+		m = LieTrotter{ScoreAt: ScoreStart}
+	case "lt-exp":
+		m = LieTrotter{BStep: BExpKernel}
+	case "lt-expfrozen":
+		m = LieTrotter{BStep: BExpFrozen}
+	case "em":
+		m = EulerMaruyama{}
+	case "heun":
+		return kind, Heun{}, 2, nil
+	case "ode":
+		return kind, DormandPrince{}, 0, nil
+	}
+	return kind, m, 1, nil
+}
+
+// MixtureStudy measures the W1 distance to the paper's 1-D three-component mixture (exact, via
+// metrics.W1Mixture) and the within-mode width ratio against NFE, for each sampler on each grid with the
+// exact score (hold.MixtureOracle), next to the Monte-Carlo floor of exact samples of the same size.
+// Every run uses the same seed. A sampler that diverges (NaN or Inf) gets W1 = NaN.
+func MixtureStudy(cfg StudyConfig) (*Table, error) {
+	cfg.fill()
+	mixHold, mixData := hold.PaperMixture(), data.PaperMixture()
+	tab := &Table{Config: cfg}
+	sdes := map[string]*hold.SDE{}
+	for _, name := range cfg.Samplers {
+		kind, method, perStep, err := studyMethod(name)
+		if err != nil {
+			return nil, err
+		}
+		sde := sdes[kind]
+		if sde == nil {
+			if sde, err = hold.New(hold.DefaultConfig(kind)); err != nil {
+				return nil, err
+			}
+			sdes[kind] = sde
+		}
+		orc, err := hold.NewMixtureOracle(sde, mixHold)
+		if err != nil {
+			return nil, err
+		}
+		end, ok := cfg.EndTime[kind]
+		if !ok {
+			return nil, fmt.Errorf("sample: no end time for %s", kind)
+		}
+		extra := 1
+		if cfg.NoDenoise {
+			extra = 0
+		}
+		runOne := func(m Method, grid []float64) (StudyPoint, error) {
+			s := &Sampler{SDE: sde, Score: orc, Method: m, Grid: grid, Dim: 1, Denoise: !cfg.NoDenoise, Workers: cfg.Workers}
+			res, err := s.Sample(cfg.Samples, cfg.Seed)
+			if err != nil {
+				return StudyPoint{}, fmt.Errorf("sample: study %s: %w", name, err)
+			}
+			q := make([]float32, cfg.Samples)
+			for i := range q {
+				q[i] = float32(res.X[i*sde.Blocks()])
+			}
+			pt := StudyPoint{NFE: res.NFE, Steps: len(grid) - 1, W1: math.NaN(), Width: math.NaN()}
+			if w1, err := metrics.W1Mixture(q, mixData); err == nil {
+				pt.W1 = w1
+				pt.Width = widthRatio(q, mixData)
+			}
+			return pt, nil
+		}
+		if perStep == 0 {
+			row := StudyRow{Sampler: name, Grid: "adaptive"}
+			for _, tol := range cfg.ODETols {
+				pt, err := runOne(DormandPrince{RTol: tol, ATol: tol}, []float64{sde.Horizon(), end})
+				if err != nil {
+					return nil, err
+				}
+				pt.Tol, pt.Steps = tol, 0
+				row.Points = append(row.Points, pt)
+			}
+			tab.Rows = append(tab.Rows, row)
+			continue
+		}
+		for _, g := range cfg.Grids {
+			row := StudyRow{Sampler: name, Grid: g}
+			for _, nfe := range cfg.NFEs {
+				steps := (nfe - extra) / perStep
+				if steps < 1 {
+					continue
+				}
+				grid, err := NewGrid(g, sde.Horizon(), end, steps)
+				if err != nil {
+					return nil, err
+				}
+				pt, err := runOne(method, grid)
+				if err != nil {
+					return nil, err
+				}
+				row.Points = append(row.Points, pt)
+			}
+			tab.Rows = append(tab.Rows, row)
+		}
+	}
+	floor := make([]float64, cfg.FloorReps)
+	q := make([]float32, cfg.Samples)
+	for i := range floor {
+		mixData.Sample(rng.New(ChunkSeed(cfg.Seed^0xf100, i)), q)
+		w1, err := metrics.W1Mixture(q, mixData)
+		if err != nil {
+			return nil, err
+		}
+		floor[i] = w1
+	}
+	st := meanSE(floor)
+	tab.FloorMean, tab.FloorSD = st.Mean, st.SE*math.Sqrt(float64(len(floor)))
+	return tab, nil
+}
+
+// widthRatio assigns each sample to its most probable component and returns the mean over components
+// of (std of the assigned samples)/(component std); NaN if a component gets fewer than 2 samples.
+func widthRatio(q []float32, m data.Mixture) float64 {
+	k := m.Components()
+	var sum, sumSq, count [8]float64
+	if k > len(count) {
+		return math.NaN()
+	}
+	for _, v := range q {
+		x := float64(v)
+		best, bestLog := 0, math.Inf(-1)
+		for c := 0; c < k; c++ {
+			z := (x - m.Means[c]) / m.Stds[c]
+			if l := math.Log(m.Weights[c]/m.Stds[c]) - 0.5*z*z; l > bestLog {
+				best, bestLog = c, l
+			}
+		}
+		sum[best] += x
+		sumSq[best] += x * x
+		count[best]++
+	}
+	var ratio float64
+	for c := 0; c < k; c++ {
+		if count[c] < 2 {
+			return math.NaN()
+		}
+		mean := sum[c] / count[c]
+		variance := (sumSq[c] - count[c]*mean*mean) / (count[c] - 1)
+		ratio += math.Sqrt(math.Max(variance, 0)) / m.Stds[c]
+	}
+	return ratio / float64(k)
+}
+
+// WriteMarkdown writes one table per grid (rows: samplers; columns: NFE; cells: W1 ×10³ and the
+// within-mode width ratio) and the adaptive ODE rows, with the Monte-Carlo floor.
+func (t *Table) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "W1 to the paper's 1-D mixture (×10⁻³) and within-mode width ratio, %d samples, seed %d, denoising %v.\n",
+		t.Config.Samples, t.Config.Seed, !t.Config.NoDenoise)
+	fmt.Fprintf(&b, "Monte-Carlo floor (exact samples, %d replicates): W1 = %.2f ± %.2f ×10⁻³ (mean ± sd).\n\n", t.Config.FloorReps, 1e3*t.FloorMean, 1e3*t.FloorSD)
+	for _, g := range t.Config.Grids {
+		var rows []StudyRow
+		for _, r := range t.Rows {
+			if r.Grid == g {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "Grid: %s\n\n| sampler |", g)
+		for _, nfe := range t.Config.NFEs {
+			fmt.Fprintf(&b, " NFE %d |", nfe)
+		}
+		b.WriteString("\n|---|")
+		for range t.Config.NFEs {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s |", r.Sampler)
+			for _, nfe := range t.Config.NFEs {
+				cell := " – |"
+				for _, p := range r.Points {
+					if p.NFE == nfe {
+						cell = " " + formatCell(p) + " |"
+					}
+				}
+				b.WriteString(cell)
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	for _, r := range t.Rows {
+		if r.Grid != "adaptive" {
+			continue
+		}
+		fmt.Fprintf(&b, "Adaptive %s (RK45):", r.Sampler)
+		for _, p := range r.Points {
+			fmt.Fprintf(&b, " tol %g: NFE %d, %s;", p.Tol, p.NFE, formatCell(p))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func formatCell(p StudyPoint) string {
+	if math.IsNaN(p.W1) {
+		return "diverged"
+	}
+	return fmt.Sprintf("%.2f (%.2f)", 1e3*p.W1, p.Width)
+}
+
+// WriteCSV writes one line per run: sampler,grid,nfe,steps,tol,w1,width_ratio, then the floor.
+func (t *Table) WriteCSV(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("sampler,grid,nfe,steps,tol,w1,width_ratio\n")
+	for _, r := range t.Rows {
+		for _, p := range r.Points {
+			fmt.Fprintf(&b, "%s,%s,%d,%d,%g,%g,%g\n", r.Sampler, r.Grid, p.NFE, p.Steps, p.Tol, p.W1, p.Width)
+		}
+	}
+	fmt.Fprintf(&b, "floor-mean,exact,0,0,0,%g,1\nfloor-sd,exact,0,0,0,%g,0\n", t.FloorMean, t.FloorSD)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
