@@ -126,3 +126,50 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 	copy(s.out, out.T.Data())
 	return s.SDE.ScoreFromOutput(dst, s.out, t)
 }
+
+// ScoreVJP writes the last-block score (if score is non-nil) and the
+// vector–Jacobian product uᵀ·∂S/∂x (B × n·d) for S = ℓ_t·E_θ(x, t): one
+// forward and one backward pass of the network (sample.DivScorer).
+func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
+	batch := len(t)
+	if batch == 0 {
+		return nil
+	}
+	width, d := s.Net.Config.In-1, s.Net.Config.Out
+	if len(x) != batch*width || len(u) != batch*d || len(vjp) != len(x) || (score != nil && len(score) != batch*d) {
+		return fmt.Errorf("network scorer: VJP shapes: x %d, u %d, vjp %d for batch %d of a %d → %d network",
+			len(x), len(u), len(vjp), batch, s.Net.Config.In, d)
+	}
+	g := autograd.NewTape(tensor.CPU)
+	xt, tt := tensor.Zeros(batch, width), tensor.Zeros(batch)
+	for i, v := range x {
+		xt.Data()[i] = float32(v)
+	}
+	for i, v := range t {
+		tt.Data()[i] = float32(v)
+	}
+	xv := g.Var(xt)
+	out := s.Net.ScoreForward(g, xv, g.Const(tt))
+	// Seed with ℓ_t·u so that the pull-back is uᵀ∂(ℓ_t E)/∂x. The
+	// parameters' gradients are not wanted: save and restore them.
+	saved := append([]float32(nil), s.Net.Params.Grad...)
+	defer copy(s.Net.Params.Grad, saved)
+	seed := tensor.Zeros(batch, d)
+	for b, tb := range t {
+		ell := s.SDE.Ell(tb)
+		for i := range d {
+			seed.Data()[b*d+i] = float32(ell * u[b*d+i])
+		}
+	}
+	out.Grad = seed
+	g.BackwardFrom(out)
+	for i, v := range xv.Grad.Data() {
+		vjp[i] = float64(v)
+	}
+	if score != nil {
+		o := make([]float32, batch*d)
+		copy(o, out.T.Data())
+		return s.SDE.ScoreFromOutput(score, o, t)
+	}
+	return nil
+}
