@@ -8,9 +8,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/autograd"
 	"holdgo/internal/gemm"
 	"holdgo/internal/parallel"
+	"holdgo/layers"
+	"holdgo/optim"
 	"holdgo/rng"
+	"holdgo/tensor"
 )
 
 func benchCommand() *cli.Command {
@@ -42,6 +46,16 @@ func benchCommand() *cli.Command {
 					&cli.BoolFlag{Name: "json"},
 				},
 				Action: benchTriad,
+			},
+			{
+				Name:  "mlp",
+				Usage: "one training step of the toy score MLP (forward, loss, backward, clip, Adam, EMA): median ms",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "batch", Value: 512}, &cli.IntFlag{Name: "hidden", Value: 128},
+					&cli.IntFlag{Name: "threads", Value: 2}, &cli.IntFlag{Name: "repeats", Value: 200},
+					&cli.BoolFlag{Name: "json"},
+				},
+				Action: benchMLP,
 			},
 			benchKernelsCommand(),
 		},
@@ -122,5 +136,40 @@ func benchTriad(c *cli.Context) error {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"gbps": gbs, "n": n, "threads": c.Int("threads")})
 	}
 	fmt.Fprintf(c.App.Writer, "triad a = b + s·c, %d float32 elements, %d thread(s): %.1f GB/s (median of %d)\n", n, c.Int("threads"), gbs, reps)
+	return nil
+}
+
+func benchMLP(c *cli.Context) error {
+	batch, reps := c.Int("batch"), c.Int("repeats")
+	if batch < 1 || reps < 1 || c.Int("threads") < 1 || c.Int("hidden") < 1 {
+		return usageErr("bench mlp: --batch, --hidden, --threads and --repeats must be ≥ 1")
+	}
+	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
+	r := rng.New(1)
+	cfg := layers.ToyScoreNet(6, 2)
+	cfg.Hidden = c.Int("hidden")
+	m, err := layers.NewMLP(cfg, r)
+	if err != nil {
+		return usageErr("bench mlp: %v", err)
+	}
+	x, ts, eps := tensor.RandN(r, batch, 6), tensor.RandU(r, 1e-5, 7, batch), tensor.RandN(r, batch, 2)
+	adam, ema := optim.NewAdam(m.Params.Len()), optim.NewEMA(0.999, m.Params.Data)
+	g := autograd.NewTape(tensor.CPU)
+	step := func() {
+		g.Reset()
+		m.Params.ZeroGrad()
+		out := m.ScoreForward(g, g.Const(x), g.Const(ts))
+		g.Backward(g.Mean(g.Sum(g.Square(g.Add(out, g.Const(eps))), 1)))
+		optim.ClipGradNorm(m.Params.Grad, 1)
+		adam.Update(m.Params.Data, m.Params.Grad, 1e-3)
+		ema.Update(m.Params.Data)
+	}
+	d := median(reps, step)
+	if c.Bool("json") {
+		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"ms": d.Seconds() * 1e3, "batch": batch,
+			"hidden": cfg.Hidden, "threads": c.Int("threads")})
+	}
+	fmt.Fprintf(c.App.Writer, "toy MLP train step, batch %d, hidden %d, %d thread(s): %.3f ms (median of %d)\n",
+		batch, cfg.Hidden, c.Int("threads"), d.Seconds()*1e3, reps)
 	return nil
 }
