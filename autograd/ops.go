@@ -170,13 +170,13 @@ func (g *Tape) MatMul(a, b *Value, transA, transB bool) *Value {
 // matAcc adds op(x)·op(z) into v's gradient, summing over a batch that v
 // (a shared rank-2 operand) does not have.
 func (g *Tape) matAcc(v *Value, x, z *tensor.Tensor, tx, tz bool) {
-	gv := g.grad(v)
 	shape, err := tensor.MatMulShape(x.Shape(), z.Shape(), tx, tz)
 	if err != nil {
 		panic("autograd: MatMul backward: " + err.Error())
 	}
-	if slices.Equal(shape, gv.Shape()) {
-		tensor.MatMulAcc(gv, x, z, tx, tz, 1)
+	if slices.Equal(shape, v.Shape()) {
+		gv, beta := g.gradDest(v)
+		tensor.MatMulAcc(gv, x, z, tx, tz, beta)
 		return
 	}
 	g.accum(v, tensor.MatMul(g.tmp(shape...), x, z, tx, tz))
@@ -201,7 +201,8 @@ func (g *Tape) Linear(x, w, b *Value) *Value {
 	return g.record("Linear", y.Reshape(yShape...), func(dy *tensor.Tensor) {
 		dy2 := dy.Reshape(rows, outDim)
 		if x.needsGrad {
-			tensor.MatMulAcc(g.grad(x).Reshape(rows, in), dy2, w.T, false, false, 1)
+			gx, beta := g.gradDest(x)
+			tensor.MatMulAcc(gx.Reshape(rows, in), dy2, w.T, false, false, beta)
 		}
 		if w.needsGrad {
 			tensor.MatMulAcc(g.grad(w), dy2, x2, true, false, 1)

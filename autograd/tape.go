@@ -107,17 +107,34 @@ func (g *Tape) grad(v *Value) *tensor.Tensor {
 	return v.Grad
 }
 
+// gradDest returns v's gradient tensor and the factor its old contents must
+// be kept with: a first gradient gets uninitialised storage and beta 0, so
+// the caller writes instead of zero-filling and adding.
+func (g *Tape) gradDest(v *Value) (*tensor.Tensor, float32) {
+	if v.Grad == nil {
+		v.Grad = g.pool.Get(false, v.T.Shape()...)
+		return v.Grad, 0
+	}
+	return v.Grad, 1
+}
+
 // accum adds d into v's gradient, summing over broadcast dimensions if d has
 // the shape of a broadcast of v.
 func (g *Tape) accum(v *Value, d *tensor.Tensor) {
 	if !v.needsGrad {
 		return
 	}
-	gv := g.grad(v)
-	if !tensor.SameShape(gv, d) {
-		d = tensor.SumTo(g.tmp(gv.Shape()...), d, gv.Shape())
+	gv, beta := g.gradDest(v)
+	switch {
+	case beta == 0 && tensor.SameShape(gv, d):
+		tensor.Copy(gv, d)
+	case beta == 0:
+		tensor.SumTo(gv, d, gv.Shape())
+	case tensor.SameShape(gv, d):
+		tensor.Add(gv, gv, d)
+	default:
+		tensor.Add(gv, gv, tensor.SumTo(g.tmp(gv.Shape()...), d, gv.Shape()))
 	}
-	tensor.Add(gv, gv, d)
 }
 
 // Backward seeds the gradient of the one-element value loss with 1 and runs

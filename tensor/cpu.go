@@ -291,6 +291,20 @@ func cpuReduce(op Op, out, a *Tensor) {
 }
 
 func reduceAxis(k OpKind, dst, src []float32, outer, r, inner int) {
+	if k == OpSum && inner >= 16 && r > 1 {
+		// Sum whole rows with the vector kernel: row t of block o adds into
+		// dst's row o, reading src contiguously (a bias gradient is this case).
+		parallel.For(outer, max(1, grain/(r*inner)), func(lo, hi int) {
+			for o := lo; o < hi; o++ {
+				row, base := dst[o*inner:(o+1)*inner], o*r*inner
+				copy(row, src[base:base+inner])
+				for t := 1; t < r; t++ {
+					vec.Acc(row, src[base+t*inner:base+(t+1)*inner])
+				}
+			}
+		})
+		return
+	}
 	parallel.For(outer*inner, max(1, grain/max(r, 1)), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			o, i := j/inner, j%inner
