@@ -1,21 +1,27 @@
 // Package parallel is holdgo's one persistent worker pool. Large kernels split
 // their index range into chunks with For; the chunks run on goroutines started
 // once (no goroutine per call, none per element). Small ranges run inline.
+//
+// A training step issues many short parallel loops back to back (a 512×128
+// GEMM takes ~150 µs), so waking a parked goroutine for each (tens of µs in
+// Go's scheduler) would eat the gain. Workers therefore spin for a short
+// while after finishing, watching for the next loop, before they park.
 package parallel
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 type task struct {
 	fn     func(lo, hi int)
 	n      int
 	chunk  int
+	chunks int
 	next   atomic.Int64
 	done   sync.WaitGroup
-	chunks int
 }
 
 // run takes chunks from t until none are left.
@@ -32,32 +38,31 @@ func (t *task) run() {
 	}
 }
 
+// spinFor is how long an idle worker keeps watching for work before it parks.
+const spinFor = 200 * time.Microsecond
+
 var (
-	mu      sync.Mutex
-	threads = runtime.GOMAXPROCS(0)
-	started int
-	work    = make(chan *task, 64)
+	threads  atomic.Int64
+	mu       sync.Mutex // guards started
+	started  int
+	pending  atomic.Pointer[task] // the newest loop that wants help
+	sleepers atomic.Int32         // parked workers
+	wake     = make(chan struct{}, 64)
 )
+
+func init() { threads.Store(int64(runtime.GOMAXPROCS(0))) }
 
 // SetThreads sets how many goroutines (the caller included) run a parallel
 // loop; n < 1 means GOMAXPROCS. It returns the previous value.
 func SetThreads(n int) int {
-	mu.Lock()
-	defer mu.Unlock()
-	prev := threads
 	if n < 1 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	threads = n
-	return prev
+	return int(threads.Swap(int64(n)))
 }
 
 // Threads reports the number of goroutines a parallel loop uses.
-func Threads() int {
-	mu.Lock()
-	defer mu.Unlock()
-	return threads
-}
+func Threads() int { return int(threads.Load()) }
 
 // ensureWorkers starts the persistent workers up to k-1 (the caller is the k-th).
 func ensureWorkers(k int) {
@@ -65,11 +70,33 @@ func ensureWorkers(k int) {
 	defer mu.Unlock()
 	for started < k-1 {
 		started++
-		go func() {
-			for t := range work {
+		go worker()
+	}
+}
+
+// worker helps with the pending loop, spins a little when there is none, and
+// parks until woken.
+func worker() {
+	for {
+		deadline := time.Now().Add(spinFor)
+		for i := 0; ; i++ {
+			if t := pending.Load(); t != nil && t.next.Load() < int64(t.chunks) {
 				t.run()
+				deadline = time.Now().Add(spinFor)
+				continue
 			}
-		}()
+			if i%64 == 63 {
+				if time.Now().After(deadline) {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+		sleepers.Add(1)
+		if t := pending.Load(); t == nil || t.next.Load() >= int64(t.chunks) {
+			<-wake
+		}
+		sleepers.Add(-1)
 	}
 }
 
@@ -77,6 +104,10 @@ func ensureWorkers(k int) {
 // least grain long (except the last), on up to Threads() goroutines, and
 // returns when all calls have returned. fn must be safe to run concurrently on
 // disjoint ranges. With one thread or n ≤ grain it runs fn(0, n) inline.
+//
+// Completion counts chunks, not workers, and the caller takes chunks too, so
+// a loop never waits for a helper that is busy elsewhere (a For nested inside
+// fn, or several callers at once, cannot deadlock).
 func For(n, grain int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -96,22 +127,18 @@ func For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	ensureWorkers(k)
-	// A fresh task per call (one small allocation): a worker that dequeues
-	// it late finds no chunks left, and nothing it reads is ever reused.
-	// Completion counts chunks, not workers, so a For nested inside fn
-	// cannot deadlock: its caller runs every chunk itself if need be.
+	// A fresh task per call (one small allocation): a worker that sees it
+	// late finds no chunks left, and nothing it reads is ever reused.
 	t := &task{fn: fn, n: n, chunk: chunk, chunks: chunks}
 	t.done.Add(chunks)
-	helpers := min(k-1, chunks-1)
-	for range helpers {
-		// Never block: with the queue full (every worker busy, for example
-		// inside nested loops, and stale tasks left by earlier calls), the
-		// caller runs the remaining chunks itself.
+	pending.Store(t)
+	for range min(int(sleepers.Load()), chunks-1) {
 		select {
-		case work <- t:
+		case wake <- struct{}{}:
 		default:
 		}
 	}
 	t.run()
 	t.done.Wait()
+	pending.CompareAndSwap(t, nil)
 }
