@@ -8,13 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/autograd"
 	"holdgo/internal/gemm"
 	"holdgo/internal/parallel"
-	"holdgo/layers"
-	"holdgo/optim"
 	"holdgo/rng"
-	"holdgo/tensor"
+	"holdgo/train"
 )
 
 func benchCommand() *cli.Command {
@@ -145,31 +142,16 @@ func benchMLP(c *cli.Context) error {
 		return usageErr("bench mlp: --batch, --hidden, --threads and --repeats must be ≥ 1")
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-	r := rng.New(1)
-	cfg := layers.ToyScoreNet(6, 2)
-	cfg.Hidden = c.Int("hidden")
-	m, err := layers.NewMLP(cfg, r)
+	step, _, err := train.ToyStep(batch, c.Int("hidden"), 1)
 	if err != nil {
 		return usageErr("bench mlp: %v", err)
-	}
-	x, ts, eps := tensor.RandN(r, batch, 6), tensor.RandU(r, 1e-5, 7, batch), tensor.RandN(r, batch, 2)
-	adam, ema := optim.NewAdam(m.Params.Len()), optim.NewEMA(0.999, m.Params.Data)
-	g := autograd.NewTape(tensor.CPU)
-	step := func() {
-		g.Reset()
-		m.Params.ZeroGrad()
-		out := m.ScoreForward(g, g.Const(x), g.Const(ts))
-		g.Backward(g.Mean(g.Sum(g.Square(g.Add(out, g.Const(eps))), 1)))
-		optim.ClipGradNorm(m.Params.Grad, 1)
-		adam.Update(m.Params.Data, m.Params.Grad, 1e-3)
-		ema.Update(m.Params.Data)
 	}
 	d := median(reps, step)
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"ms": d.Seconds() * 1e3, "batch": batch,
-			"hidden": cfg.Hidden, "threads": c.Int("threads")})
+			"hidden": c.Int("hidden"), "threads": c.Int("threads")})
 	}
 	fmt.Fprintf(c.App.Writer, "toy MLP train step, batch %d, hidden %d, %d thread(s): %.3f ms (median of %d)\n",
-		batch, cfg.Hidden, c.Int("threads"), d.Seconds()*1e3, reps)
+		batch, c.Int("hidden"), c.Int("threads"), d.Seconds()*1e3, reps)
 	return nil
 }
