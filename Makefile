@@ -34,6 +34,7 @@ bench:
 # Regenerate the PyTorch golden files (needs Debian's python3-torch).
 golden:
 	/usr/bin/python3 scripts/golden_mlp.py
+	/usr/bin/python3 scripts/golden_ncsnpp.py
 
 clean:
 	rm -rf bin

@@ -42,7 +42,7 @@ var NCSNppPresets = []string{"ncsnpp-cifar10", "ncsnpp-celebahq256", "ncsnpp-sma
 //
 //	ncsnpp-cifar10      nf 128, ch_mult 1,2,2,2, 8 res-blocks, attention at 16, Fourier, FIR, residual input pyramid (CLD CIFAR-10; 32×32)
 //	ncsnpp-celebahq256  nf 128, ch_mult 1,1,2,2,2,2,2, 4 res-blocks, attention at 16, positional, no FIR, no pyramid (HOLD paper; 256×256)
-//	ncsnpp-small        nf 32, ch_mult 1,2,2, 2 res-blocks, attention at half resolution, Fourier, FIR, pyramid (CPU training; 28×28)
+//	ncsnpp-small        nf 32, ch_mult 1,2,2, 1 res-block, attention at half resolution, Fourier, FIR, pyramid (CPU training; 28×28)
 //	ncsnpp-tiny         nf 8, ch_mult 1,2, 1 res-block, attention at half resolution (tests; 8×8)
 func NCSNppPreset(name string, inChannels, outChannels, imageSize int) (NCSNppConfig, error) {
 	var c NCSNppConfig
@@ -54,7 +54,7 @@ func NCSNppPreset(name string, inChannels, outChannels, imageSize int) (NCSNppCo
 		c = NCSNppConfig{ImageSize: 256, NF: 128, ChMult: []int{1, 1, 2, 2, 2, 2, 2}, NumResBlocks: 4, AttnResolutions: []int{16},
 			Dropout: 0.1, Embedding: EmbedPositional, FourierScale: 16, FIR: false, ProgressiveInput: ProgressiveNone}
 	case "ncsnpp-small":
-		c = NCSNppConfig{ImageSize: 28, NF: 32, ChMult: []int{1, 2, 2}, NumResBlocks: 2,
+		c = NCSNppConfig{ImageSize: 28, NF: 32, ChMult: []int{1, 2, 2}, NumResBlocks: 1,
 			Dropout: 0.1, Embedding: EmbedFourier, FourierScale: 16, FIR: true, ProgressiveInput: ProgressiveResidual}
 	case "ncsnpp-tiny":
 		c = NCSNppConfig{ImageSize: 8, NF: 8, ChMult: []int{1, 2}, NumResBlocks: 1,
@@ -106,3 +106,19 @@ func (c NCSNppConfig) Validate() error {
 func (c NCSNppConfig) resolution(l int) int { return c.ImageSize >> l }
 
 func (c NCSNppConfig) attnAt(res int) bool { return slices.Contains(c.AttnResolutions, res) }
+
+// NCSNppParamCount returns the trainable-parameter count of c without
+// allocating the weights (0 for an invalid configuration).
+func NCSNppParamCount(c NCSNppConfig) int {
+	m, b, err := layoutNCSNpp(c)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for i, s := range b.specs {
+		if i != m.fourier {
+			n += numel(s.Shape)
+		}
+	}
+	return n
+}

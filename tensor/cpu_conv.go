@@ -47,15 +47,16 @@ func (g convGeom) ohw() int { return g.oh * g.ow }
 // its im2col matrix.
 func (g convGeom) direct() bool { return g.kh == 1 && g.kw == 1 && g.stride == 1 && g.pad == 0 }
 
-// im2col writes col (C·KH·KW rows × OH·OW columns) of one image x (C×H×W).
-func (g convGeom) im2col(col, x []float32) {
+// im2col writes the im2col matrix of one image x (C×H×W) — C·KH·KW rows of
+// OH·OW columns — into col, whose rows are ld apart.
+func (g convGeom) im2col(col []float32, ld int, x []float32) {
 	ohw := g.ohw()
 	row := 0
 	for c := range g.c {
 		plane := x[c*g.h*g.w : (c+1)*g.h*g.w]
 		for ky := range g.kh {
 			for kx := range g.kw {
-				dst := col[row*ohw : (row+1)*ohw]
+				dst := col[row*ld : row*ld+ohw]
 				row++
 				for oy := range g.oh {
 					d := dst[oy*g.ow : (oy+1)*g.ow]
@@ -88,15 +89,16 @@ func (g convGeom) im2col(col, x []float32) {
 	}
 }
 
-// col2im adds col (the layout of im2col) into the image x: its adjoint.
-func (g convGeom) col2im(x, col []float32) {
+// col2im adds col (the layout of im2col, rows ld apart) into the image x:
+// the adjoint of im2col.
+func (g convGeom) col2im(x, col []float32, ld int) {
 	ohw := g.ohw()
 	row := 0
 	for c := range g.c {
 		plane := x[c*g.h*g.w : (c+1)*g.h*g.w]
 		for ky := range g.kh {
 			for kx := range g.kw {
-				src := col[row*ohw : (row+1)*ohw]
+				src := col[row*ld : row*ld+ohw]
 				row++
 				for oy := range g.oh {
 					iy := oy*g.stride - g.pad + ky
@@ -139,33 +141,82 @@ func getScratch(n int) *[]float32 {
 	return &s
 }
 
+// colTarget is the width (columns) the im2col matrices of a chunk of images
+// aim for: images are joined side by side until a GEMM is about this wide,
+// so that small late-level images (7×7) still make efficient GEMMs and the
+// weight is packed once per chunk; chunks run in parallel.
+const colTarget = 1024
+
+// chunk is the number of images per chunk.
+func (g convGeom) chunk() int { return max(1, min(g.n, (colTarget+g.ohw()-1)/max(g.ohw(), 1))) }
+
+// forChunks calls f for every chunk [b0, b0+nb) of images, chunks split over
+// the worker pool; task numbers the calls' worker-local scratch: col
+// (C·KH·KW × nb·OH·OW) and mat (O × nb·OH·OW). It returns the number of tasks.
+func (g convGeom) forChunks(f func(task, b0, nb int, col, mat []float32)) int {
+	per := g.chunk()
+	chunks := (g.n + per - 1) / per
+	cols := per * g.ohw()
+	tasks := min(chunks, 4*parallel.Threads())
+	size := (chunks + tasks - 1) / tasks
+	parallel.For(tasks, 1, func(lo, hi int) {
+		colBuf, matBuf := getScratch(g.ckk()*cols), getScratch(g.o*cols)
+		defer scratch.Put(colBuf)
+		defer scratch.Put(matBuf)
+		for task := lo; task < hi; task++ {
+			for c := task * size; c < min(chunks, (task+1)*size); c++ {
+				b0 := c * per
+				nb := min(per, g.n-b0)
+				f(task, b0, nb, (*colBuf)[:g.ckk()*nb*g.ohw()], (*matBuf)[:g.o*nb*g.ohw()])
+			}
+		}
+	})
+	return tasks
+}
+
+// im2colChunk fills col (rows of nb·OH·OW) from images b0…b0+nb−1 of x.
+func (g convGeom) im2colChunk(col, x []float32, b0, nb int) {
+	chw, ohw := g.c*g.h*g.w, g.ohw()
+	for j := range nb {
+		g.im2col(col[j*ohw:], nb*ohw, x[(b0+j)*chw:(b0+j+1)*chw])
+	}
+}
+
+// gatherChunk copies the (O, OH·OW) planes of images b0… of y (N, O, OH, OW)
+// side by side into mat (O × nb·OH·OW).
+func (g convGeom) gatherChunk(mat, y []float32, b0, nb int) {
+	ohw := g.ohw()
+	for j := range nb {
+		img := y[(b0+j)*g.o*ohw:]
+		for o := range g.o {
+			copy(mat[o*nb*ohw+j*ohw:o*nb*ohw+(j+1)*ohw], img[o*ohw:(o+1)*ohw])
+		}
+	}
+}
+
 func cpuConv2d(op Op, out, x, w, bias *Tensor) {
 	g := newConvGeom(x.shape, w.shape, out.shape, op.Stride, op.Pad)
-	ckk, ohw, chw := g.ckk(), g.ohw(), g.c*g.h*g.w
-	parallel.For(g.n, 1, func(lo, hi int) {
-		var col *[]float32
-		if !g.direct() {
-			col = getScratch(ckk * ohw)
-			defer scratch.Put(col)
-		}
-		for b := lo; b < hi; b++ {
-			src := x.data[b*chw : (b+1)*chw]
-			if col != nil {
-				g.im2col(*col, src)
-				src = *col
-			}
-			dst := out.data[b*g.o*ohw : (b+1)*g.o*ohw]
-			var beta float32
-			if bias != nil {
-				for o, v := range bias.data {
-					row := dst[o*ohw : (o+1)*ohw]
-					for i := range row {
-						row[i] = v
-					}
+	ckk, ohw := g.ckk(), g.ohw()
+	if g.n == 0 || ohw == 0 || g.o == 0 {
+		return
+	}
+	g.forChunks(func(_, b0, nb int, col, mat []float32) {
+		g.im2colChunk(col, x.data, b0, nb)
+		cols := nb * ohw
+		sgemm(false, false, g.o, cols, ckk, 1, w.data, max(ckk, 1), col, cols, 0, mat, cols)
+		for j := range nb { // scatter to NCHW, adding the bias
+			img := out.data[(b0+j)*g.o*ohw:]
+			for o := range g.o {
+				dst, src := img[o*ohw:(o+1)*ohw], mat[o*cols+j*ohw:o*cols+(j+1)*ohw]
+				if bias == nil {
+					copy(dst, src)
+					continue
 				}
-				beta = 1
+				bv := bias.data[o]
+				for i, v := range src {
+					dst[i] = v + bv
+				}
 			}
-			sgemm(false, false, g.o, ohw, ckk, 1, w.data, max(ckk, 1), src, max(ohw, 1), beta, dst, max(ohw, 1))
 		}
 	})
 }
@@ -173,22 +224,21 @@ func cpuConv2d(op Op, out, x, w, bias *Tensor) {
 func cpuConv2dGradInput(op Op, dx, dy, w *Tensor) {
 	g := newConvGeom(dx.shape, w.shape, dy.shape, op.Stride, op.Pad)
 	ckk, ohw, chw := g.ckk(), g.ohw(), g.c*g.h*g.w
-	parallel.For(g.n, 1, func(lo, hi int) {
-		var col *[]float32
-		if !g.direct() {
-			col = getScratch(ckk * ohw)
-			defer scratch.Put(col)
-		}
-		for b := lo; b < hi; b++ {
-			src := dy.data[b*g.o*ohw : (b+1)*g.o*ohw]
-			dst := dx.data[b*chw : (b+1)*chw]
-			if col == nil {
-				sgemm(true, false, ckk, ohw, g.o, 1, w.data, max(ckk, 1), src, max(ohw, 1), op.Beta, dst, max(ohw, 1))
-				continue
-			}
-			sgemm(true, false, ckk, ohw, g.o, 1, w.data, max(ckk, 1), src, max(ohw, 1), 0, *col, max(ohw, 1))
-			scaleInPlace(dst, op.Beta)
-			g.col2im(dst, *col)
+	if g.n == 0 || chw == 0 {
+		return
+	}
+	if ohw == 0 || g.o == 0 {
+		scaleInPlace(dx.data, op.Beta)
+		return
+	}
+	g.forChunks(func(_, b0, nb int, col, mat []float32) {
+		g.gatherChunk(mat, dy.data, b0, nb)
+		cols := nb * ohw
+		sgemm(true, false, ckk, cols, g.o, 1, w.data, max(ckk, 1), mat, cols, 0, col, cols)
+		for j := range nb {
+			img := dx.data[(b0+j)*chw : (b0+j+1)*chw]
+			scaleInPlace(img, op.Beta)
+			g.col2im(img, col[j*ohw:], cols)
 		}
 	})
 }
@@ -207,36 +257,31 @@ func scaleInPlace(d []float32, beta float32) {
 
 func cpuConv2dGradWeight(op Op, dw, x, dy *Tensor) {
 	g := newConvGeom(x.shape, dw.shape, dy.shape, op.Stride, op.Pad)
-	ckk, ohw, chw := g.ckk(), g.ohw(), g.c*g.h*g.w
-	size := g.o * ckk
-	parts := max(1, min(g.n, parallel.Threads()))
-	partial := make([][]float32, parts)
-	per := (g.n + parts - 1) / max(parts, 1)
-	parallel.For(parts, 1, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			var col *[]float32
-			if !g.direct() {
-				col = getScratch(ckk * ohw)
-			}
-			acc := make([]float32, size)
-			for b := p * per; b < min(g.n, (p+1)*per); b++ {
-				src := x.data[b*chw : (b+1)*chw]
-				if col != nil {
-					g.im2col(*col, src)
-					src = *col
-				}
-				sgemm(false, true, g.o, ckk, ohw, 1, dy.data[b*g.o*ohw:(b+1)*g.o*ohw], max(ohw, 1), src, max(ohw, 1), 1, acc, max(ckk, 1))
-			}
-			if col != nil {
-				scratch.Put(col)
-			}
-			partial[p] = acc
-		}
-	})
+	ckk, ohw := g.ckk(), g.ohw()
 	scaleInPlace(dw.data, op.Beta)
-	for _, acc := range partial {
-		for i, v := range acc {
+	if g.n == 0 || ohw == 0 || len(dw.data) == 0 {
+		return
+	}
+	// One partial weight gradient per task, summed at the end.
+	per := g.chunk()
+	maxTasks := min((g.n+per-1)/per, 4*parallel.Threads())
+	partial := make([]*[]float32, maxTasks)
+	for i := range partial {
+		partial[i] = getScratch(len(dw.data))
+		clear(*partial[i])
+	}
+	tasks := g.forChunks(func(task, b0, nb int, col, mat []float32) {
+		g.im2colChunk(col, x.data, b0, nb)
+		g.gatherChunk(mat, dy.data, b0, nb)
+		cols := nb * ohw
+		sgemm(false, true, g.o, ckk, cols, 1, mat, cols, col, cols, 1, *partial[task], ckk)
+	})
+	for _, p := range partial[:tasks] {
+		for i, v := range *p {
 			dw.data[i] += v
 		}
+	}
+	for _, p := range partial {
+		scratch.Put(p)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"holdgo/checkpoint"
 	"holdgo/data"
 	"holdgo/hold"
+	"holdgo/imagedata"
 	"holdgo/layers"
 	"holdgo/tensor"
 )
@@ -31,9 +32,15 @@ type RunConfig struct {
 	Objective string  `yaml:"objective" json:"objective"` // bcsm (hsm for CLD) or dsm
 	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform or mixed
 
-	Model  string `yaml:"model" json:"model"` // mlp
+	Model  string `yaml:"model" json:"model"` // mlp, or ncsnpp-small, ncsnpp-cifar10, … for images
 	Hidden int    `yaml:"hidden" json:"hidden"`
 	Layers int    `yaml:"layers" json:"layers"`
+
+	// Image data and NCSN++ (imagedata specs such as fashion-mnist:DIR).
+	Flip      bool    `yaml:"flip,omitempty" json:"flip,omitempty"`             // random horizontal flips
+	Dropout   float64 `yaml:"dropout,omitempty" json:"dropout,omitempty"`       // NCSN++ dropout
+	NF        int     `yaml:"nf,omitempty" json:"nf,omitempty"`                 // NCSN++ base channels (0: the preset's)
+	ResBlocks int     `yaml:"res_blocks,omitempty" json:"res_blocks,omitempty"` // NCSN++ res-blocks per level (0: the preset's)
 
 	Steps     int     `yaml:"steps" json:"steps"`
 	Batch     int     `yaml:"batch" json:"batch"`
@@ -117,7 +124,7 @@ func (c RunConfig) SDEConfig() (hold.Config, error) {
 type Built struct {
 	SDE    *hold.SDE
 	Source data.Source
-	Net    *layers.MLP
+	Net    layers.ScoreNet
 }
 
 // Build validates the configuration and makes its SDE, data and network
@@ -137,6 +144,9 @@ func (c RunConfig) Build() (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
+	if imagedata.IsSpec(c.Data) {
+		return c.buildImages(sde)
+	}
 	src, err := data.Open(c.Data, c.SwissNoise)
 	if err != nil {
 		return nil, err
@@ -147,6 +157,34 @@ func (c RunConfig) Build() (*Built, error) {
 	d := src.Dimension()
 	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers},
 		tensor.NewRNG(c.Seed^0x5eed))
+	if err != nil {
+		return nil, err
+	}
+	return &Built{SDE: sde, Source: src, Net: net}, nil
+}
+
+// buildImages makes the image data set and the NCSN++ network of an image
+// run: the state is n·C channels, the output the last block's C channels.
+func (c RunConfig) buildImages(sde *hold.SDE) (*Built, error) {
+	src, err := imagedata.Open(c.Data, imagedata.Options{Flip: c.Flip})
+	if err != nil {
+		return nil, err
+	}
+	if src.H != src.W {
+		return nil, fmt.Errorf("%s: NCSN++ needs square images, got %d×%d", c.Data, src.H, src.W)
+	}
+	nc, err := layers.NCSNppPreset(c.Model, sde.Blocks()*src.C, src.C, src.H)
+	if err != nil {
+		return nil, fmt.Errorf("image data %s: %w", c.Data, err)
+	}
+	nc.Dropout = c.Dropout
+	if c.NF > 0 {
+		nc.NF = c.NF
+	}
+	if c.ResBlocks > 0 {
+		nc.NumResBlocks = c.ResBlocks
+	}
+	net, err := layers.NewNCSNpp(nc, tensor.NewRNG(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err
 	}

@@ -42,17 +42,18 @@ type DataFunc func(r *rng.RNG, dst []float32)
 // DSM as the SDE's objective says) and records ‖E_θ(x_t, t) − target‖²,
 // summed over dimensions and averaged over the batch. Buffers are reused
 // across steps.
-func ScoreLoss(sde *hold.SDE, net *layers.MLP, data DataFunc, batch, dim int, times string) (LossFunc, error) {
+func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int, times string) (LossFunc, error) {
 	switch times {
 	case "", TimesUniform, TimesMixed:
 	default:
 		return nil, fmt.Errorf("unknown time sampling %q (want %s or %s)", times, TimesUniform, TimesMixed)
 	}
 	n := sde.Blocks()
-	if want := n*dim + 1; net.Config.In != want || net.Config.Out != dim {
-		return nil, fmt.Errorf("score network maps %d → %d values, but a %d-block SDE on %d-dimensional data needs %d → %d",
-			net.Config.In, net.Config.Out, n, dim, want, dim)
+	if state, out := net.Widths(); state != n*dim || out != dim {
+		return nil, fmt.Errorf("score network maps a state of %d values to %d, but a %d-block SDE on %d-dimensional data needs %d → %d",
+			state, out, n, dim, n*dim, dim)
 	}
+	dropout, _ := net.(layers.Dropouter)
 	b := hold.Batch{
 		Data: make([]float32, batch*dim), Times: make([]float64, batch), Noise: make([]float32, batch*n*dim),
 		State: make([]float32, batch*n*dim), Target: make([]float32, batch*dim),
@@ -76,6 +77,10 @@ func ScoreLoss(sde *hold.SDE, net *layers.MLP, data DataFunc, batch, dim int, ti
 		for i, t := range b.Times {
 			tt.Data()[i] = float32(t)
 		}
+		if dropout != nil { // masks from the trainer's stream: resumes stay bit-exact
+			dropout.SetDropout(r)
+			defer dropout.SetDropout(nil)
+		}
 		out := net.ScoreForward(g, g.Const(x), g.Const(tt))
 		loss, err := hold.Loss(grad.Data(), out.T.Data(), b.Target, batch)
 		if err != nil {
@@ -89,7 +94,7 @@ func ScoreLoss(sde *hold.SDE, net *layers.MLP, data DataFunc, batch, dim int, ti
 // block's score ℓ_t·E_θ(x, t), evaluated without recording gradients.
 type NetworkScorer struct {
 	SDE *hold.SDE
-	Net *layers.MLP
+	Net layers.ScoreNet
 
 	tape *autograd.Tape
 	x, t *tensor.Tensor
@@ -103,9 +108,9 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		return nil
 	}
 	width := len(x) / batch
-	if width*batch != len(x) || width+1 != s.Net.Config.In || len(dst) != batch*s.Net.Config.Out {
-		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a %d → %d network",
-			len(x), batch, len(dst), s.Net.Config.In, s.Net.Config.Out)
+	if state, d := s.Net.Widths(); width*batch != len(x) || width != state || len(dst) != batch*d {
+		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a network from %d to %d values",
+			len(x), batch, len(dst), state, d)
 	}
 	if s.tape == nil {
 		s.tape = autograd.NewTape(tensor.CPU)
@@ -135,10 +140,10 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 	if batch == 0 {
 		return nil
 	}
-	width, d := s.Net.Config.In-1, s.Net.Config.Out
+	width, d := s.Net.Widths()
 	if len(x) != batch*width || len(u) != batch*d || len(vjp) != len(x) || (score != nil && len(score) != batch*d) {
-		return fmt.Errorf("network scorer: VJP shapes: x %d, u %d, vjp %d for batch %d of a %d → %d network",
-			len(x), len(u), len(vjp), batch, s.Net.Config.In, d)
+		return fmt.Errorf("network scorer: VJP shapes: x %d, u %d, vjp %d for batch %d of a network from %d to %d values",
+			len(x), len(u), len(vjp), batch, width, d)
 	}
 	g := autograd.NewTape(tensor.CPU)
 	xt, tt := tensor.Zeros(batch, width), tensor.Zeros(batch)
@@ -152,8 +157,9 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 	out := s.Net.ScoreForward(g, xv, g.Const(tt))
 	// Seed with ℓ_t·u so that the pull-back is uᵀ∂(ℓ_t E)/∂x. The
 	// parameters' gradients are not wanted: save and restore them.
-	saved := append([]float32(nil), s.Net.Params.Grad...)
-	defer copy(s.Net.Params.Grad, saved)
+	grads := s.Net.Parameters().Grad
+	saved := append([]float32(nil), grads...)
+	defer copy(grads, saved)
 	seed := tensor.Zeros(batch, d)
 	for b, tb := range t {
 		ell := s.SDE.Ell(tb)

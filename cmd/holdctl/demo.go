@@ -68,7 +68,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tr, err := train.New(cfg.Options(), built.Net.Params, loss)
+	tr, err := train.New(cfg.Options(), built.Net.Parameters(), loss)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 var version = "0.1.0-dev"
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "holdctl",
 		Usage:   "train, sample and inspect HOLD diffusion models (third-order Langevin dynamics)",
 		Version: version,
@@ -24,6 +24,9 @@ func newApp() *cli.App {
 			demoCommand(),
 			trainCommand(),
 			sampleCommand(),
+			evalCommand(),
+			nllCommand(),
+			plotCommand(),
 			experimentCommand(),
 			sdeCommand(),
 			benchCommand(),
@@ -40,13 +43,26 @@ func newApp() *cli.App {
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main reports errors and picks the status
 	}
+	setUsageErrors(app.Commands, app.OnUsageError)
+	return app
+}
+
+// setUsageErrors gives every command and subcommand the app's usage-error handler (exit status 2):
+// urfave/cli applies the app's handler to top-level flags only.
+func setUsageErrors(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
+	for _, c := range cmds {
+		if c.OnUsageError == nil {
+			c.OnUsageError = h
+		}
+		setUsageErrors(c.Subcommands, h)
+	}
 }
 
 func experimentCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "experiment",
 		Usage:       "reproducible studies: sampler accuracy against NFE",
-		Subcommands: []*cli.Command{experimentSamplersCommand()},
+		Subcommands: []*cli.Command{experimentSamplersCommand(), experimentNFECommand()},
 	}
 }
 

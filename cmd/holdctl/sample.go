@@ -131,7 +131,7 @@ func loadModel(path string, raw bool) (*model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", f.Path, err)
 	}
-	if err := train.LoadWeights(f, built.Net.Params, !raw); err != nil {
+	if err := train.LoadWeights(f, built.Net.Parameters(), !raw); err != nil {
 		return nil, err
 	}
 	return &model{cfg: cfg, sde: built.SDE, score: &train.NetworkScorer{SDE: built.SDE, Net: built.Net}, source: built.Source}, nil
@@ -241,7 +241,7 @@ func sampleCommand() *cli.Command {
 			dim := m.source.Dimension()
 			q := firstBlock(res.X, c.Int("n"), m.sde.Blocks(), dim)
 			for _, o := range outs {
-				if err := writeSamples(o, q, dim, fmt.Sprintf("%s, %s, NFE %d", m.cfg.SDE, s.Method.Name(), res.NFE)); err != nil {
+				if err := writeModelSamples(m.source, o, q, dim, fmt.Sprintf("%s, %s, NFE %d", m.cfg.SDE, s.Method.Name(), res.NFE)); err != nil {
 					return err
 				}
 			}

@@ -32,7 +32,7 @@ const (
 func runConfigFlags(d train.RunConfig) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "YAML or JSON file with any of the keys below (flags given explicitly win)"},
-		&cli.StringFlag{Name: "data", Value: d.Data, Usage: "gmm1d, swissroll or a .npy file of points (n, d)"},
+		&cli.StringFlag{Name: "data", Value: d.Data, Usage: "gmm1d, swissroll, a .npy file of points (n, d), or images: fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH"},
 		&cli.Float64Flag{Name: "swiss-noise", Value: d.SwissNoise, Usage: "noise of the Swiss rolls"},
 		&cli.StringFlag{Name: "sde", Value: d.SDE, Usage: "hold, cld, vp or ve"},
 		&cli.IntFlag{Name: "order", Value: d.Order, Usage: "HOLD order n (2, 3 or 4)"},
@@ -40,9 +40,13 @@ func runConfigFlags(d train.RunConfig) []cli.Flag {
 		&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD initial auxiliary variance factor α"},
 		&cli.StringFlag{Name: "objective", Value: d.Objective, Usage: "bcsm (hsm for CLD) or dsm"},
 		&cli.StringFlag{Name: "times", Value: d.Times, Usage: "training-time sampling: uniform (the paper's) or mixed (half log-uniform)"},
-		&cli.StringFlag{Name: "model", Value: d.Model, Usage: "score network: mlp"},
+		&cli.StringFlag{Name: "model", Value: d.Model, Usage: "score network: mlp (points) or ncsnpp-small, ncsnpp-cifar10, ncsnpp-celebahq256 (images)"},
 		&cli.IntFlag{Name: "hidden", Value: d.Hidden, Usage: "MLP hidden width"},
 		&cli.IntFlag{Name: "layers", Value: d.Layers, Usage: "MLP Linear layers"},
+		&cli.BoolFlag{Name: "flip", Value: d.Flip, Usage: "images: random horizontal flips"},
+		&cli.Float64Flag{Name: "dropout", Value: d.Dropout, Usage: "NCSN++ dropout (CIFAR-10 recipe: 0.1)"},
+		&cli.IntFlag{Name: "nf", Value: d.NF, Usage: "NCSN++ base channels (0: the preset's)"},
+		&cli.IntFlag{Name: "res-blocks", Value: d.ResBlocks, Usage: "NCSN++ res-blocks per level (0: the preset's)"},
 		&cli.IntFlag{Name: "steps", Value: d.Steps, Usage: "total optimisation steps"},
 		&cli.IntFlag{Name: "batch", Value: d.Batch, Usage: "batch size"},
 		&cli.Float64Flag{Name: "lr", Value: d.LR, Usage: "Adam learning rate"},
@@ -79,6 +83,10 @@ func runConfigFrom(c *cli.Context, base train.RunConfig) (train.RunConfig, error
 	set("model", func() { cfg.Model = c.String("model") })
 	set("hidden", func() { cfg.Hidden = c.Int("hidden") })
 	set("layers", func() { cfg.Layers = c.Int("layers") })
+	set("flip", func() { cfg.Flip = c.Bool("flip") })
+	set("dropout", func() { cfg.Dropout = c.Float64("dropout") })
+	set("nf", func() { cfg.NF = c.Int("nf") })
+	set("res-blocks", func() { cfg.ResBlocks = c.Int("res-blocks") })
 	set("steps", func() { cfg.Steps = c.Int("steps") })
 	set("batch", func() { cfg.Batch = c.Int("batch") })
 	set("lr", func() { cfg.LR = c.Float64("lr") })
@@ -99,6 +107,7 @@ func trainCommand() *cli.Command {
 			&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its checkpoint (up to --steps in total)"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.IntFlag{Name: "log-every", Value: 100, Usage: "steps between log.csv rows and plain progress lines"},
+			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this wall time (e.g. 58m), writing the checkpoint; 0: no limit"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -110,6 +119,11 @@ func trainCommand() *cli.Command {
 			parallel.SetThreads(c.Int("threads"))
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if d := c.Duration("time-limit"); d > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, d)
+				defer cancel()
+			}
 			return runTrain(ctx, c, c.String("out"), c.Bool("resume"), c.Int("log-every"))
 		},
 	}
@@ -162,7 +176,7 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	tr, err := train.New(cfg.Options(), built.Net.Params, loss)
+	tr, err := train.New(cfg.Options(), built.Net.Parameters(), loss)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -204,6 +218,10 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 			bar.finish()
 			if err := s.save(); err != nil {
 				return fmt.Errorf("interrupted at step %d, and the checkpoint could not be written: %w", tr.Step, err)
+			}
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				fmt.Fprintf(s.out, "time limit reached: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
+				return nil
 			}
 			return cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; continue with --resume", tr.Step, s.dir), 130)
 		default:

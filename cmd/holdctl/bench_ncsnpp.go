@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/autograd"
+	"holdgo/internal/parallel"
+	"holdgo/layers"
+	"holdgo/rng"
+	"holdgo/tensor"
+)
+
+// ncsnppBenchCase is one network of `holdctl bench ncsnpp`; the same presets
+// and batches are in scripts/bench_ncsnpp.py.
+type ncsnppBenchCase struct {
+	model     string
+	in, batch int
+}
+
+var ncsnppBenchCases = []ncsnppBenchCase{{"ncsnpp-small", 3, 32}, {"ncsnpp-cifar10", 9, 4}}
+
+// ncsnppBenchRow is one timing: milliseconds per image, median of repeats.
+type ncsnppBenchRow struct {
+	Impl       string  `json:"impl"` // holdgo or pytorch
+	Model      string  `json:"model"`
+	Batch      int     `json:"batch"`
+	Backward   bool    `json:"backward"`
+	MsPerImage float64 `json:"ms_per_image"`
+	Threads    int     `json:"threads"`
+}
+
+func benchNCSNppCommand() *cli.Command {
+	return &cli.Command{
+		Name: "ncsnpp",
+		Usage: "NCSN++ forward and forward+backward time per image (ncsnpp-small at batch 32, ncsnpp-cifar10 at batch 4), " +
+			"and the same network in PyTorch CPU (scripts/bench_ncsnpp.py) in the same run",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "models", Value: "ncsnpp-small,ncsnpp-cifar10", Usage: "comma-separated presets"},
+			&cli.IntFlag{Name: "threads", Value: 2, Usage: "worker threads (holdgo and torch)"},
+			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "timed repeats after one warm-up (the median is reported)"},
+			&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "interpreter with torch (empty: skip PyTorch)"},
+			&cli.StringFlag{Name: "script", Value: "scripts/bench_ncsnpp.py", Usage: "PyTorch benchmark script"},
+			&cli.BoolFlag{Name: "json", Usage: "print the rows as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			models := strings.Split(c.String("models"), ",")
+			var cases []ncsnppBenchCase
+			for _, m := range models {
+				i := slices.IndexFunc(ncsnppBenchCases, func(bc ncsnppBenchCase) bool { return bc.model == m })
+				if i < 0 {
+					return usageErr("--models: unknown %q (want ncsnpp-small, ncsnpp-cifar10)", m)
+				}
+				cases = append(cases, ncsnppBenchCases[i])
+			}
+			threads, repeats := c.Int("threads"), max(1, c.Int("repeats"))
+			prev := parallel.SetThreads(threads)
+			defer parallel.SetThreads(prev)
+			var rows []ncsnppBenchRow
+			for _, bc := range cases {
+				r, err := benchNCSNpp(bc, repeats)
+				if err != nil {
+					return err
+				}
+				for i := range r {
+					r[i].Threads = parallel.Threads()
+				}
+				rows = append(rows, r...)
+			}
+			if py := c.String("python"); py != "" {
+				out, err := exec.Command(py, c.String("script"), "--json", "--threads", fmt.Sprint(threads),
+					"--repeats", fmt.Sprint(repeats), "--models", strings.Join(models, ",")).Output()
+				if err != nil {
+					fmt.Fprintf(c.App.ErrWriter, "PyTorch benchmark skipped: %s %s: %v\n", py, c.String("script"), err)
+				} else {
+					var pt []ncsnppBenchRow
+					if err := json.Unmarshal(bytes.TrimSpace(out), &pt); err != nil {
+						return fmt.Errorf("PyTorch benchmark output: %w", err)
+					}
+					for i := range pt {
+						pt[i].Impl = "pytorch"
+					}
+					rows = append(rows, pt...)
+				}
+			}
+			if c.Bool("json") {
+				return json.NewEncoder(c.App.Writer).Encode(rows)
+			}
+			printNCSNppBench(c, rows)
+			return nil
+		},
+	}
+}
+
+func printNCSNppBench(c *cli.Context, rows []ncsnppBenchRow) {
+	w := c.App.Writer
+	host, _ := os.Hostname()
+	fmt.Fprintf(w, "NCSN++ on %s, ms per image (median), lower is better\n", host)
+	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up")
+	for _, r := range rows {
+		if r.Impl != "holdgo" {
+			continue
+		}
+		pass := "forward"
+		if r.Backward {
+			pass = "forward+backward"
+		}
+		pt := "—"
+		ratio := "—"
+		for _, p := range rows {
+			if p.Impl == "pytorch" && p.Model == r.Model && p.Backward == r.Backward {
+				pt = fmt.Sprintf("%.2f", p.MsPerImage)
+				ratio = fmt.Sprintf("%.2f×", p.MsPerImage/r.MsPerImage)
+			}
+		}
+		fmt.Fprintf(w, "%-15s %5d %-17s %10.2f %10s %8s\n", r.Model, r.Batch, pass, r.MsPerImage, pt, ratio)
+	}
+}
+
+// benchNCSNpp times the Go network: one warm-up, then the median of repeats,
+// for the forward pass (no tape) and forward+backward.
+func benchNCSNpp(bc ncsnppBenchCase, repeats int) ([]ncsnppBenchRow, error) {
+	cfg, err := layers.NCSNppPreset(bc.model, bc.in, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dropout = 0
+	m, err := layers.NewNCSNpp(cfg, rng.New(1))
+	if err != nil {
+		return nil, err
+	}
+	r := rng.New(2)
+	x := tensor.RandN(r, bc.batch, cfg.InChannels, cfg.ImageSize, cfg.ImageSize)
+	ts := tensor.RandU(r, 0.01, 1, bc.batch).Data()
+	g := autograd.NewTape(tensor.CPU)
+	var rows []ncsnppBenchRow
+	for _, backward := range []bool{false, true} {
+		g.SetNoGrad(!backward)
+		times := make([]float64, 0, repeats)
+		for i := range repeats + 1 {
+			start := time.Now()
+			g.Reset()
+			m.Params.ZeroGrad()
+			out := m.Forward(g, g.Const(x), ts)
+			if backward {
+				g.Backward(g.Mean(g.Square(out)))
+			}
+			if i > 0 {
+				times = append(times, time.Since(start).Seconds())
+			}
+		}
+		slices.Sort(times)
+		rows = append(rows, ncsnppBenchRow{Impl: "holdgo", Model: bc.model, Batch: bc.batch, Backward: backward,
+			MsPerImage: times[len(times)/2] / float64(bc.batch) * 1e3})
+	}
+	return rows, nil
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/autograd"
+	"holdgo/internal/parallel"
+	"holdgo/layers"
+	"holdgo/rng"
+	"holdgo/tensor"
+)
+
+func modelCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "model",
+		Usage: "inspect score networks",
+		Subcommands: []*cli.Command{{
+			Name:  "info",
+			Usage: "print an NCSN++ configuration's size: trainable parameters (and, with --batch, one training step's memory and time)",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "model", Value: "ncsnpp-cifar10", Usage: strings.Join(layers.NCSNppPresets, ", ")},
+				&cli.IntFlag{Name: "in-channels", Value: 9, Usage: "input channels n·C (HOLD-3 on RGB: 9)"},
+				&cli.IntFlag{Name: "out-channels", Usage: "output channels (0: in-channels/3)"},
+				&cli.IntFlag{Name: "image-size", Usage: "image side (0: the preset's)"},
+				&cli.IntFlag{Name: "nf", Usage: "base channels (0: the preset's)"},
+				&cli.IntFlag{Name: "res-blocks", Usage: "res-blocks per level (0: the preset's)"},
+				&cli.IntFlag{Name: "batch", Usage: "also run one forward+backward at this batch and report its memory and time"},
+				&cli.IntFlag{Name: "threads", Usage: "worker threads of --batch (default: all cores)"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			},
+			Action: modelInfo,
+		}},
+	}
+}
+
+// modelReport is what model info prints.
+type modelReport struct {
+	Model           string  `json:"model"`
+	InChannels      int     `json:"in_channels"`
+	OutChannels     int     `json:"out_channels"`
+	ImageSize       int     `json:"image_size"`
+	NF              int     `json:"nf"`
+	ChMult          []int   `json:"ch_mult"`
+	ResBlocks       int     `json:"num_res_blocks"`
+	AttnResolutions []int   `json:"attn_resolutions"`
+	Embedding       string  `json:"embedding"`
+	Params          int     `json:"params"`       // trainable
+	FixedParams     int     `json:"fixed_params"` // the Fourier weights: checkpointed, not trained
+	Batch           int     `json:"batch,omitempty"`
+	ForwardMiB      float64 `json:"forward_activation_mib,omitempty"` // tensors the tape holds after the forward pass
+	StepMiB         float64 `json:"step_tensor_mib,omitempty"`        // all tensor memory of forward + backward
+	ForwardMs       float64 `json:"forward_ms,omitempty"`
+	StepMs          float64 `json:"step_ms,omitempty"`
+}
+
+func modelInfo(c *cli.Context) error {
+	cfg, err := layers.NCSNppPreset(c.String("model"), c.Int("in-channels"), c.Int("out-channels"), c.Int("image-size"))
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if c.Int("nf") > 0 {
+		cfg.NF = c.Int("nf")
+	}
+	if c.Int("res-blocks") > 0 {
+		cfg.NumResBlocks = c.Int("res-blocks")
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	r := modelReport{Model: cfg.Name, InChannels: cfg.InChannels, OutChannels: cfg.OutChannels, ImageSize: cfg.ImageSize,
+		NF: cfg.NF, ChMult: cfg.ChMult, ResBlocks: cfg.NumResBlocks, AttnResolutions: cfg.AttnResolutions,
+		Embedding: cfg.Embedding, Params: layers.NCSNppParamCount(cfg)}
+	if cfg.Embedding == layers.EmbedFourier {
+		r.FixedParams = cfg.NF
+	}
+	if b := c.Int("batch"); b > 0 {
+		parallel.SetThreads(c.Int("threads"))
+		if err := measureStep(&r, cfg, b); err != nil {
+			return err
+		}
+	}
+	if c.Bool("json") {
+		out, _ := json.Marshal(r)
+		fmt.Fprintln(c.App.Writer, string(out))
+		return nil
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s: %d → %d channels at %d×%d, nf %d, ch_mult %v, %d res-blocks per level, attention at %v, %s embedding\n",
+		r.Model, r.InChannels, r.OutChannels, r.ImageSize, r.ImageSize, r.NF, r.ChMult, r.ResBlocks, r.AttnResolutions, r.Embedding)
+	fmt.Fprintf(w, "trainable parameters: %d (%.1f M)", r.Params, float64(r.Params)/1e6)
+	if r.FixedParams > 0 {
+		fmt.Fprintf(w, ", plus %d fixed Fourier weights", r.FixedParams)
+	}
+	fmt.Fprintln(w)
+	if r.Batch > 0 {
+		fmt.Fprintf(w, "training step at batch %d: %.1f MiB of activations after the forward pass, %.1f MiB of tensors in all (forward + backward); forward %.0f ms, forward+backward %.0f ms\n",
+			r.Batch, r.ForwardMiB, r.StepMiB, r.ForwardMs, r.StepMs)
+	}
+	return nil
+}
+
+// measureStep runs one cold forward and backward pass (dropout on) and
+// records the tensor memory the tape allocated: every tensor of a cold step
+// is a fresh allocation of its pool, so the allocated bytes are the step's
+// tensor memory (parameters and their gradients excluded).
+func measureStep(r *modelReport, cfg layers.NCSNppConfig, batch int) error {
+	m, err := layers.NewNCSNpp(cfg, rng.New(1))
+	if err != nil {
+		return err
+	}
+	m.SetDropout(rng.New(3))
+	src := rng.New(2)
+	x := tensor.RandN(src, batch, cfg.InChannels, cfg.ImageSize, cfg.ImageSize)
+	ts := tensor.RandU(src, 0.01, 1, batch).Data()
+	prev := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(prev)
+	var before, mid, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g := autograd.NewTape(tensor.CPU)
+	start := time.Now()
+	out := m.Forward(g, g.Const(x), ts)
+	fwd := time.Since(start)
+	runtime.ReadMemStats(&mid)
+	g.Backward(g.Mean(g.Square(out)))
+	step := time.Since(start)
+	runtime.ReadMemStats(&after)
+	const mib = 1 << 20
+	r.Batch = batch
+	r.ForwardMiB = float64(mid.TotalAlloc-before.TotalAlloc) / mib
+	r.StepMiB = float64(after.TotalAlloc-before.TotalAlloc) / mib
+	r.ForwardMs, r.StepMs = float64(fwd.Microseconds())/1e3, float64(step.Microseconds())/1e3
+	return nil
+}

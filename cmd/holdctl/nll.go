@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/imagedata"
+	"holdgo/internal/parallel"
+	"holdgo/rng"
+	"holdgo/sample"
+)
+
+func nllCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "nll",
+		Usage: "likelihood bound of held-out data (images: bits/dim; points: nats and bits/dim, mean ± s.e.) under a checkpoint (probability-flow ODE)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "ckpt", Usage: "run directory or checkpoint file of holdctl train (image data)"},
+			&cli.StringFlag{Name: "data", Usage: "images to evaluate (default: the run's data set, test split: #test)"},
+			&cli.IntFlag{Name: "n", Value: 16, Usage: "images evaluated (the first n of the set)"},
+			&cli.IntFlag{Name: "batch", Value: 16, Usage: "images per ODE solve"},
+			&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the ODE solver (CLD-SGM: 1e-5)"},
+			&cli.Float64Flag{Name: "eps", Value: 1e-5, Usage: "start time of the ODE"},
+			&cli.StringFlag{Name: "estimator", Value: sample.EstimatorRademacher, Usage: "rademacher or gaussian"},
+			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights"},
+			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of dequantisation, auxiliary variables and ε"},
+			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+			&cli.Uint64Flag{Name: "data-seed", Usage: "point data: seed of the held-out draws of the run's data (default: derived from, never equal to, the training seed)"},
+		},
+		Action: func(c *cli.Context) error {
+			if !c.IsSet("ckpt") {
+				return usageErr("nll needs --ckpt DIR (a run trained on images)")
+			}
+			parallel.SetThreads(c.Int("threads"))
+			m, err := loadModel(c.String("ckpt"), c.Bool("raw-weights"))
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			div, ok := m.score.(sample.DivScorer)
+			if !ok {
+				return usageErr("the score of %s has no vector–Jacobian product", c.String("ckpt"))
+			}
+			if !imagedata.IsSpec(m.cfg.Data) { // point data: nll_points.go
+				return runPointNLL(c, m, div)
+			}
+			spec := c.String("data")
+			if spec == "" {
+				spec = m.cfg.Data
+				if base, _, _ := strings.Cut(spec, "#"); base == spec && !strings.HasPrefix(spec, "images:") {
+					spec += "#test"
+				}
+			}
+			if !imagedata.IsSpec(spec) {
+				return usageErr("nll evaluates image data sets; %q is not one (use holdctl eval for point data)", spec)
+			}
+			ds, err := imagedata.Open(spec, imagedata.Options{})
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if ds.Dimension() != m.source.Dimension() {
+				return usageErr("%s has images of %d values, the model was trained on %d", spec, ds.Dimension(), m.source.Dimension())
+			}
+			n := min(c.Int("n"), ds.Len())
+			if n < 1 {
+				return usageErr("--n must be ≥ 1")
+			}
+			d := ds.Dimension()
+			x := make([]float64, n*d)
+			r := rng.New(c.Uint64("seed"))
+			for i := range n {
+				if err := sample.Dequantize(x[i*d:(i+1)*d], ds.Pixels(i), r); err != nil {
+					return err
+				}
+			}
+			cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
+				Estimator: c.String("estimator"), OffsetBits: sample.OffsetCentered8Bit, MaxBatch: c.Int("batch")}
+			start := time.Now()
+			res, err := sample.NLL(m.sde, div, x, d, cfg, c.Uint64("seed")+1)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "%s: %d images of %s, %s: %s bits/dim (aux-corrected %s), NFE %d, %.1fs\n",
+				c.String("ckpt"), n, spec, m.cfg.SDE, res.BitsPerDim, res.BitsPerDimAux, res.NFE, time.Since(start).Seconds())
+			return nil
+		},
+	}
+}
