@@ -2,6 +2,7 @@ package hold
 
 import (
 	"fmt"
+	"holdgo/internal/parallel"
 	"holdgo/rng"
 	"math"
 )
@@ -58,38 +59,44 @@ func (s *SDE) Perturb(b Batch) error {
 		}
 	}
 
-	for bi, t := range b.Times {
-		k := s.ObjectiveKernel(t)
-		data := b.Data[bi*d : (bi+1)*d]
-		noise := b.Noise[bi*n*d : (bi+1)*n*d]
-		state := b.State[bi*n*d : (bi+1)*n*d]
-		target := b.Target[bi*d : (bi+1)*d]
-		var aux []float32
-		if dsm {
-			aux = b.Aux[bi*(n-1)*d : (bi+1)*(n-1)*d]
-		}
-		for i := 0; i < d; i++ {
-			var x0, eps [MaxBlocks]float64
-			x0[0] = float64(data[i])
-			for j := 1; j < n && dsm; j++ {
-				x0[j] = auxStd[j] * float64(aux[(j-1)*d+i])
+	// Samples are independent: split them over the worker pool (each writes
+	// its own rows, so the result does not depend on the thread count). A
+	// sample costs one kernel evaluation (≈0.6 µs for HOLD-3, ≈12 µs for
+	// HOLD-4) plus n²·d multiply-adds.
+	parallel.For(batch, max(1, 4096/(n*n*d+64)), func(lo, hi int) {
+		for bi := lo; bi < hi; bi++ {
+			k := s.ObjectiveKernel(b.Times[bi])
+			data := b.Data[bi*d : (bi+1)*d]
+			noise := b.Noise[bi*n*d : (bi+1)*n*d]
+			state := b.State[bi*n*d : (bi+1)*n*d]
+			target := b.Target[bi*d : (bi+1)*d]
+			var aux []float32
+			if dsm {
+				aux = b.Aux[bi*(n-1)*d : (bi+1)*(n-1)*d]
 			}
-			for j := 0; j < n; j++ {
-				eps[j] = float64(noise[j*d+i])
-			}
-			for r := 0; r < n; r++ {
-				var v float64
+			for i := 0; i < d; i++ {
+				var x0, eps [MaxBlocks]float64
+				x0[0] = float64(data[i])
+				for j := 1; j < n && dsm; j++ {
+					x0[j] = auxStd[j] * float64(aux[(j-1)*d+i])
+				}
 				for j := 0; j < n; j++ {
-					v += k.Mean.a[r][j] * x0[j]
+					eps[j] = float64(noise[j*d+i])
 				}
-				for j := 0; j <= r; j++ {
-					v += k.Chol.a[r][j] * eps[j]
+				for r := 0; r < n; r++ {
+					var v float64
+					for j := 0; j < n; j++ {
+						v += k.Mean.a[r][j] * x0[j]
+					}
+					for j := 0; j <= r; j++ {
+						v += k.Chol.a[r][j] * eps[j]
+					}
+					state[r*d+i] = float32(v)
 				}
-				state[r*d+i] = float32(v)
+				target[i] = -noise[(n-1)*d+i]
 			}
-			target[i] = -noise[(n-1)*d+i]
 		}
-	}
+	})
 	return nil
 }
 

@@ -26,7 +26,7 @@ func TestPerturbMatchesReference(t *testing.T) {
 			cfg.Objective = objective
 			s := mustNew(t, cfg)
 			n := s.Blocks()
-			for _, shape := range [][2]int{{1, 1}, {3, 17}, {5, 2}} {
+			for _, shape := range [][2]int{{1, 1}, {3, 17}, {5, 2}, {300, 3}} { // 300 samples: several worker chunks
 				batch, d := shape[0], shape[1]
 				b := Batch{
 					Data:   normals32(batch*d, rng),
