@@ -8,6 +8,8 @@ import (
 	"runtime"
 
 	"github.com/urfave/cli/v2"
+
+	"holdgo/internal/isa"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -71,7 +73,8 @@ func versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print the version, Go release and CPU features in use",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(c.App.Writer, "holdctl %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(c.App.Writer, "holdctl %s (%s, %s/%s)\nCPU kernels: %s (supported: %v; HOLDGO_ISA forces one)\n",
+				version, runtime.Version(), runtime.GOOS, runtime.GOARCH, isa.Level(), isa.Levels())
 			return nil
 		},
 	}
