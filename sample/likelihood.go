@@ -142,7 +142,7 @@ func NLL(sde *hold.SDE, score DivScorer, data []float64, d int, cfg LikelihoodCo
 		for i, v := range perPoint {
 			perDim[i] = v / float64(d)
 		}
-		nats = meanSE(perDim)
+		nats = MeanSE(perDim)
 		return nats, Stat{Mean: BitsPerDim(nats.Mean, cfg.OffsetBits), SE: nats.SE / math.Ln2}
 	}
 	res.NatsPerDim, res.BitsPerDim = summarise(res.PerPoint)
@@ -150,8 +150,8 @@ func NLL(sde *hold.SDE, score DivScorer, data []float64, d int, cfg LikelihoodCo
 	return res, nil
 }
 
-// meanSE returns the mean and its standard error (sample standard deviation / √N; 0 for N = 1).
-func meanSE(v []float64) Stat {
+// MeanSE returns the mean and its standard error (sample standard deviation / √N; 0 for N = 1).
+func MeanSE(v []float64) Stat {
 	var mean float64
 	for _, x := range v {
 		mean += x

@@ -170,7 +170,7 @@ func TestHutchinsonUnbiased(t *testing.T) {
 		for p := range diffs {
 			diffs[p] = (res.PerPoint[p] - exact.PerPoint[p]) / d
 		}
-		st := meanSE(diffs)
+		st := MeanSE(diffs)
 		t.Logf("%s − exact trace: %v nats/dim (NFE %d vs %d)", est, st, res.NFE, exact.NFE)
 		if math.Abs(st.Mean) > 3*st.SE+1e-3 {
 			t.Errorf("%s: mean difference %v from the exact trace", est, st)

@@ -209,7 +209,7 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 		}
 		floor[i] = w1
 	}
-	st := meanSE(floor)
+	st := MeanSE(floor)
 	tab.FloorMean, tab.FloorSD = st.Mean, st.SE*math.Sqrt(float64(len(floor)))
 	return tab, nil
 }

@@ -258,7 +258,7 @@ func floorStat(src data.Source, n, reps int, seed uint64, dist func(q []float32)
 			return 0, 0, err
 		}
 	}
-	st := meanStat(v)
+	st := sample.MeanSE(v)
 	return st.Mean, st.SE * math.Sqrt(float64(reps)), nil
 }
 

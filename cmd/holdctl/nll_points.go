@@ -102,25 +102,9 @@ func runPointNLL(c *cli.Context, m *model, div sample.DivScorer) error {
 		for i := range exact {
 			exact[i] = -mix.LogDensity(x[i*dim:(i+1)*dim]) / float64(dim)
 		}
-		nats := meanStat(exact)
+		nats := sample.MeanSE(exact)
 		fmt.Fprintf(w, "exact −log p of the same points (the data's density): %s nats/dim, %s bits/dim\n",
 			nats, sample.Stat{Mean: nats.Mean / math.Ln2, SE: nats.SE / math.Ln2})
 	}
 	return nil
-}
-
-// meanStat is the mean and its standard error.
-func meanStat(v []float64) sample.Stat {
-	var mean, ss float64
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	if len(v) < 2 {
-		return sample.Stat{Mean: mean}
-	}
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	return sample.Stat{Mean: mean, SE: math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))}
 }
