@@ -2,17 +2,16 @@
 // their index range into chunks with For; the chunks run on goroutines started
 // once (no goroutine per call, none per element). Small ranges run inline.
 //
-// A training step issues many short parallel loops back to back (a 512×128
-// GEMM takes ~150 µs), so waking a parked goroutine for each (tens of µs in
-// Go's scheduler) would eat the gain. Workers therefore spin for a short
-// while after finishing, watching for the next loop, before they park.
+// Idle workers park on a channel. (Spinning before parking was tried to cut
+// Go's wake-up latency for the ~150 µs loops of a training step; on this
+// shared 2-core machine it made two threads slower than one whenever another
+// process was running, so it was taken out.)
 package parallel
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 type task struct {
@@ -38,16 +37,11 @@ func (t *task) run() {
 	}
 }
 
-// spinFor is how long an idle worker keeps watching for work before it parks.
-const spinFor = 200 * time.Microsecond
-
 var (
-	threads  atomic.Int64
-	mu       sync.Mutex // guards started
-	started  int
-	pending  atomic.Pointer[task] // the newest loop that wants help
-	sleepers atomic.Int32         // parked workers
-	wake     = make(chan struct{}, 64)
+	threads atomic.Int64
+	mu      sync.Mutex // guards started
+	started int
+	work    = make(chan *task, 64)
 )
 
 func init() { threads.Store(int64(runtime.GOMAXPROCS(0))) }
@@ -74,29 +68,10 @@ func ensureWorkers(k int) {
 	}
 }
 
-// worker helps with the pending loop, spins a little when there is none, and
-// parks until woken.
+// worker runs the chunks of the loops it is handed.
 func worker() {
-	for {
-		deadline := time.Now().Add(spinFor)
-		for i := 0; ; i++ {
-			if t := pending.Load(); t != nil && t.next.Load() < int64(t.chunks) {
-				t.run()
-				deadline = time.Now().Add(spinFor)
-				continue
-			}
-			if i%64 == 63 {
-				if time.Now().After(deadline) {
-					break
-				}
-				runtime.Gosched()
-			}
-		}
-		sleepers.Add(1)
-		if t := pending.Load(); t == nil || t.next.Load() >= int64(t.chunks) {
-			<-wake
-		}
-		sleepers.Add(-1)
+	for t := range work {
+		t.run()
 	}
 }
 
@@ -127,18 +102,18 @@ func For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	ensureWorkers(k)
-	// A fresh task per call (one small allocation): a worker that sees it
-	// late finds no chunks left, and nothing it reads is ever reused.
+	// A fresh task per call (one small allocation): a worker that dequeues
+	// it late finds no chunks left, and nothing it reads is ever reused.
 	t := &task{fn: fn, n: n, chunk: chunk, chunks: chunks}
 	t.done.Add(chunks)
-	pending.Store(t)
-	for range min(int(sleepers.Load()), chunks-1) {
+	for range min(k-1, chunks-1) {
+		// Never block: with the queue full (every worker busy, for example
+		// inside nested loops), the caller runs the remaining chunks itself.
 		select {
-		case wake <- struct{}{}:
+		case work <- t:
 		default:
 		}
 	}
 	t.run()
 	t.done.Wait()
-	pending.CompareAndSwap(t, nil)
 }
