@@ -34,8 +34,9 @@ type module struct {
 	res     resBlock
 	attn    int // GroupNorm weight index of an attention block
 	pyramid int // weight index of a pyramid down-sampling conv
-	// Bookkeeping of the skip stack (see Forward).
-	push, popCat, pyrCombine bool
+	// The skip stack: push appends h after the module (down path);
+	// popCat joins the popped skip to the module's input, h first (up path).
+	push, popCat bool
 }
 
 const (
@@ -191,7 +192,7 @@ func layoutNCSNpp(c NCSNppConfig) (*NCSNpp, *paramBuilder, error) {
 		if l != levels-1 {
 			add(module{kind: modRes, res: b.resBlock(next(), in, in, temb, false, true), push: c.ProgressiveInput == ProgressiveNone})
 			if c.ProgressiveInput == ProgressiveResidual {
-				add(module{kind: modPyramid, pyramid: b.conv(fmt.Sprintf("all_modules.%d.Conv2d_0", next()), pyrCh, in, 3, 1), push: true, pyrCombine: true})
+				add(module{kind: modPyramid, pyramid: b.conv(fmt.Sprintf("all_modules.%d.Conv2d_0", next()), pyrCh, in, 3, 1), push: true})
 				pyrCh = in
 			}
 			hsC = append(hsC, in)

@@ -6,9 +6,11 @@ import (
 	"holdgo/internal/parallel"
 )
 
-// CPU kernels of the image ops: convolution as im2col + SGEMM per image,
-// images split over the worker pool (cpu_norm.go and cpu_fir.go hold the
-// others).
+// CPU kernels of the image ops (cpu_norm.go and cpu_fir.go hold group norm,
+// softmax and FIR). Convolution is im2col + SGEMM: the im2col matrices of a
+// few images are joined side by side into one GEMM about colTarget columns
+// wide, and these chunks run in parallel. The input gradient is SGEMM then
+// col2im, the weight gradient im2col then SGEMM into a partial sum per task.
 
 func cpuImageOp(op Op, out *Tensor, in []*Tensor) {
 	switch op.Kind {

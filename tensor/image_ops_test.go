@@ -139,3 +139,30 @@ func TestFIRClosedForms(t *testing.T) {
 		return s
 	})
 }
+
+// TestFIRAdjoint checks ⟨UpFIRDn2d(x), y⟩ = ⟨x, UpFIRDn2d_adj(y)⟩ for the
+// geometries NCSN++ uses, on even and odd sizes.
+func TestFIRAdjoint(t *testing.T) {
+	r := NewRNG(3)
+	for _, g := range []FIRGeom{FIRUpsample, FIRDownsample, FIRBlur} {
+		for _, n := range []int{2, 5, 8} {
+			x := RandN(r, 2, 3, n, n)
+			y := RandN(r, 2, 3, g.OutSize(n), g.OutSize(n))
+			ax := UpFIRDn2d(nil, x, g)
+			aty := UpFIRDn2d(nil, y, g.Adjoint(n))
+			if !SameShape(aty, x) {
+				t.Fatalf("%+v on %d: adjoint shape %v", g, n, aty.Shape())
+			}
+			var l, rr float64
+			for i, v := range ax.Data() {
+				l += float64(v) * float64(y.Data()[i])
+			}
+			for i, v := range aty.Data() {
+				rr += float64(v) * float64(x.Data()[i])
+			}
+			if math.Abs(l-rr) > 1e-4*math.Max(1, math.Abs(l)) {
+				t.Errorf("%+v on %d: ⟨Ax, y⟩ = %g, ⟨x, Aᵀy⟩ = %g", g, n, l, rr)
+			}
+		}
+	}
+}
