@@ -30,6 +30,7 @@ func newApp() *cli.App {
 			nllCommand(),
 			plotCommand(),
 			experimentCommand(),
+			modelCommand(),
 			sdeCommand(),
 			benchCommand(),
 			versionCommand(),
