@@ -91,10 +91,10 @@ func (m *Matrix) scaleRowsCols(r, c []float64) Matrix {
 	return s
 }
 
-// cholRankOneUpdate returns the lower Cholesky factor of L·Lᵀ + v·vᵀ for a lower-triangular L with a
+// CholRankOneUpdate returns the lower Cholesky factor of L·Lᵀ + v·vᵀ for a lower-triangular L with a
 // positive diagonal. It applies Givens rotations to [L | v], which is backward stable even when L is
 // very ill-conditioned (tiny leading pivots at small t).
-func cholRankOneUpdate(l *Matrix, v [MaxBlocks]float64) Matrix {
+func CholRankOneUpdate(l *Matrix, v [MaxBlocks]float64) Matrix {
 	u := *l
 	n := u.N
 	for k := 0; k < n; k++ {

@@ -180,7 +180,7 @@ func (o *MixtureOracle) factorize(t float64, a *[MaxBlocks]float64, factors []Ma
 		for i := 0; i < n; i++ {
 			v[i] = o.mix.Stds[c] * a[i]
 		}
-		factors[c] = cholRankOneUpdate(&k.Chol, v)
+		factors[c] = CholRankOneUpdate(&k.Chol, v)
 		var logDet float64
 		for i := 0; i < n; i++ {
 			logDet += math.Log(factors[c].a[i][i])

@@ -67,27 +67,14 @@ func (o *Oracle) factor(t float64, a *[hold.MaxBlocks]float64, comps []component
 	}
 	for c := range comps {
 		f := &comps[c]
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				f.chol[i][j] = k.Chol.At(i, j)
-			}
-		}
 		var v [hold.MaxBlocks]float64
 		for i := 0; i < n; i++ {
 			v[i] = o.mix.Stds[c] * a[i]
 		}
-		// Givens rank-one update: chol(L Lᵀ + v vᵀ).
-		for col := 0; col < n; col++ {
-			r := math.Hypot(f.chol[col][col], v[col])
-			if r == 0 {
-				continue
-			}
-			cs, sn := f.chol[col][col]/r, v[col]/r
-			f.chol[col][col] = r
-			for i := col + 1; i < n; i++ {
-				lik, vi := f.chol[i][col], v[i]
-				f.chol[i][col] = cs*lik + sn*vi
-				v[i] = cs*vi - sn*lik
+		u := hold.CholRankOneUpdate(&k.Chol, v) // chol(L Lᵀ + v vᵀ) by Givens rotations
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				f.chol[i][j] = u.At(i, j)
 			}
 		}
 		var e [hold.MaxBlocks]float64

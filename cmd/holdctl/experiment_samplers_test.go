@@ -1,35 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/urfave/cli/v2"
 )
 
 func runSamplersCommand(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	app := &cli.App{
-		Name:           "holdctl",
-		Commands:       []*cli.Command{{Name: "experiment", Subcommands: []*cli.Command{experimentSamplersCommand()}}},
-		Writer:         &stdout,
-		ErrWriter:      &stderr,
-		ExitErrHandler: func(*cli.Context, error) {},
-	}
-	err := app.Run(append([]string{"holdctl", "experiment", "samplers"}, args...))
-	code := 0
-	if err != nil {
-		code = 1
-		var exit cli.ExitCoder
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		}
-		t.Logf("holdctl experiment samplers %s: %v", strings.Join(args, " "), err)
-	}
-	return stdout.String(), code
+	return runInProcess(t, append([]string{"experiment", "samplers"}, args...)...)
 }
 
 func TestExperimentSamplers(t *testing.T) {

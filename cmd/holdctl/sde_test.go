@@ -11,18 +11,14 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// runSDECommand runs `holdctl sde args…` through a cli.App and returns stdout and the exit status.
-func runSDECommand(t *testing.T, args ...string) (string, int) {
+// runInProcess runs `holdctl args…` through the real app in this process and returns stdout and the
+// exit status main would give.
+func runInProcess(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	app := &cli.App{
-		Name:           "holdctl",
-		Commands:       []*cli.Command{sdeCommand()},
-		Writer:         &stdout,
-		ErrWriter:      &stderr,
-		ExitErrHandler: func(*cli.Context, error) {}, // keep the test process alive
-	}
-	err := app.Run(append([]string{"holdctl", "sde"}, args...))
+	app := newApp()
+	app.Writer, app.ErrWriter = &stdout, &stderr
+	err := app.Run(append([]string{"holdctl"}, args...))
 	code := 0
 	if err != nil {
 		code = 1
@@ -30,9 +26,15 @@ func runSDECommand(t *testing.T, args ...string) (string, int) {
 		if errors.As(err, &exit) {
 			code = exit.ExitCode()
 		}
-		t.Logf("holdctl sde %s: %v", strings.Join(args, " "), err)
+		t.Logf("holdctl %s: %v", strings.Join(args, " "), err)
 	}
 	return stdout.String(), code
+}
+
+// runSDECommand runs `holdctl sde args…`.
+func runSDECommand(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	return runInProcess(t, append([]string{"sde"}, args...)...)
 }
 
 func TestSDEKernelJSON(t *testing.T) {
