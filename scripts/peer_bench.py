@@ -52,19 +52,27 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--holdctl", default="bin/holdctl")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child is None:
+        # One child process per thread count: OpenBLAS reads OPENBLAS_NUM_THREADS (and OpenMP
+        # OMP_NUM_THREADS) once, when the library loads, so the limit must be in the environment
+        # before numpy and torch are imported.
+        for threads in [int(t) for t in a.threads.split(",")]:
+            env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+                       MKL_NUM_THREADS=str(threads))
+            subprocess.run([sys.executable, __file__, "--child", str(threads), "--repeats", str(a.repeats),
+                            "--holdctl", a.holdctl], env=env, check=True)
+        return 0
+    threads = a.child
     import numpy as np
     import torch
     torch.manual_seed(0)
+    torch.set_num_threads(threads)
     np.show_config() if os.environ.get("SHOW_BLAS") else None
-    print(f"numpy {np.__version__}, torch {torch.__version__}")
-    for threads in [int(t) for t in a.threads.split(",")]:
-        torch.set_num_threads(threads)
-        try:
-            from threadpoolctl import threadpool_limits
-            limit = threadpool_limits(threads)
-        except ImportError:
-            limit = None  # OPENBLAS_NUM_THREADS below covers numpy when set before import
+    print(f"numpy {np.__version__}, torch {torch.__version__}, torch threads {torch.get_num_threads()}, "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+    if True:
         print(f"\n## {threads} thread(s)\n")
         print("| shape | holdgo GFLOP/s | numpy/OpenBLAS | PyTorch | holdgo/OpenBLAS | holdgo/PyTorch |")
         print("|---|---|---|---|---|---|")
@@ -100,8 +108,6 @@ def main():
         hg = holdctl(["bench", "mlp", "--threads", str(threads), "--repeats", str(max(a.repeats, 50))], a.holdctl)["ms"]
         print(f"\ntoy MLP train step (batch 512, Adam): holdgo {hg:.3f} ms, PyTorch {t_pt * 1e3:.3f} ms, "
               f"ratio holdgo/PyTorch {hg / (t_pt * 1e3):.2f} (holdgo also updates an EMA)")
-        if limit is not None:
-            limit.unregister() if hasattr(limit, "unregister") else None
 
 
 if __name__ == "__main__":

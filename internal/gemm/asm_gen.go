@@ -44,6 +44,8 @@ func main() {
 	for _, s := range specs {
 		s.write(&out)
 	}
+	writeTranspose16(&out)
+	writeCopyRows(&out)
 	writePeak(&out, "fmaPeakAVX512", "Z", 24)
 	writePeak(&out, "fmaPeakAVX2", "Y", 12)
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -172,4 +174,107 @@ func writePeak(w *bytes.Buffer, name, reg string, chains int) {
 		fmt.Fprintf(w, "\tVFMADD231PS %s%d, %s%d, %s%d\n", reg, chains, reg, chains+1, reg, i)
 	}
 	fmt.Fprintf(w, "\tDECQ CX\n\tJNZ %s_loop\n%s_done:\n\tVZEROUPPER\n\tRET\n", name, name)
+}
+
+// writeTranspose16 emits the AVX-512 packer for a strided operand: it reads
+// 16 source rows (byte offsets offs[r] from src; a caller with fewer rows
+// repeats the last) 16 floats at a time and writes the 16×16 transpose, one
+// output row of 16 floats per source column, stored under mask (the lanes
+// the panel wants) dstStride bytes apart. Per block: 16 loads, the
+// unpcklps/unpckhps, unpcklpd/unpckhpd, two vshuff32x4 stages (64 shuffles)
+// and 16 masked stores.
+func writeTranspose16(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	fmt.Fprintf(w, "\n// func transpose16(dst *float32, dstStride int, src *float32, offs *[16]int, blocks int, mask uint16)\n")
+	fmt.Fprintf(w, "TEXT ·transpose16(SB), NOSPLIT, $0-42\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ dstStride+8(FP), DX")
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ offs+24(FP), BX")
+	p("MOVQ blocks+32(FP), CX")
+	p("MOVWLZX mask+40(FP), AX")
+	p("KMOVW AX, K1")
+	p("TESTQ CX, CX")
+	p("JZ transpose16_done")
+	fmt.Fprintf(w, "transpose16_loop:\n")
+	for r := 0; r < 16; r++ {
+		p("MOVQ %d(BX), AX", 8*r)
+		p("VMOVUPS (SI)(AX*1), %s", z(r))
+	}
+	// Stage 1: t[2j], t[2j+1] = unpack lo/hi ps of rows 2j, 2j+1 (Z16..Z31).
+	for j := 0; j < 8; j++ {
+		p("VUNPCKLPS %s, %s, %s", z(2*j+1), z(2*j), z(16+2*j))
+		p("VUNPCKHPS %s, %s, %s", z(2*j+1), z(2*j), z(17+2*j))
+	}
+	// Stage 2: u[g][q] (Z4g+q): 128-bit chunk c holds rows 4g..4g+3 of
+	// column q+4c.
+	for g := 0; g < 4; g++ {
+		t := 16 + 4*g
+		p("VUNPCKLPD %s, %s, %s", z(t+2), z(t), z(4*g))
+		p("VUNPCKHPD %s, %s, %s", z(t+2), z(t), z(4*g+1))
+		p("VUNPCKLPD %s, %s, %s", z(t+3), z(t+1), z(4*g+2))
+		p("VUNPCKHPD %s, %s, %s", z(t+3), z(t+1), z(4*g+3))
+	}
+	// Stage 3: pair groups 0,1 and 2,3 chunk-wise (Z16..Z31).
+	for q := 0; q < 4; q++ {
+		p("VSHUFF32X4 $0x44, %s, %s, %s", z(4+q), z(q), z(16+q))
+		p("VSHUFF32X4 $0xEE, %s, %s, %s", z(4+q), z(q), z(20+q))
+		p("VSHUFF32X4 $0x44, %s, %s, %s", z(12+q), z(8+q), z(24+q))
+		p("VSHUFF32X4 $0xEE, %s, %s, %s", z(12+q), z(8+q), z(28+q))
+	}
+	// Stage 4: output row q+4c in Zq+4c.
+	for q := 0; q < 4; q++ {
+		p("VSHUFF32X4 $0x88, %s, %s, %s", z(24+q), z(16+q), z(q))
+		p("VSHUFF32X4 $0xDD, %s, %s, %s", z(24+q), z(16+q), z(q+4))
+		p("VSHUFF32X4 $0x88, %s, %s, %s", z(28+q), z(20+q), z(q+8))
+		p("VSHUFF32X4 $0xDD, %s, %s, %s", z(28+q), z(20+q), z(q+12))
+	}
+	for r := 0; r < 16; r++ {
+		p("VMOVUPS %s, K1, (DI)", z(r))
+		p("ADDQ DX, DI")
+	}
+	p("ADDQ $64, SI")
+	p("DECQ CX")
+	p("JNZ transpose16_loop")
+	fmt.Fprintf(w, "transpose16_done:\n")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// writeCopyRows emits the AVX-512 packer for a contiguous operand: n rows of
+// up to 32 floats, loaded under loadMask (lanes not loaded read as zero) and
+// stored under storeMask, so a short row is zero-padded to the panel width.
+// Masked lanes are never touched in memory.
+func writeCopyRows(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	fmt.Fprintf(w, "\n// func copyRows(dst *float32, dstStride int, src *float32, srcStride int, n int, loadMask, storeMask uint32)\n")
+	fmt.Fprintf(w, "TEXT ·copyRows(SB), NOSPLIT, $0-48\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ dstStride+8(FP), DX")
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ srcStride+24(FP), BX")
+	p("MOVQ n+32(FP), CX")
+	p("MOVL loadMask+40(FP), AX")
+	p("KMOVW AX, K1")
+	p("SHRL $16, AX")
+	p("KMOVW AX, K2")
+	p("MOVL storeMask+44(FP), AX")
+	p("KMOVW AX, K3")
+	p("SHRL $16, AX")
+	p("KMOVW AX, K4")
+	p("TESTQ CX, CX")
+	p("JZ copyRows_done")
+	fmt.Fprintf(w, "copyRows_loop:\n")
+	p("VMOVUPS.Z (SI), K1, Z0")
+	p("VMOVUPS.Z 64(SI), K2, Z1")
+	p("VMOVUPS Z0, K3, (DI)")
+	p("VMOVUPS Z1, K4, 64(DI)")
+	p("ADDQ BX, SI")
+	p("ADDQ DX, DI")
+	p("DECQ CX")
+	p("JNZ copyRows_loop")
+	fmt.Fprintf(w, "copyRows_done:\n")
+	p("VZEROUPPER")
+	p("RET")
 }

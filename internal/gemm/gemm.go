@@ -35,10 +35,14 @@ type kernel struct {
 	mr, nr int // register tile of C
 	mc, kc int // cache blocks along m and k (mc is a multiple of mr)
 	nc     int // cache block along n (a multiple of nr)
-	// packA: the kernel reads packed A panels (generic); otherwise it reads
-	// A in place with element strides rs (between rows of op(A)) and cs
-	// (between columns).
-	packA bool
+	// packedA: the kernel reads packed A panels (generic); otherwise it
+	// reads A in place with element strides rs (between rows of op(A)) and
+	// cs (between columns), or a packed panel with rs=1, cs=mr.
+	packedA bool
+	// packA(dst, trans, a, lda, i0, mc, p0, kc, mr) and packB(dst, trans,
+	// b, ldb, p0, kc, j0, nc, nr) write packed panels in pack.go's layout;
+	// nil means pack.go's plain-Go packers.
+	packA, packB packer
 	// micro computes the mr×nr tile C = alpha·Ã·B̃ + beta·C over kc, where Ã
 	// starts at a[0] with strides rs, cs (packed: rs=1, cs=mr), B̃ is a packed
 	// panel (kc rows of nr) and C has row stride ldc. beta == 0 overwrites C.
@@ -49,6 +53,10 @@ type kernel struct {
 // minFlopsPerThread is the work below which an extra thread costs more in
 // hand-off than it saves.
 const minFlopsPerThread = 1 << 21
+
+// packAColumns is the width of C from which the assembly kernels read a
+// packed block of A instead of reading A in place (a variable for tests).
+var packAColumns = 256
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, op(A)
 // m×k, op(B) k×n; op(X) = Xᵀ when transX. lda/ldb/ldc are row strides of the
@@ -147,11 +155,7 @@ func getWorkspace(kern *kernel) *workspace {
 		}
 		return s[:n]
 	}
-	if kern.packA {
-		ws.a = grow(ws.a, kern.mc*kern.kc)
-	} else {
-		ws.a = grow(ws.a, kern.mr*kern.kc)
-	}
+	ws.a = grow(ws.a, kern.mc*kern.kc)
 	ws.b = grow(ws.b, kern.kc*kern.nc)
 	ws.tile = grow(ws.tile, kern.mr*kern.nr)
 	return ws
@@ -183,7 +187,7 @@ func (g *gemmJob) run() {
 		for pc := 0; pc < g.k; pc += kcBlock {
 			kc := min(kcBlock, g.k-pc)
 			packPanels := func(lo, hi int) {
-				packB(ws.b[lo*kern.nr*kc:], g.transB, g.b, g.ldb, pc, kc,
+				kern.packB(ws.b[lo*kern.nr*kc:], g.transB, g.b, g.ldb, pc, kc,
 					jc+lo*kern.nr, min(hi*kern.nr, nc)-lo*kern.nr, kern.nr)
 			}
 			if g.threads > 1 && kc*nc >= 1<<16 {
@@ -227,18 +231,25 @@ func (g *gemmJob) rect(blk block, i0, i1, j0, j1 int) {
 	ws := getWorkspace(kern)
 	defer workspaces.Put(ws)
 	mcBlock := split(i1-i0, kern.mc, kern.mr)
+	// The assembly kernels can read A in place, but a block of A that is
+	// swept once per B panel is worth packing when there are many panels:
+	// in place, the mr rows of a tile lie lda apart and, for power-of-two
+	// lda, fall into the same L1 sets (square 1024 on one AVX-512 thread:
+	// 66 GFLOP/s in place, 91 packed). Below 256 columns the packing costs
+	// more than it saves (the MLP products, n = 128).
+	packed := kern.packedA || j1-j0 >= packAColumns
 	for ic := i0; ic < i1; ic += mcBlock {
 		mc := min(mcBlock, i1-ic)
-		if kern.packA {
-			packA(ws.a, g.transA, g.a, g.lda, ic, mc, blk.pc, blk.kc, kern.mr)
+		if packed {
+			kern.packA(ws.a, g.transA, g.a, g.lda, ic, mc, blk.pc, blk.kc, kern.mr)
 		}
-		g.macro(ws, blk, ic, mc, j0, j1-j0)
+		g.macro(ws, blk, ic, mc, j0, j1-j0, packed)
 	}
 }
 
 // macro runs the microkernel over the mc×nc part of C at (ic, jc) for the
 // k slice of blk (ws.a holds the packed A block when the kernel wants one).
-func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int) {
+func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed bool) {
 	kern := g.kern
 	mr, nr := kern.mr, kern.nr
 	ldc := g.ldc
@@ -253,10 +264,10 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int) {
 			var ap []float32
 			rs, cs := 1, mr
 			switch {
-			case kern.packA:
+			case packed:
 				ap = ws.a[ir*kc : (ir+mr)*kc]
 			case rows < mr:
-				packA(ws.a, g.transA, g.a, g.lda, ic+ir, rows, pc, kc, mr)
+				kern.packA(ws.a, g.transA, g.a, g.lda, ic+ir, rows, pc, kc, mr)
 				ap = ws.a[:mr*kc]
 			case g.transA: // op(A)[i][p] = a[p*lda+i]
 				rs, cs = 1, g.lda

@@ -281,7 +281,7 @@ func TestLarge(t *testing.T) {
 }
 
 // TestTinyBlocks shrinks every kernel's cache blocks so that medium sizes
-// cross many MC, KC and NC boundaries.
+// cross many MC, KC and NC boundaries, with A read in place and packed.
 func TestTinyBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var cases []*prepared
@@ -302,10 +302,15 @@ func TestTinyBlocks(t *testing.T) {
 		kernels[i] = &tiny
 		prev, _ := SetISA(kern.isa)
 		t.Run(kern.isa, func(t *testing.T) {
-			for _, threads := range []int{1, 2} {
-				parallel.SetThreads(threads)
-				for _, p := range cases {
-					p.check(t)
+			prevColumns := packAColumns
+			defer func() { packAColumns = prevColumns }()
+			for _, columns := range []int{1, 1 << 30} {
+				packAColumns = columns
+				for _, threads := range []int{1, 2} {
+					parallel.SetThreads(threads)
+					for _, p := range cases {
+						p.check(t)
+					}
 				}
 			}
 		})

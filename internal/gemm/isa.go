@@ -16,7 +16,20 @@ const EnvISA = isa.EnvISA
 
 // kernels lists the kernels this machine supports, best first, one per
 // isa.Levels entry; it always ends with the generic one.
-var kernels = append(archKernels(), genericKernel)
+var kernels = withPackers(append(archKernels(), genericKernel))
+
+// withPackers gives each kernel without its own packers the plain-Go ones.
+func withPackers(ks []*kernel) []*kernel {
+	for _, k := range ks {
+		if k.packA == nil {
+			k.packA = packA
+		}
+		if k.packB == nil {
+			k.packB = packB
+		}
+	}
+	return ks
+}
 
 // activeKernel is the kernel for the level isa has chosen.
 func activeKernel() *kernel {

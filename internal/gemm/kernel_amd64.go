@@ -16,6 +16,14 @@ func kernAVX512(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int,
 //go:noescape
 func kernAVX2(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
 
+// transpose16 and copyRows are the AVX-512 packers (see asm_gen.go).
+//
+//go:noescape
+func transpose16(dst *float32, dstStride int, src *float32, offs *[16]int, blocks int, mask uint16)
+
+//go:noescape
+func copyRows(dst *float32, dstStride int, src *float32, srcStride int, n int, loadMask, storeMask uint32)
+
 // fmaPeakAVX512 and fmaPeakAVX2 run n iterations of 24 (12) independent
 // register-only FMAs: the benchmarks' measure of the machine's FMA ceiling.
 func fmaPeakAVX512(n int)
@@ -29,6 +37,7 @@ var (
 		isa: AVX512, mr: 12, nr: 32,
 		mc: 12 * 24, kc: 576, nc: 1024,
 		micro: microAVX512,
+		packA: packAAVX512, packB: packBAVX512,
 	}
 	avx2Kernel = &kernel{
 		isa: AVX2, mr: 6, nr: 16,
@@ -64,4 +73,75 @@ func microAVX2(kc int, a []float32, rs, cs int, b, c []float32, ldc int, alpha, 
 	_ = b[16*kc-1]
 	_ = c[5*ldc+15]
 	kernAVX2(kc, &a[0], rs, cs, &b[0], &c[0], ldc, alpha, beta)
+}
+
+// lanes returns a mask of the low n bits.
+func lanes(n int) uint32 { return uint32(1)<<n - 1 }
+
+// copyPanel writes n rows of w ≤ 32 floats, row p = src[off+p*ld : +cols]
+// zero-padded to w, to dst[p*w : (p+1)*w] (AVX-512 masked moves).
+func copyPanel(dst []float32, w int, src []float32, ld, off, cols, n int) {
+	if n == 0 {
+		return
+	}
+	_ = src[off+(n-1)*ld+cols-1]
+	_ = dst[n*w-1]
+	copyRows(&dst[0], 4*w, &src[off], 4*ld, n, lanes(cols), lanes(w))
+}
+
+// transposePanel is gatherColumns (pack.go) for cols == w ∈ {12, 16, 32}:
+// 16 source rows at a time go through the AVX-512 16×16 transpose, the
+// columns beyond the last multiple of 16 are copied in Go.
+func transposePanel(panel []float32, w int, src []float32, ld, off, kc int) {
+	blocks := kc / 16
+	if blocks > 0 {
+		_ = panel[kc*w-1]
+		for j0 := 0; j0 < w; j0 += 16 {
+			rows := min(16, w-j0)
+			_ = src[off+(j0+rows-1)*ld+16*blocks-1]
+			var offs [16]int
+			for r := range offs {
+				offs[r] = 4 * min(r, rows-1) * ld
+			}
+			transpose16(&panel[j0], 4*w, &src[off+j0*ld], &offs, blocks, uint16(lanes(rows)))
+		}
+	}
+	for j := range w {
+		s := src[off+j*ld : off+j*ld+kc]
+		for p := 16 * blocks; p < kc; p++ {
+			panel[p*w+j] = s[p]
+		}
+	}
+}
+
+// packAAVX512 is packA with AVX-512 moves for full 12-row panels.
+func packAAVX512(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int) {
+	for r := 0; r < mc; r += mr {
+		rows := min(mr, mc-r)
+		panel := dst[r*kc : (r+mr)*kc]
+		switch {
+		case trans: // panel row p = a[(p0+p)*lda + i0+r : +rows]
+			copyPanel(panel, mr, a, lda, p0*lda+i0+r, rows, kc)
+		case rows == mr:
+			transposePanel(panel, mr, a, lda, (i0+r)*lda+p0, kc)
+		default:
+			packA(panel, trans, a, lda, i0+r, rows, p0, kc, mr)
+		}
+	}
+}
+
+// packBAVX512 is packB with AVX-512 moves for full 32-column panels.
+func packBAVX512(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) {
+	for r := 0; r < nc; r += nr {
+		cols := min(nr, nc-r)
+		panel := dst[r*kc : (r+nr)*kc]
+		switch {
+		case !trans: // panel row p = b[(p0+p)*ldb + j0+r : +cols]
+			copyPanel(panel, nr, b, ldb, p0*ldb+j0+r, cols, kc)
+		case cols == nr:
+			transposePanel(panel, nr, b, ldb, (j0+r)*ldb+p0, kc)
+		default:
+			packB(panel, trans, b, ldb, p0, kc, j0+r, cols, nr)
+		}
+	}
 }

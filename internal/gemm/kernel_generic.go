@@ -8,7 +8,7 @@ package gemm
 var genericKernel = &kernel{
 	isa: "generic", mr: 2, nr: 4,
 	mc: 256, kc: 256, nc: 2048,
-	packA: true,
+	packedA: true,
 	micro: microGeneric,
 }
 

@@ -6,6 +6,10 @@ package gemm
 // (panel[p*nr+j]). A ragged last panel is padded with zeros, so the kernel
 // always computes a full tile.
 
+// packer is the type of packA and packB (their parameters differ in meaning,
+// not in type).
+type packer func(dst []float32, trans bool, src []float32, ld, i0, rows, p0, kc, w int)
+
 // packA packs rows [i0, i0+mc) × columns [p0, p0+kc) of op(A) into dst as
 // ⌈mc/mr⌉ panels of mr×kc; op(A) = A (row stride lda) or Aᵀ when trans.
 func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int) {
@@ -20,19 +24,8 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int) 
 			}
 			continue
 		}
-		// op(A)[i][p] = a[i*lda+p]: a strided scatter per row.
-		for i := range rows {
-			src := a[(i0+r+i)*lda+p0:]
-			src = src[:kc]
-			for p, v := range src {
-				panel[p*mr+i] = v
-			}
-		}
-		for i := rows; i < mr; i++ {
-			for p := range kc {
-				panel[p*mr+i] = 0
-			}
-		}
+		// op(A)[i][p] = a[i*lda+p]: row i of stored A is column i of the panel.
+		gatherColumns(panel, mr, a, lda, (i0+r)*lda+p0, rows, kc)
 	}
 }
 
@@ -50,34 +43,42 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) 
 			}
 			continue
 		}
-		// op(B)[p][j] = b[j*ldb+p]: transpose in 4×4 blocks so that four
-		// source rows are read in step and each store row is contiguous.
-		j := 0
-		for ; j+4 <= cols; j += 4 {
-			s0 := b[(j0+r+j)*ldb+p0:]
-			s0 = s0[:kc]
-			s1 := b[(j0+r+j+1)*ldb+p0:]
-			s1 = s1[:kc]
-			s2 := b[(j0+r+j+2)*ldb+p0:]
-			s2 = s2[:kc]
-			s3 := b[(j0+r+j+3)*ldb+p0:]
-			s3 = s3[:kc]
-			for p := range kc {
-				out := panel[p*nr+j : p*nr+j+4 : p*nr+j+4]
-				out[0], out[1], out[2], out[3] = s0[p], s1[p], s2[p], s3[p]
-			}
+		// op(B)[p][j] = b[j*ldb+p]: row j of stored B is column j of the panel.
+		gatherColumns(panel, nr, b, ldb, (j0+r)*ldb+p0, cols, kc)
+	}
+}
+
+// gatherColumns fills panel (kc rows of w floats, panel[p*w+j]) with the
+// transpose of cols stored rows of length kc: column j of the panel is
+// src[off+j*ld : off+j*ld+kc]; columns cols..w-1 are zeroed. It works in
+// groups of four source rows read in step, so each store is a contiguous
+// run of four and the reads are four sequential streams.
+func gatherColumns(panel []float32, w int, src []float32, ld, off, cols, kc int) {
+	j := 0
+	for ; j+4 <= cols; j += 4 {
+		s0 := src[off+j*ld:]
+		s0 = s0[:kc]
+		s1 := src[off+(j+1)*ld:]
+		s1 = s1[:kc]
+		s2 := src[off+(j+2)*ld:]
+		s2 = s2[:kc]
+		s3 := src[off+(j+3)*ld:]
+		s3 = s3[:kc]
+		for p := range kc {
+			out := panel[p*w+j : p*w+j+4 : p*w+j+4]
+			out[0], out[1], out[2], out[3] = s0[p], s1[p], s2[p], s3[p]
 		}
-		for ; j < cols; j++ {
-			src := b[(j0+r+j)*ldb+p0:]
-			src = src[:kc]
-			for p, v := range src {
-				panel[p*nr+j] = v
-			}
+	}
+	for ; j < cols; j++ {
+		s0 := src[off+j*ld:]
+		s0 = s0[:kc]
+		for p, v := range s0 {
+			panel[p*w+j] = v
 		}
-		if cols < nr {
-			for p := range kc {
-				clear(panel[p*nr+cols : p*nr+nr])
-			}
+	}
+	if cols < w {
+		for p := range kc {
+			clear(panel[p*w+cols : p*w+w])
 		}
 	}
 }
