@@ -9,7 +9,7 @@ var genericKernel = &kernel{
 	isa: "generic", mr: 2, nr: 4,
 	mc: 256, kc: 256, nc: 2048,
 	packedA: true,
-	micro: microGeneric,
+	micro:   microGeneric,
 }
 
 // microGeneric computes the 2×4 tile C = alpha·A·B + beta·C from a packed A
