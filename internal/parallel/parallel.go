@@ -2,17 +2,28 @@
 // their index range into chunks with For; the chunks run on goroutines started
 // once (no goroutine per call, none per element). Small ranges run inline.
 //
-// Idle workers park on a channel. (Spinning before parking was tried to cut
-// Go's wake-up latency for the ~150 µs loops of a training step; on this
-// shared 2-core machine it made two threads slower than one whenever another
-// process was running, so it was taken out.)
+// A training step issues many short loops back to back (a 512×128×128 GEMM
+// takes ~160 µs on one core), and waking a parked goroutine costs more than
+// that on this VM: measured, a worker parked on a channel never started its
+// chunk of a 2×40 µs loop before the caller had run both. So both sides spin
+// for a bounded window (spinWindow) before they park: an idle worker watches
+// the queue, and the caller of For watches its chunks finish instead of
+// sleeping on them (a sleeping caller is woken onto the finishing worker's
+// processor, where it waits behind that worker's spin — the flaw of an
+// earlier version that spun only in the workers and made two threads slower
+// than one when another process shared the cores).
 package parallel
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// spinWindow bounds how long an idle worker watches for work, and how long
+// For's caller watches for its chunks to finish, before parking.
+const spinWindow = 100 * time.Microsecond
 
 type task struct {
 	fn     func(lo, hi int)
@@ -20,6 +31,7 @@ type task struct {
 	chunk  int
 	chunks int
 	next   atomic.Int64
+	left   atomic.Int64 // chunks not yet finished
 	done   sync.WaitGroup
 }
 
@@ -33,7 +45,20 @@ func (t *task) run() {
 		lo := c * t.chunk
 		hi := min(lo+t.chunk, t.n)
 		t.fn(lo, hi)
+		t.left.Add(-1)
 		t.done.Done()
+	}
+}
+
+// wait returns when every chunk of t has finished, spinning for up to
+// spinWindow before it sleeps.
+func (t *task) wait() {
+	deadline := time.Now().Add(spinWindow)
+	for i := 0; t.left.Load() > 0; i++ {
+		if i%64 == 63 && time.Now().After(deadline) {
+			t.done.Wait()
+			return
+		}
 	}
 }
 
@@ -68,10 +93,23 @@ func ensureWorkers(k int) {
 	}
 }
 
-// worker runs the chunks of the loops it is handed.
+// worker runs the chunks of the loops it is handed; between loops it spins
+// for up to spinWindow (yielding its processor now and then, so that
+// goroutines queued behind it run) before it parks on the queue.
 func worker() {
-	for t := range work {
-		t.run()
+	for {
+		deadline := time.Now().Add(spinWindow)
+		for i := 0; len(work) == 0; i++ {
+			if i%64 == 63 {
+				if time.Now().After(deadline) {
+					break
+				}
+				if i%1024 == 1023 {
+					runtime.Gosched()
+				}
+			}
+		}
+		(<-work).run()
 	}
 }
 
@@ -105,6 +143,7 @@ func For(n, grain int, fn func(lo, hi int)) {
 	// A fresh task per call (one small allocation): a worker that dequeues
 	// it late finds no chunks left, and nothing it reads is ever reused.
 	t := &task{fn: fn, n: n, chunk: chunk, chunks: chunks}
+	t.left.Store(int64(chunks))
 	t.done.Add(chunks)
 	for range min(k-1, chunks-1) {
 		// Never block: with the queue full (every worker busy, for example
@@ -115,5 +154,5 @@ func For(n, grain int, fn func(lo, hi int)) {
 		}
 	}
 	t.run()
-	t.done.Wait()
+	t.wait()
 }
