@@ -3,6 +3,9 @@ package hold
 import (
 	"fmt"
 	"math"
+
+	"holdgo/internal/parallel"
+	"holdgo/internal/vec"
 )
 
 // What samplers and the likelihood need, for batches of states x (B×n·d, float64, SDE coordinates)
@@ -89,25 +92,35 @@ func (s *SDE) ApplyAStep(x []float64, batch int, st Step, noise []float64) error
 	if st.ExpA.N != n || (noise != nil && len(noise) != len(x)) {
 		return fmt.Errorf("hold: A-step: step of order %d and %d noise values for n = %d and %d states", st.ExpA.N, len(noise), n, len(x))
 	}
-	for row := 0; row < len(x); row += n * d {
-		for i := row; i < row+d; i++ {
-			var v, z [MaxBlocks]float64
-			for k := 0; k < n; k++ {
-				v[k] = x[i+k*d]
-				if noise != nil {
-					z[k] = noise[i+k*d]
-				}
-			}
-			m := st.ExpA.mulVec(v[:n])
-			for r := 0; r < n; r++ {
-				val := m[r]
-				for j := 0; j <= r; j++ {
-					val += st.CholA.a[r][j] * z[j]
-				}
-				x[i+r*d] = val
+	// Per sample, one vec.Mix64 pass in place over its n rows of d:
+	// x[r] ← Σ_k ExpA[r][k]·x[k] + Σ_{j≤r} CholA[r][j]·z[j]; samples split
+	// over the worker pool.
+	nin := n
+	if noise != nil {
+		nin = 2 * n
+	}
+	var coef [MaxBlocks * 2 * MaxBlocks]float64
+	for r := 0; r < n; r++ {
+		for k := 0; k < n; k++ {
+			coef[r*nin+k] = st.ExpA.a[r][k]
+			if noise != nil && k <= r {
+				coef[r*nin+n+k] = st.CholA.a[r][k]
 			}
 		}
 	}
+	parallel.For(batch, max(1, 1<<14/(n*d)), func(lo, hi int) {
+		var rows, in [2 * MaxBlocks][]float64
+		for b := lo; b < hi; b++ {
+			for k := 0; k < n; k++ {
+				rows[k] = x[(b*n+k)*d : (b*n+k+1)*d]
+				in[k] = rows[k]
+				if noise != nil {
+					in[n+k] = noise[(b*n+k)*d : (b*n+k+1)*d]
+				}
+			}
+			vec.Mix64(rows[:n], coef[:n*nin], in[:nin])
+		}
+	})
 	return nil
 }
 
@@ -138,13 +151,16 @@ func (s *SDE) bUpdate(x, score []float64, batch int, c float64) error {
 	if len(score) != batch*d {
 		return fmt.Errorf("hold: B-step: want %d score values (B=%d, d=%d), got %d", batch*d, batch, d, len(score))
 	}
-	for b := 0; b < batch; b++ {
-		last := x[b*s.n*d+(s.n-1)*d : b*s.n*d+s.n*d]
-		sc := score[b*d : (b+1)*d]
-		for i, v := range last {
-			last[i] = v + c*(sc[i]+s.splitUser*v)
+	// last ← last + c·(score + Λ·last) = (1 + cΛ)·last + c·score.
+	coef := []float64{1 + c*s.splitUser, c}
+	parallel.For(batch, max(1, 1<<14/d), func(lo, hi int) {
+		var in [2][]float64
+		for b := lo; b < hi; b++ {
+			in[0] = x[b*s.n*d+(s.n-1)*d : b*s.n*d+s.n*d]
+			in[1] = score[b*d : (b+1)*d]
+			vec.Mix64(in[:1], coef, in[:])
 		}
-	}
+	})
 	return nil
 }
 

@@ -285,3 +285,58 @@ func TestOracleSampler(t *testing.T) {
 		}
 	}
 }
+
+// TestAStepWithNoise: ApplyAStep with noise against a plain per-element
+// ExpA·x + CholA·z (At), and BStep against x_n + c·(score + Λ·x_n), for
+// every SDE, on sizes that cover the SIMD body, its tail and several
+// worker chunks.
+func TestAStepWithNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, c := range allKinds(t) {
+		s := c.sde
+		n := s.Blocks()
+		for _, shape := range [][2]int{{1, 1}, {3, 17}, {5, 2}, {400, 3}, {2, 300}} {
+			batch, d := shape[0], shape[1]
+			tm, h := c.times[len(c.times)/2], 0.01
+			st := s.AStep(tm, h)
+			x, z := normals64(batch*n*d, rng), normals64(batch*n*d, rng)
+			got := append([]float64(nil), x...)
+			if err := s.ApplyAStep(got, batch, st, z); err != nil {
+				t.Fatal(err)
+			}
+			for b := 0; b < batch; b++ {
+				for i := 0; i < d; i++ {
+					for r := 0; r < n; r++ {
+						want := 0.0
+						for k := 0; k < n; k++ {
+							want += st.ExpA.At(r, k)*x[(b*n+k)*d+i] + st.CholA.At(r, k)*z[(b*n+k)*d+i]
+						}
+						if g := got[(b*n+r)*d+i]; math.Abs(g-want) > 1e-14*(1+math.Abs(want)) {
+							t.Fatalf("%s %v: A-step [%d][%d][%d] = %v, want %v", c.name, shape, b, r, i, g, want)
+						}
+					}
+				}
+			}
+			score := normals64(batch*d, rng)
+			got = append([]float64(nil), x...)
+			if err := s.BStep(got, score, batch, tm, h); err != nil {
+				t.Fatal(err)
+			}
+			cf := s.noiseUser * s.clock.step(tm, h)
+			for b := 0; b < batch; b++ {
+				for k := 0; k < n; k++ {
+					for i := 0; i < d; i++ {
+						j := (b*n+k)*d + i
+						want := x[j]
+						if k == n-1 {
+							want += cf * (score[b*d+i] + s.splitUser*x[j])
+						}
+						if math.Abs(got[j]-want) > 1e-14*(1+math.Abs(want)) {
+							t.Fatalf("%s %v: B-step [%d][%d][%d] = %v, want %v", c.name, shape, b, k, i, got[j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

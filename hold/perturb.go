@@ -2,9 +2,11 @@ package hold
 
 import (
 	"fmt"
-	"holdgo/internal/parallel"
-	"holdgo/rng"
 	"math"
+
+	"holdgo/internal/parallel"
+	"holdgo/internal/vec"
+	"holdgo/rng"
 )
 
 // Training: reparameterisation, objective and the score a trained network gives.
@@ -29,7 +31,8 @@ type Batch struct {
 
 // Perturb is the fused reparameterisation kernel: for every sample it evaluates the objective's kernel
 // at t in float64 (ObjectiveKernel), then streams once over the sample's d dimensions writing
-// x_t = Mean·x_0 + Chol·ε and the target. All arithmetic is float64; only the stored values are float32.
+// x_t = Mean·x_0 + Chol·ε (vec.Mix: SIMD, float64 fused multiply-adds) and the target. All arithmetic
+// is float64; only the stored values are float32.
 // It is the CPU reference of the fused CUDA kernel.
 func (s *SDE) Perturb(b Batch) error {
 	batch := len(b.Times)
@@ -62,39 +65,50 @@ func (s *SDE) Perturb(b Batch) error {
 	// Samples are independent: split them over the worker pool (each writes
 	// its own rows, so the result does not depend on the thread count). A
 	// sample costs one kernel evaluation (≈0.6 µs for HOLD-3, ≈12 µs for
-	// HOLD-4) plus n²·d multiply-adds.
+	// HOLD-4), then one pass of vec.Mix over its d dimensions: the rows
+	// x_t[r] = Σ_j Mean[r][j]·x0[j] + Σ_{j≤r} Chol[r][j]·ε[j], with float64
+	// fused multiply-adds, rounded once to float32.
 	parallel.For(batch, max(1, 4096/(n*n*d+64)), func(lo, hi int) {
+		var coef [vec.MaxMixRows * vec.MaxMixInputs]float64
+		var in [vec.MaxMixInputs][]float32
+		var out [vec.MaxMixRows][]float32
 		for bi := lo; bi < hi; bi++ {
 			k := s.ObjectiveKernel(b.Times[bi])
-			data := b.Data[bi*d : (bi+1)*d]
-			noise := b.Noise[bi*n*d : (bi+1)*n*d]
-			state := b.State[bi*n*d : (bi+1)*n*d]
-			target := b.Target[bi*d : (bi+1)*d]
-			var aux []float32
+			// Inputs: q0, the auxiliary blocks' noise (DSM), then ε.
+			nin := 0
+			in[nin] = b.Data[bi*d : (bi+1)*d]
+			nin++
 			if dsm {
-				aux = b.Aux[bi*(n-1)*d : (bi+1)*(n-1)*d]
+				for j := 1; j < n; j++ {
+					in[nin] = b.Aux[(bi*(n-1)+j-1)*d : (bi*(n-1)+j)*d]
+					nin++
+				}
 			}
-			for i := 0; i < d; i++ {
-				var x0, eps [MaxBlocks]float64
-				x0[0] = float64(data[i])
-				for j := 1; j < n && dsm; j++ {
-					x0[j] = auxStd[j] * float64(aux[(j-1)*d+i])
+			noise := b.Noise[bi*n*d : (bi+1)*n*d]
+			for j := 0; j < n; j++ {
+				in[nin] = noise[j*d : (j+1)*d]
+				nin++
+			}
+			for r := 0; r < n; r++ {
+				c := coef[r*nin : (r+1)*nin]
+				c[0] = k.Mean.a[r][0]
+				m := 1
+				if dsm {
+					for j := 1; j < n; j++ {
+						c[m] = k.Mean.a[r][j] * auxStd[j]
+						m++
+					}
 				}
 				for j := 0; j < n; j++ {
-					eps[j] = float64(noise[j*d+i])
-				}
-				for r := 0; r < n; r++ {
-					var v float64
-					for j := 0; j < n; j++ {
-						v += k.Mean.a[r][j] * x0[j]
+					c[m+j] = 0
+					if j <= r {
+						c[m+j] = k.Chol.a[r][j]
 					}
-					for j := 0; j <= r; j++ {
-						v += k.Chol.a[r][j] * eps[j]
-					}
-					state[r*d+i] = float32(v)
 				}
-				target[i] = -noise[(n-1)*d+i]
+				out[r] = b.State[(bi*n+r)*d : (bi*n+r+1)*d]
 			}
+			vec.Mix(out[:n], coef[:n*nin], in[:nin])
+			vec.Scale(b.Target[bi*d:(bi+1)*d], noise[(n-1)*d:], -1)
 		}
 	})
 	return nil

@@ -4,28 +4,22 @@ import (
 	"math"
 
 	"holdgo/internal/parallel"
+	"holdgo/internal/vec"
 )
 
 // CPU kernels of group normalisation and softmax: one (sample, group) or one
 // row per task, float64 statistics.
 
 // cpuGroupStats computes the mean and 1/√(var+eps) of every (sample, group)
-// with two passes over the group.
+// with two SIMD passes over the group (vec.Sum64, vec.SumSqDev: float64
+// accumulation, the variance centred on the float64 mean).
 func cpuGroupStats(x []float32, ng, size int, eps float64) (mean, rstd []float32, mean64 []float64) {
 	mean, rstd, mean64 = make([]float32, ng), make([]float32, ng), make([]float64, ng)
 	parallel.For(ng, max(1, grain/max(size, 1)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			seg := x[i*size : (i+1)*size]
-			var sum float64
-			for _, v := range seg {
-				sum += float64(v)
-			}
-			m := sum / float64(size)
-			var sq float64
-			for _, v := range seg {
-				d := float64(v) - m
-				sq += d * d
-			}
+			m := vec.Sum64(seg) / float64(size)
+			sq := vec.SumSqDev(seg, m)
 			mean[i], rstd[i], mean64[i] = float32(m), float32(1/math.Sqrt(sq/float64(size)+eps)), m
 		}
 	})

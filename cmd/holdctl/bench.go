@@ -60,9 +60,22 @@ func benchCommand() *cli.Command {
 	}
 }
 
-// median times f over repeats runs (after one warm-up run).
+// warmUp is how long median runs f before it starts timing: long enough for
+// the OS to spread a fresh process's threads over the cores (measured: for
+// the first ~5–10 ms both of a 2-thread GEMM's threads can share one core,
+// and a 150 µs product then takes twice as long) and for caches and pooled
+// buffers to settle.
+const warmUp = 200 * time.Millisecond
+
+// median times f over repeats runs, after warming up for warmUp (at least
+// one run).
 func median(repeats int, f func()) time.Duration {
-	f()
+	for start := time.Now(); ; {
+		f()
+		if time.Since(start) >= warmUp {
+			break
+		}
+	}
 	ts := make([]time.Duration, repeats)
 	for i := range ts {
 		start := time.Now()

@@ -531,22 +531,35 @@ func scalarDecl(scalars []string) string {
 }
 
 // writeReduce writes sum (sq false) or sumSquares: Σx (Σx²) accumulated in
-// float64 in 8 vector accumulators.
-func writeReduce(w *bytes.Buffer, is *isa, fn string, sq bool) {
+// float64 in 8 vector accumulators; with dev, sumSqDev: Σ(x−m)² for a
+// float64 m, over the elements up to the last multiple of the float64 lanes
+// (the Go wrapper adds the rest: a zero-filled tail lane would add m²).
+func writeReduce(w *bytes.Buffer, is *isa, fn string, sq, dev bool) {
 	g := &gen{w: w, isa: is}
 	name := fn + is.suffix
 	reg := func(i int) string { return fmt.Sprintf("%s%d", is.reg, i) }
 	half := is.width / 2 // float64 lanes
 	lowHalf := map[string]string{"Z": "Y", "Y": "X"}[is.reg]
 	acc := func(v, a string) {
+		if dev {
+			g.op("VSUBPD %s, %s, %s", reg(12), v, v)
+		}
 		if sq {
 			g.op("VFMADD231PD %s, %s, %s", v, v, a)
 		} else {
 			g.op("VADDPD %s, %s, %s", v, a, a)
 		}
 	}
-	fmt.Fprintf(w, "\n// func %s(x []float32) float64\n", name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+	ret := 24
+	if dev {
+		ret = 32
+		fmt.Fprintf(w, "\n// func %s(x []float32, m float64) float64\n", name)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-40\n", name)
+		g.op("VBROADCASTSD m+24(FP), %s", reg(12))
+	} else {
+		fmt.Fprintf(w, "\n// func %s(x []float32) float64\n", name)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+	}
 	g.op("MOVQ x_base+0(FP), SI")
 	g.op("MOVQ x_len+8(FP), DX")
 	for i := range 8 {
@@ -573,17 +586,19 @@ func writeReduce(w *bytes.Buffer, is *isa, fn string, sq bool) {
 	g.op("ADDQ $%d, BX", half)
 	g.op("JMP %s_one", name)
 	g.label(name + "_tail")
-	g.op("MOVQ DX, CX")
-	g.op("SUBQ BX, CX")
-	g.op("JZ %s_sum", name)
-	g.tailMask()
-	if is == avx512 {
-		g.op("VMOVUPS.Z (SI)(BX*4), K1, Z8")
-	} else {
-		g.op("VMASKMOVPS (SI)(BX*4), Y15, Y8")
+	if !dev {
+		g.op("MOVQ DX, CX")
+		g.op("SUBQ BX, CX")
+		g.op("JZ %s_sum", name)
+		g.tailMask()
+		if is == avx512 {
+			g.op("VMOVUPS.Z (SI)(BX*4), K1, Z8")
+		} else {
+			g.op("VMASKMOVPS (SI)(BX*4), Y15, Y8")
+		}
+		g.op("VCVTPS2PD %s8, %s", lowHalf, reg(9))
+		acc(reg(9), reg(1))
 	}
-	g.op("VCVTPS2PD %s8, %s", lowHalf, reg(9))
-	acc(reg(9), reg(1))
 	g.label(name + "_sum")
 	for _, p := range [][2]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {4, 6}, {0, 4}} {
 		g.op("VADDPD %s, %s, %s", reg(p[1]), reg(p[0]), reg(p[0]))
@@ -596,9 +611,106 @@ func writeReduce(w *bytes.Buffer, is *isa, fn string, sq bool) {
 	g.op("VADDPD X1, X0, X0")
 	g.op("VPERMILPD $1, X0, X1")
 	g.op("VADDSD X1, X0, X0")
-	g.op("VMOVSD X0, ret+24(FP)")
+	g.op("VMOVSD X0, ret+%d(FP)", ret)
 	g.op("VZEROUPPER")
 	g.op("RET")
+}
+
+// writeMix writes mix{32,64}_{rows}{ISA}: for n elements (a multiple of the
+// float64 lanes of a vector; the Go wrapper does the rest), out[r][i] =
+// Σ_j coef[r·nin+j]·in[j][i] with float64 FMAs in the order of j, for a
+// fixed number of output rows and nin input rows given by pointer arrays.
+// Two vectors of elements per iteration; every input of an iteration is
+// read before any output is written, so an output row may be an input row.
+// f32: the rows hold float32, converted to float64 on load and rounded once
+// on store.
+func writeMix(w *bytes.Buffer, is *isa, f32 bool, rows int) string {
+	g := &gen{w: w, isa: is}
+	bits := map[bool]string{true: "32", false: "64"}[f32]
+	name := fmt.Sprintf("mix%s_%d%s", bits, rows, is.suffix)
+	typ := map[bool]string{true: "float32", false: "float64"}[f32]
+	lanes := is.width / 2 // float64 lanes per vector
+	esz := map[bool]int{true: 4, false: 8}[f32]
+	half := map[string]string{"Z": "Y", "Y": "X"}[is.reg]
+	reg := func(i int) string { return fmt.Sprintf("%s%d", is.reg, i) }
+	fmt.Fprintf(w, "\n// func %s(n int, outs *[4]*%s, ins *[8]*%s, nin int, coef *float64)\n", name, typ, typ)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-40\n", name)
+	g.op("MOVQ n+0(FP), DX")
+	g.op("MOVQ outs+8(FP), DI")
+	g.op("MOVQ ins+16(FP), SI")
+	g.op("MOVQ nin+24(FP), CX")
+	g.op("MOVQ coef+32(FP), R8")
+	g.op("MOVQ CX, R9")
+	g.op("SHLQ $3, R9") // row stride of coef in bytes
+	g.op("LEAQ (R9)(R9*2), R10")
+	coefAddr := []string{"(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R10*1)"}
+	load := func(off int, dst string) {
+		if f32 {
+			g.op("VCVTPS2PD %d(R13)(BX*4), %s", off*esz, dst)
+		} else {
+			g.op("VMOVUPD %d(R13)(BX*8), %s", off*esz, dst)
+		}
+	}
+	store := func(src string, off int) {
+		if f32 {
+			cvt := "VCVTPD2PS"
+			if is == avx2 {
+				cvt = "VCVTPD2PSY"
+			}
+			g.op("%s %s, %s11", cvt, src, half)
+			g.op("VMOVUPS %s11, %d(R13)(BX*4)", half, off*esz)
+		} else {
+			g.op("VMOVUPD %s, %d(R13)(BX*8)", src, off*esz)
+		}
+	}
+	body := func(chunks int, label string) {
+		for c := range chunks {
+			for r := range rows {
+				a := reg(4*c + r)
+				g.op("VXORPD %s, %s, %s", a, a, a)
+			}
+		}
+		g.op("XORQ R11, R11")
+		g.op("MOVQ R8, R12")
+		g.label(label)
+		g.op("MOVQ (SI)(R11*8), R13")
+		for c := range chunks {
+			load(c*lanes, reg(8+c))
+		}
+		for r := range rows {
+			g.op("VBROADCASTSD %s, %s", coefAddr[r], reg(10))
+			for c := range chunks {
+				g.op("VFMADD231PD %s, %s, %s", reg(10), reg(8+c), reg(4*c+r))
+			}
+		}
+		g.op("ADDQ $8, R12")
+		g.op("INCQ R11")
+		g.op("CMPQ R11, CX")
+		g.op("JB %s", label)
+		for r := range rows {
+			g.op("MOVQ %d(DI), R13", 8*r)
+			for c := range chunks {
+				store(reg(4*c+r), c*lanes)
+			}
+		}
+	}
+	g.op("XORQ BX, BX")
+	g.label(name + "_loop")
+	g.op("LEAQ %d(BX), AX", 2*lanes)
+	g.op("CMPQ AX, DX")
+	g.op("JA %s_one", name)
+	body(2, name+"_in2")
+	g.op("ADDQ $%d, BX", 2*lanes)
+	g.op("JMP %s_loop", name)
+	g.label(name + "_one")
+	g.op("LEAQ %d(BX), AX", lanes)
+	g.op("CMPQ AX, DX")
+	g.op("JA %s_done", name)
+	body(1, name+"_in1")
+	g.label(name + "_done")
+	g.op("VZEROUPPER")
+	g.op("RET")
+	return fmt.Sprintf("//go:noescape\nfunc %s(n int, outs *[4]*%s, ins *[8]*%s, nin int, coef *float64)\n\n", name, typ, typ)
 }
 
 func main() {
@@ -629,8 +741,15 @@ func main() {
 			fmt.Fprintf(&decl, "//go:noescape\nfunc %s%s(%s []float32%s)\n\n", e.name, is.suffix, strings.Join(e.slices, ", "), scalarDecl(e.scalars))
 		}
 		for _, r := range []string{"sum", "sumSquares"} {
-			writeReduce(&s, is, r, r == "sumSquares")
+			writeReduce(&s, is, r, r == "sumSquares", false)
 			fmt.Fprintf(&decl, "//go:noescape\nfunc %s%s(x []float32) float64\n\n", r, is.suffix)
+		}
+		writeReduce(&s, is, "sumSqDev", true, true)
+		fmt.Fprintf(&decl, "//go:noescape\nfunc sumSqDev%s(x []float32, m float64) float64\n\n", is.suffix)
+		for _, f32 := range []bool{true, false} {
+			for rows := 1; rows <= 4; rows++ {
+				decl.WriteString(writeMix(&s, is, f32, rows))
+			}
 		}
 	}
 	for _, is := range isas {
@@ -638,7 +757,16 @@ func main() {
 		for _, e := range elems {
 			fmt.Fprintf(&decl, "\t%s: %s%s,\n", e.name, e.name, is.suffix)
 		}
-		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n}\n\n", is.suffix, is.suffix)
+		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n", is.suffix, is.suffix, is.suffix)
+		fmt.Fprintf(&decl, "\tmixLanes: %d,\n", is.width/2)
+		for _, bits := range []string{"32", "64"} {
+			fmt.Fprintf(&decl, "\tmix%s: [4]func(int, *[4]*float%s, *[8]*float%s, int, *float64){", bits, bits, bits)
+			for rows := 1; rows <= 4; rows++ {
+				fmt.Fprintf(&decl, "mix%s_%d%s, ", bits, rows, is.suffix)
+			}
+			fmt.Fprintf(&decl, "},\n")
+		}
+		fmt.Fprintf(&decl, "}\n\n")
 	}
 	fmt.Fprintf(&decl, "// archImpl returns the assembly kernels for level, or nil.\nfunc archImpl(level string) *impl {\n\tswitch level {\n")
 	for _, is := range isas {

@@ -52,6 +52,33 @@ func sumAVX512(x []float32) float64
 func sumSquaresAVX512(x []float32) float64
 
 //go:noescape
+func sumSqDevAVX512(x []float32, m float64) float64
+
+//go:noescape
+func mix32_1AVX512(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix32_2AVX512(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix32_3AVX512(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix32_4AVX512(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix64_1AVX512(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
+//go:noescape
+func mix64_2AVX512(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
+//go:noescape
+func mix64_3AVX512(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
+//go:noescape
+func mix64_4AVX512(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
+//go:noescape
 func expAVX2(dst, x []float32)
 
 //go:noescape
@@ -96,6 +123,33 @@ func sumAVX2(x []float32) float64
 //go:noescape
 func sumSquaresAVX2(x []float32) float64
 
+//go:noescape
+func sumSqDevAVX2(x []float32, m float64) float64
+
+//go:noescape
+func mix32_1AVX2(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix32_2AVX2(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix32_3AVX2(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix32_4AVX2(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+
+//go:noescape
+func mix64_1AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
+//go:noescape
+func mix64_2AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
+//go:noescape
+func mix64_3AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
+//go:noescape
+func mix64_4AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
+
 var avx512Impl = impl{
 	level:      isa.AVX512,
 	exp:        expAVX512,
@@ -113,6 +167,10 @@ var avx512Impl = impl{
 	adam:       adamAVX512,
 	sum:        sumAVX512,
 	sumSquares: sumSquaresAVX512,
+	sumSqDev:   sumSqDevAVX512,
+	mixLanes:   8,
+	mix32:      [4]func(int, *[4]*float32, *[8]*float32, int, *float64){mix32_1AVX512, mix32_2AVX512, mix32_3AVX512, mix32_4AVX512},
+	mix64:      [4]func(int, *[4]*float64, *[8]*float64, int, *float64){mix64_1AVX512, mix64_2AVX512, mix64_3AVX512, mix64_4AVX512},
 }
 
 var avx2Impl = impl{
@@ -132,6 +190,10 @@ var avx2Impl = impl{
 	adam:       adamAVX2,
 	sum:        sumAVX2,
 	sumSquares: sumSquaresAVX2,
+	sumSqDev:   sumSqDevAVX2,
+	mixLanes:   4,
+	mix32:      [4]func(int, *[4]*float32, *[8]*float32, int, *float64){mix32_1AVX2, mix32_2AVX2, mix32_3AVX2, mix32_4AVX2},
+	mix64:      [4]func(int, *[4]*float64, *[8]*float64, int, *float64){mix64_1AVX2, mix64_2AVX2, mix64_3AVX2, mix64_4AVX2},
 }
 
 // archImpl returns the assembly kernels for level, or nil.

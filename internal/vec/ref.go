@@ -118,3 +118,33 @@ func sumSquaresRef(x []float32) float64 {
 	}
 	return s
 }
+
+// sumSqDevRef is Σ(x[i] − m)² in float64, in order.
+func sumSqDevRef(x []float32, m float64) float64 {
+	var s float64
+	for _, v := range x {
+		d := float64(v) - m
+		s += d * d
+	}
+	return s
+}
+
+// mixRef is Mix from element lo on: per element, every output row's
+// float64 FMA chain over the inputs in order, all inputs read before the
+// outputs are written (so an output row may be an input row).
+func mixRef[T float32 | float64](out [][]T, coef []float64, in [][]T, lo int) {
+	nin := len(in)
+	var acc [MaxMixRows]float64
+	for i := lo; i < len(in[0]); i++ {
+		for r := range out {
+			a := 0.0
+			for j, x := range in {
+				a = math.FMA(coef[r*nin+j], float64(x[i]), a)
+			}
+			acc[r] = a
+		}
+		for r, o := range out {
+			o[i] = T(acc[r])
+		}
+	}
+}

@@ -1,7 +1,9 @@
 // Package vec holds SIMD kernels for the memory-bound element-wise paths of
 // training on []float32: activations (Exp, Sigmoid, SiLU and its gradient,
 // Tanh), arithmetic (Add, Sub, Mul, Scale, AddScalar, AddScaled, Acc, Axpy),
-// reductions (Sum, SumSquares) and the fused optimizer updates (Adam, EMA).
+// reductions (Sum, Sum64, SumSquares, SumSqDev), the fused optimizer updates
+// (Adam, EMA) and Mix/Mix64, a small matrix applied across rows (the HOLD
+// reparameterisation and the sampler's Lie–Trotter step).
 //
 // Every kernel has a plain-Go reference in ref.go that the tests compare it
 // with. The instruction-set level (AVX-512, AVX2 or plain Go) is the one
@@ -39,6 +41,12 @@ type impl struct {
 	ema                      func(shadow, params []float32, k float32)
 	adam                     func(params, grads, m, v []float32, b1, c1, b2, c2, step, sqrtBC2, eps float32)
 	sum, sumSquares          func(x []float32) float64
+	sumSqDev                 func(x []float32, m float64) float64
+	// mixLanes is the element multiple the mix kernels handle (0: none,
+	// the Go loop does everything); mix32[r-1] / mix64[r-1] write r rows.
+	mixLanes int
+	mix32    [4]func(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
+	mix64    [4]func(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
 }
 
 // active is the level isa has chosen.
@@ -119,6 +127,24 @@ func Axpy(dst, a []float32, s float32) { same("Axpy", len(dst), a); active().add
 // may differ in the last bit; for one level and length it is deterministic.
 func Sum(x []float32) float32 { return float32(active().sum(x)) }
 
+// Sum64 is Sum without the final rounding to float32.
+func Sum64(x []float32) float64 { return active().sum(x) }
+
+// SumSqDev returns Σ(x[i] − m)² in float64 (the centred second moment of
+// group norm's statistics), each difference and square in float64.
+func SumSqDev(x []float32, m float64) float64 {
+	k := active()
+	body := 0
+	if k.sumSqDev != nil {
+		body = len(x) - len(x)%k.mixLanes
+	}
+	var s float64
+	if body > 0 {
+		s = k.sumSqDev(x[:body], m)
+	}
+	return s + sumSqDevRef(x[body:], m)
+}
+
 // SumSquares returns Σx[i]² in float64 (each square is exact), with the
 // error bound of Sum without the final rounding: for gradient-norm clipping.
 func SumSquares(x []float32) float64 { return active().sumSquares(x) }
@@ -142,4 +168,67 @@ func Adam(params, grads, m, v []float32, b1, b2, stepSize, sqrtBC2, eps float32)
 func EMA(shadow, params []float32, k float32) {
 	same("EMA", len(shadow), params)
 	active().ema(shadow, params, k)
+}
+
+// MaxMixRows and MaxMixInputs bound the shapes Mix and Mix64 take.
+const (
+	MaxMixRows   = 4
+	MaxMixInputs = 8
+)
+
+// Mix sets out[r][i] = Σ_j coef[r·len(in)+j]·in[j][i] for every i: a small
+// matrix (len(out) × len(in), row-major in coef) applied across rows, in
+// float64 with fused multiply-adds in the order of j, rounded once to
+// float32. 1 ≤ len(out) ≤ MaxMixRows, 1 ≤ len(in) ≤ MaxMixInputs, and every
+// row has the same length. An out row may be the very slice of an in row
+// (each element is written after all inputs of it were read), but must not
+// partially overlap one. The result is bit-identical on every level.
+func Mix(out [][]float32, coef []float64, in [][]float32) {
+	k := active()
+	mix("Mix", out, coef, in, k.mixLanes, k.mix32)
+}
+
+// Mix64 is Mix for float64 rows (no rounding at the end).
+func Mix64(out [][]float64, coef []float64, in [][]float64) {
+	k := active()
+	mix("Mix64", out, coef, in, k.mixLanes, k.mix64)
+}
+
+// mix checks the shapes, runs the level's kernel over the elements up to
+// the last multiple of lanes and the reference loop over the rest.
+func mix[T float32 | float64](op string, out [][]T, coef []float64, in [][]T, lanes int,
+	kern [4]func(int, *[4]*T, *[8]*T, int, *float64)) {
+	if len(out) < 1 || len(out) > MaxMixRows || len(in) < 1 || len(in) > MaxMixInputs {
+		panic(fmt.Sprintf("vec.%s: %d output and %d input rows (want 1…%d and 1…%d)", op, len(out), len(in), MaxMixRows, MaxMixInputs))
+	}
+	if len(coef) != len(out)*len(in) {
+		panic(fmt.Sprintf("vec.%s: %d coefficients for a %d×%d matrix", op, len(coef), len(out), len(in)))
+	}
+	n := len(in[0])
+	var outs [4]*T
+	var ins [8]*T
+	for r, o := range out {
+		if len(o) != n {
+			panic(fmt.Sprintf("vec.%s: row lengths differ (%d and %d)", op, n, len(o)))
+		}
+		if n > 0 {
+			outs[r] = &o[0]
+		}
+	}
+	for j, x := range in {
+		if len(x) != n {
+			panic(fmt.Sprintf("vec.%s: row lengths differ (%d and %d)", op, n, len(x)))
+		}
+		if n > 0 {
+			ins[j] = &x[0]
+		}
+	}
+	body := 0
+	if lanes > 0 {
+		body = n - n%lanes
+	}
+	if body > 0 {
+		kern[len(out)-1](body, &outs, &ins, len(in), &coef[0])
+	}
+	mixRef(out, coef, in, body)
 }

@@ -375,3 +375,103 @@ func TestPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestSumSqDev: SumSqDev and Sum64 within Sum's error bound of the ordered
+// float64 loops, sizes 0…300 at offsets and a few large ones, with a mean
+// far from zero (the case group norm's two-pass variance is for).
+func TestSumSqDev(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		sizes := []int{1000, 4097, 100003}
+		for n := 0; n <= 300; n++ {
+			sizes = append(sizes, n)
+		}
+		for _, n := range sizes {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = 100 + float32(rng.NormFloat64())
+			}
+			xs, _ := padded(x, n%4)
+			if got, want := Sum64(xs), sumRef(x); math.Abs(got-want) > sumBound(x, false) {
+				t.Fatalf("Sum64 n=%d: got %g, want %g", n, got, want)
+			}
+			m := sumRef(x) / float64(max(n, 1))
+			dev := make([]float32, n)
+			for i, v := range x {
+				dev[i] = float32(float64(v) - m) // only for the bound's scale
+			}
+			want := sumSqDevRef(x, m)
+			if got := SumSqDev(xs, m); math.Abs(got-want) > 2*sumBound(dev, true) {
+				t.Fatalf("SumSqDev n=%d: got %g, want %g", n, got, want)
+			}
+		}
+	})
+}
+
+// TestMix: Mix and Mix64 bit-identical to the FMA-chain reference on every
+// level, for every shape (1…4 rows, 1…8 inputs), lengths 0…300 (every
+// tail), unaligned offsets, and in place (out rows being in rows).
+func TestMix(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for rows := 1; rows <= MaxMixRows; rows++ {
+			for inputs := 1; inputs <= MaxMixInputs; inputs++ {
+				for n := 0; n <= 300; n += 1 + n/40 {
+					coef := make([]float64, rows*inputs)
+					for i := range coef {
+						coef[i] = rng.NormFloat64()
+					}
+					in32, in64 := make([][]float32, inputs), make([][]float64, inputs)
+					for j := range in32 {
+						x := make([]float32, n)
+						for i := range x {
+							x[i] = float32(rng.NormFloat64())
+						}
+						in32[j], _ = padded(x, (j+n)%4)
+						in64[j] = make([]float64, n)
+						for i, v := range x {
+							in64[j][i] = float64(v) + rng.NormFloat64()*1e-9
+						}
+					}
+					want32, got32 := make([][]float32, rows), make([][]float32, rows)
+					want64, got64 := make([][]float64, rows), make([][]float64, rows)
+					for r := range rows {
+						want32[r], got32[r] = make([]float32, n), make([]float32, n+1)[1:]
+						want64[r], got64[r] = make([]float64, n), make([]float64, n)
+					}
+					mixRef(want32, coef, in32, 0)
+					mixRef(want64, coef, in64, 0)
+					Mix(got32, coef, in32)
+					Mix64(got64, coef, in64)
+					for r := range rows {
+						compareBits(t, fmt.Sprintf("Mix %d×%d n=%d row %d", rows, inputs, n, r), got32[r], want32[r])
+						for i := range n {
+							if math.Float64bits(got64[r][i]) != math.Float64bits(want64[r][i]) {
+								t.Fatalf("Mix64 %d×%d n=%d: [%d][%d] = %v, want %v", rows, inputs, n, r, i, got64[r][i], want64[r][i])
+							}
+						}
+					}
+					// In place: the first min(rows, inputs) outputs overwrite the inputs.
+					if rows <= inputs {
+						io32 := make([][]float32, inputs)
+						io64 := make([][]float64, inputs)
+						for j := range inputs {
+							io32[j] = append([]float32(nil), in32[j]...)
+							io64[j] = append([]float64(nil), in64[j]...)
+						}
+						Mix(io32[:rows], coef, io32)
+						Mix64(io64[:rows], coef, io64)
+						for r := range rows {
+							compareBits(t, fmt.Sprintf("Mix in place %d×%d n=%d row %d", rows, inputs, n, r), io32[r], want32[r])
+							for i := range n {
+								if io64[r][i] != want64[r][i] {
+									t.Fatalf("Mix64 in place %d×%d n=%d: [%d][%d] = %v, want %v", rows, inputs, n, r, i, io64[r][i], want64[r][i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
