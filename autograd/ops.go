@@ -20,6 +20,14 @@ var Differentiable = []string{
 func (g *Tape) unary(name string, x *Value, y *tensor.Tensor, dx func(out, x, y, dy *tensor.Tensor)) *Value {
 	var v *Value
 	v = g.record(name, y, func(dy *tensor.Tensor) {
+		if !x.needsGrad {
+			return
+		}
+		if x.Grad == nil { // first gradient: write it in place, no copy
+			gx, _ := g.gradDest(x)
+			dx(gx, x.T, v.T, dy)
+			return
+		}
 		d := g.tmp(x.Shape()...)
 		dx(d, x.T, v.T, dy)
 		g.accum(x, d)

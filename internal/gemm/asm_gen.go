@@ -44,6 +44,9 @@ func main() {
 	for _, s := range specs {
 		s.write(&out)
 	}
+	for _, w := range skinnyWidths {
+		writeSkinny(&out, w)
+	}
 	writeTranspose16(&out)
 	writeCopyRows(&out)
 	writePeak(&out, "fmaPeakAVX512", "Z", 24)
@@ -275,6 +278,81 @@ func writeCopyRows(w *bytes.Buffer) {
 	p("DECQ CX")
 	p("JNZ copyRows_loop")
 	fmt.Fprintf(w, "copyRows_done:\n")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// skinnyWidths are the tile widths of the skinny kernels.
+var skinnyWidths = []int{1, 2, 4, 8}
+
+// writeSkinny emits skinny{w}AVX512, the kernel of products with one short
+// side (≤ 8): a 32×w tile T = Ã·B̃ over kc, Ã a packed panel of 32 rows
+// (Ã[p*32+i]), B̃ kc rows of w floats (B̃[p*w+j]); the tile is stored column
+// by column, T[j*32+i], for the Go driver to merge into C (either way round).
+// The vectors run along the 32 rows (two zmm), so no lane is wasted on the
+// short side; for w < 4 the k loop is unrolled over independent sets of
+// accumulators to hide the FMA latency.
+func writeSkinny(w *bytes.Buffer, width int) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	sets := max(1, 4/width)
+	acc := func(set, j, h int) string { return fmt.Sprintf("Z%d", set*2*width+2*j+h) }
+	name := fmt.Sprintf("skinny%dAVX512", width)
+	fmt.Fprintf(w, "\n// func %s(kc int, a *float32, b *float32, t *float32)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+	p("MOVQ kc+0(FP), CX")
+	p("MOVQ a+8(FP), SI")
+	p("MOVQ b+16(FP), DX")
+	p("MOVQ t+24(FP), DI")
+	for set := 0; set < sets; set++ {
+		for j := 0; j < width; j++ {
+			for h := 0; h < 2; h++ {
+				r := acc(set, j, h)
+				p("VXORPS %s, %s, %s", r, r, r)
+			}
+		}
+	}
+	step := func(set, koff int) {
+		p("VMOVUPS %d(SI), Z16", 128*koff)
+		p("VMOVUPS %d(SI), Z17", 128*koff+64)
+		for j := 0; j < width; j++ {
+			t := fmt.Sprintf("Z%d", 18+j%2)
+			p("VBROADCASTSS %d(DX), %s", 4*(width*koff+j), t)
+			p("VFMADD231PS %s, Z16, %s", t, acc(set, j, 0))
+			p("VFMADD231PS %s, Z17, %s", t, acc(set, j, 1))
+		}
+	}
+	if sets > 1 {
+		fmt.Fprintf(w, "%s_loop%d:\n", name, sets)
+		p("CMPQ CX, $%d", sets)
+		p("JB %s_one", name)
+		for set := 0; set < sets; set++ {
+			step(set, set)
+		}
+		p("ADDQ $%d, SI", 128*sets)
+		p("ADDQ $%d, DX", 4*width*sets)
+		p("SUBQ $%d, CX", sets)
+		p("JMP %s_loop%d", name, sets)
+	}
+	fmt.Fprintf(w, "%s_one:\n", name)
+	p("TESTQ CX, CX")
+	p("JZ %s_store", name)
+	step(0, 0)
+	p("ADDQ $128, SI")
+	p("ADDQ $%d, DX", 4*width)
+	p("DECQ CX")
+	p("JMP %s_one", name)
+	fmt.Fprintf(w, "%s_store:\n", name)
+	for set := 1; set < sets; set++ {
+		for j := 0; j < width; j++ {
+			for h := 0; h < 2; h++ {
+				p("VADDPS %s, %s, %s", acc(set, j, h), acc(0, j, h), acc(0, j, h))
+			}
+		}
+	}
+	for j := 0; j < width; j++ {
+		p("VMOVUPS %s, %d(DI)", acc(0, j, 0), 128*j)
+		p("VMOVUPS %s, %d(DI)", acc(0, j, 1), 128*j+64)
+	}
 	p("VZEROUPPER")
 	p("RET")
 }

@@ -43,6 +43,10 @@ type kernel struct {
 	// b, ldb, p0, kc, j0, nc, nr) write packed panels in pack.go's layout;
 	// nil means pack.go's plain-Go packers.
 	packA, packB packer
+	// skinny, when set, computes a skinnyRows×w tile (w ∈ 1, 2, 4, 8)
+	// T[j*skinnyRows+i] = Σ_p a[p*skinnyRows+i]·b[p*w+j] over kc for
+	// products with a short side (skinny.go).
+	skinny func(w, kc int, a, b, t []float32)
 	// micro computes the mr×nr tile C = alpha·Ã·B̃ + beta·C over kc, where Ã
 	// starts at a[0] with strides rs, cs (packed: rs=1, cs=mr), B̃ is a packed
 	// panel (kc rows of nr) and C has row stride ldc. beta == 0 overwrites C.
@@ -77,6 +81,9 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	g := &gemmJob{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 	g.threads = min(parallel.Threads(), max(1, 2*m*n*k/minFlopsPerThread))
+	if g.runSkinny() {
+		return
+	}
 	g.run()
 }
 

@@ -359,3 +359,42 @@ func TestSetISA(t *testing.T) {
 	}
 	SetISA(prev)
 }
+
+// TestSkinny covers the skinny path (one side ≤ 8, the other ≥ 16) and its
+// neighbours: every short size 1…9 on either side, every transpose combo,
+// k across the skinnyKC block boundary (the second block accumulates), a
+// long side with a ragged last panel, NaNs in C with beta 0, on one and two
+// threads.
+func TestSkinny(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var cases []*prepared
+	i := 0
+	for short := 1; short <= 9; short++ {
+		for _, size := range [][2]int{{16, 3}, {77, 130}, {300, 1500}} {
+			long, k := size[0], size[1]
+			if testing.Short() && k > 1000 && short%3 != 0 {
+				continue
+			}
+			for _, tr := range transCombos {
+				i++
+				m, n := long, short
+				if i%2 == 0 {
+					m, n = short, long
+				}
+				cases = append(cases, prepare(rng, testCase{transA: tr[0], transB: tr[1], m: m, n: n, k: k,
+					alpha: []float32{1, -2, 0.5}[i%3], beta: []float32{0, 1, 0.5, -2}[i%4],
+					pad: i % 3, off: i % 2, nanC: i%4 == 0}))
+			}
+		}
+	}
+	prevThreads := parallel.Threads()
+	defer parallel.SetThreads(prevThreads)
+	forEachISA(t, func(t *testing.T) {
+		for _, threads := range []int{1, 2} {
+			parallel.SetThreads(threads)
+			for _, p := range cases {
+				p.check(t)
+			}
+		}
+	})
+}

@@ -16,6 +16,41 @@ func kernAVX512(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int,
 //go:noescape
 func kernAVX2(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
 
+// skinny{1,2,4,8}AVX512 compute a 32×w tile for products with a short side
+// (see asm_gen.go and skinny.go).
+//
+//go:noescape
+func skinny1AVX512(kc int, a *float32, b *float32, t *float32)
+
+//go:noescape
+func skinny2AVX512(kc int, a *float32, b *float32, t *float32)
+
+//go:noescape
+func skinny4AVX512(kc int, a *float32, b *float32, t *float32)
+
+//go:noescape
+func skinny8AVX512(kc int, a *float32, b *float32, t *float32)
+
+// skinnyAVX512 runs the kernel of width w ∈ {1, 2, 4, 8} on a packed panel
+// of 32 rows a (≥ 32·kc floats), packed rows b (≥ w·kc) into t (≥ 32·w).
+func skinnyAVX512(w, kc int, a, b, t []float32) {
+	_ = a[32*kc-1]
+	_ = b[w*kc-1]
+	_ = t[32*w-1]
+	switch w {
+	case 1:
+		skinny1AVX512(kc, &a[0], &b[0], &t[0])
+	case 2:
+		skinny2AVX512(kc, &a[0], &b[0], &t[0])
+	case 4:
+		skinny4AVX512(kc, &a[0], &b[0], &t[0])
+	case 8:
+		skinny8AVX512(kc, &a[0], &b[0], &t[0])
+	default:
+		panic("gemm: skinny kernel width must be 1, 2, 4 or 8")
+	}
+}
+
 // transpose16 and copyRows are the AVX-512 packers (see asm_gen.go).
 //
 //go:noescape
@@ -38,6 +73,7 @@ var (
 		mc: 12 * 24, kc: 576, nc: 1024,
 		micro: microAVX512,
 		packA: packAAVX512, packB: packBAVX512,
+		skinny: skinnyAVX512,
 	}
 	avx2Kernel = &kernel{
 		isa: AVX2, mr: 6, nr: 16,
