@@ -28,8 +28,7 @@ const spinWindow = 100 * time.Microsecond
 type task struct {
 	fn     func(lo, hi int)
 	n      int
-	chunk  int
-	chunks int
+	chunks int // chunk c is [c·n/chunks, (c+1)·n/chunks)
 	next   atomic.Int64
 	left   atomic.Int64 // chunks not yet finished
 	done   sync.WaitGroup
@@ -42,9 +41,7 @@ func (t *task) run() {
 		if c >= t.chunks {
 			return
 		}
-		lo := c * t.chunk
-		hi := min(lo+t.chunk, t.n)
-		t.fn(lo, hi)
+		t.fn(c*t.n/t.chunks, (c+1)*t.n/t.chunks)
 		t.left.Add(-1)
 		t.done.Done()
 	}
@@ -114,7 +111,8 @@ func worker() {
 }
 
 // For calls fn(lo, hi) on consecutive sub-ranges covering [0, n), each at
-// least grain long (except the last), on up to Threads() goroutines, and
+// least grain long and their lengths differing by at most one, on up to
+// Threads() goroutines, and
 // returns when all calls have returned. fn must be safe to run concurrently on
 // disjoint ranges. With one thread or n ≤ grain it runs fn(0, n) inline.
 //
@@ -131,18 +129,27 @@ func For(n, grain int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	// A few chunks per thread balance uneven work without much overhead.
-	chunks := min((n+grain-1)/grain, 4*k)
-	chunk := (n + chunks - 1) / chunks
-	chunks = (n + chunk - 1) / chunk
-	if chunks == 1 {
+	// A few chunks per thread balance uneven work without much overhead;
+	// equal chunks (not n/chunks rounded up and a short last one) keep two
+	// threads even: 43 GEMM panels as 6,…,6,1 left one thread 24 panels and
+	// the other 19.
+	chunks := min(n/grain, 4*k)
+	if chunks <= 1 {
 		fn(0, n)
 		return
 	}
 	ensureWorkers(k)
+	// Keep the caller on its OS thread while it may park in wait: a parked
+	// goroutine is otherwise resumed by whichever runtime thread is free,
+	// often woken on the worker's core, and the OS then left both busy
+	// threads on one core for hundreds of milliseconds (measured: the
+	// caller's CPU time spread over three threads, a 2-thread 512³ product
+	// at 1-thread speed in some processes).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	// A fresh task per call (one small allocation): a worker that dequeues
 	// it late finds no chunks left, and nothing it reads is ever reused.
-	t := &task{fn: fn, n: n, chunk: chunk, chunks: chunks}
+	t := &task{fn: fn, n: n, chunks: chunks}
 	t.left.Store(int64(chunks))
 	t.done.Add(chunks)
 	for range min(k-1, chunks-1) {
