@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"holdgo/internal/parallel"
 )
@@ -62,6 +63,7 @@ func BenchmarkSgemm(b *testing.B) {
 								SetISA(prevISA)
 								parallel.SetThreads(prevThreads)
 							}()
+							warmUp(func() { Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, s.n) })
 							runtime.GC() // no collector work left over from the set-up
 							b.ResetTimer()
 							cpu0 := cpuSeconds()
@@ -79,6 +81,16 @@ func BenchmarkSgemm(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// warmUp runs f for 0.2 s: pooled buffers are allocated and the OS has
+// spread a fresh process's threads over the cores (for the first few
+// milliseconds both threads of a 2-thread product can share one core), as
+// holdctl bench does before timing.
+func warmUp(f func()) {
+	for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+		f()
 	}
 }
 
