@@ -268,16 +268,7 @@ func TestLarge(t *testing.T) {
 				m: size[0], n: size[1], k: size[2], alpha: 1, beta: 0.5, pad: 1, off: 1}))
 		}
 	}
-	prevThreads := parallel.Threads()
-	defer parallel.SetThreads(prevThreads)
-	forEachISA(t, func(t *testing.T) {
-		for _, threads := range []int{1, 2} {
-			parallel.SetThreads(threads)
-			for _, p := range cases {
-				p.check(t)
-			}
-		}
-	})
+	checkEverywhere(t, cases)
 }
 
 // TestTinyBlocks shrinks every kernel's cache blocks so that medium sizes
@@ -387,6 +378,12 @@ func TestSkinny(t *testing.T) {
 			}
 		}
 	}
+	checkEverywhere(t, cases)
+}
+
+// checkEverywhere checks every case on every ISA level, on one and two
+// threads.
+func checkEverywhere(t *testing.T, cases []*prepared) {
 	prevThreads := parallel.Threads()
 	defer parallel.SetThreads(prevThreads)
 	forEachISA(t, func(t *testing.T) {

@@ -330,10 +330,7 @@ func sumBound(x []float32, sq bool) float64 {
 func TestSum(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, 8))
-		sizes := []int{1000, 4097, 100003}
-		for n := 0; n <= 300; n++ {
-			sizes = append(sizes, n)
-		}
+		sizes := reductionSizes()
 		for _, n := range sizes {
 			x := make([]float32, n)
 			for i := range x {
@@ -382,10 +379,7 @@ func TestPanics(t *testing.T) {
 func TestSumSqDev(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, 10))
-		sizes := []int{1000, 4097, 100003}
-		for n := 0; n <= 300; n++ {
-			sizes = append(sizes, n)
-		}
+		sizes := reductionSizes()
 		for _, n := range sizes {
 			x := make([]float32, n)
 			for i := range x {
@@ -474,4 +468,14 @@ func TestMix(t *testing.T) {
 			}
 		}
 	})
+}
+
+// reductionSizes are the lengths the reductions are tested on: 0…300 (every
+// tail of every unrolling) and a few large ones.
+func reductionSizes() []int {
+	sizes := []int{1000, 4097, 100003}
+	for n := 0; n <= 300; n++ {
+		sizes = append(sizes, n)
+	}
+	return sizes
 }
