@@ -293,3 +293,46 @@ func TestBSteps(t *testing.T) {
 		}
 	}
 }
+
+// explodingScore (d = 1) returns +1e200·x on the last block for the samples
+// whose first coordinate is positive: a learned score that grows with the
+// state, as a network can where it saw no data; 0 for the others.
+type explodingScore struct{ n int }
+
+func (e explodingScore) Score(dst, x, _ []float64) error {
+	for i := range dst {
+		dst[i] = 0
+		if x[i*e.n] > 0 {
+			dst[i] = 1e200 * x[i*e.n+e.n-1]
+		}
+	}
+	return nil
+}
+
+// TestDivergedCount: samples driven to infinity are counted in
+// Result.Diverged, the others are not.
+func TestDivergedCount(t *testing.T) {
+	sde := newSDE(t, hold.KindHOLD)
+	n := sde.Blocks()
+	s := &Sampler{SDE: sde, Score: explodingScore{n}, Method: EulerMaruyama{},
+		Grid: mustGrid(t, GridQuadratic, sde.Horizon(), 1e-3, 20), Dim: 1}
+	res, err := s.Sample(200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Diverged == 0 || res.Diverged == 200 {
+		t.Fatalf("Diverged = %d of 200, want some but not all", res.Diverged)
+	}
+	bad := 0
+	for i := range 200 {
+		for _, v := range res.X[i*n : (i+1)*n] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				bad++
+				break
+			}
+		}
+	}
+	if bad != res.Diverged {
+		t.Fatalf("Diverged = %d, but %d samples are non-finite", res.Diverged, bad)
+	}
+}

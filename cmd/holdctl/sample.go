@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,6 +175,39 @@ func firstBlock(x []float64, n, blocks, d int) []float32 {
 	return out
 }
 
+// warnDiverged tells the user, when some samples diverged, how many and
+// what to try.
+func warnDiverged(w io.Writer, diverged, n int, where string) {
+	if diverged == 0 {
+		return
+	}
+	fmt.Fprintf(w, "warning: %d of %d samples diverged (non-finite final state: the learned score pushed them off "+
+		"where training saw no data); %s. More NFE, a checkpoint from fewer steps or a lower learning rate usually helps.\n",
+		diverged, n, where)
+}
+
+// finiteRows returns the rows of x (n × d) without NaN or Inf and how many
+// were dropped.
+func finiteRows(x []float32, d int) ([]float32, int) {
+	out := make([]float32, 0, len(x))
+	dropped := 0
+	for i := 0; i+d <= len(x); i += d {
+		row := x[i : i+d]
+		ok := true
+		for _, v := range row {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, row...)
+		} else {
+			dropped++
+		}
+	}
+	return out, dropped
+}
+
 func sampleCommand() *cli.Command {
 	d := train.DefaultRunConfig()
 	return &cli.Command{
@@ -247,6 +282,7 @@ func sampleCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "%d samples, sampler %s, NFE %d, %.2fs; wrote %s\n", c.Int("n"), s.Method.Name(), res.NFE,
 				elapsed.Seconds(), strings.Join(outs, ", "))
+			warnDiverged(c.App.ErrWriter, res.Diverged, c.Int("n"), "the .npy keeps them as NaN/Inf")
 			return nil
 		},
 	}

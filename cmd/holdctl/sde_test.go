@@ -168,3 +168,13 @@ func TestSDEBadParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestFiniteRows: rows with a NaN or an infinity are dropped and counted.
+func TestFiniteRows(t *testing.T) {
+	inf := float32(math.Inf(1))
+	nan := float32(math.NaN())
+	got, dropped := finiteRows([]float32{1, 2, nan, 3, 4, 5, 6, -inf, 7, 8}, 2)
+	if dropped != 2 || len(got) != 6 || got[0] != 1 || got[2] != 4 || got[4] != 7 {
+		t.Fatalf("finiteRows: %v, dropped %d", got, dropped)
+	}
+}
