@@ -117,8 +117,8 @@ func runDemo(c *cli.Context) error {
 	// size. Between clusters as far apart as the five rolls, W2 is dominated by how the points happen
 	// to split among them, so one pair of data sets gives a floor anywhere in ±30%: average over
 	// several fresh sets (the same ones for the samples and for the floor).
-	warnDiverged(c.App.ErrWriter, res.Diverged, n, "the distances below leave them out")
-	q, _ = finiteRows(q, 2)
+	warnDiverged(c.App.ErrWriter, res.Diverged, n, "the picture and the distances below leave them out")
+	q, _ = convergedRows(q, 2)
 	r := rng.New(cfg.Seed + 2)
 	const (
 		proj = 1024 // directions: the estimate's own noise stays at a few per cent

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,29 +180,22 @@ func warnDiverged(w io.Writer, diverged, n int, where string) {
 	if diverged == 0 {
 		return
 	}
-	fmt.Fprintf(w, "warning: %d of %d samples diverged (non-finite final state: the learned score pushed them off "+
-		"where training saw no data); %s. More NFE, a checkpoint from fewer steps or a lower learning rate usually helps.\n",
-		diverged, n, where)
+	fmt.Fprintf(w, "warning: %d of %d samples diverged (NaN, Inf or beyond ±%g: the learned score pushed them off "+
+		"where training saw no data); %s. Another sampler (em), more NFE or an earlier checkpoint usually helps.\n",
+		diverged, n, sample.DivergedBound, where)
 }
 
-// finiteRows returns the rows of x (n × d) without NaN or Inf and how many
-// were dropped.
-func finiteRows(x []float32, d int) ([]float32, int) {
+// convergedRows returns the rows of x (n × d) that sample.Diverged accepts
+// and how many it dropped.
+func convergedRows(x []float32, d int) ([]float32, int) {
 	out := make([]float32, 0, len(x))
 	dropped := 0
 	for i := 0; i+d <= len(x); i += d {
-		row := x[i : i+d]
-		ok := true
-		for _, v := range row {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				ok = false
-			}
-		}
-		if ok {
-			out = append(out, row...)
-		} else {
+		if sample.Diverged(x[i : i+d]) {
 			dropped++
+			continue
 		}
+		out = append(out, x[i:i+d]...)
 	}
 	return out, dropped
 }
@@ -282,7 +274,7 @@ func sampleCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "%d samples, sampler %s, NFE %d, %.2fs; wrote %s\n", c.Int("n"), s.Method.Name(), res.NFE,
 				elapsed.Seconds(), strings.Join(outs, ", "))
-			warnDiverged(c.App.ErrWriter, res.Diverged, c.Int("n"), "the .npy keeps them as NaN/Inf")
+			warnDiverged(c.App.ErrWriter, res.Diverged, c.Int("n"), "a .npy keeps them as they are, a picture leaves them out")
 			return nil
 		},
 	}
@@ -306,6 +298,7 @@ func writeSamples(path string, q []float32, dim int, title string) error {
 	if filepath.Ext(path) == ".npy" {
 		return data.WriteNPY32(path, q, len(q)/dim, dim)
 	}
+	q, _ = convergedRows(q, dim) // one path at 1e9 would shrink the rest to a dot
 	switch dim {
 	case 1:
 		return plot.Histogram(path, q, plot.HistogramOptions{Title: title, Bins: 200})
