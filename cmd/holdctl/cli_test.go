@@ -540,3 +540,22 @@ func TestCLIBadInput(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCLIDemoSmoke runs the README's main job end to end on a tiny budget:
+// it trains, samples, writes the picture and the samples, and prints the
+// distances next to the data floor.
+func TestCLIDemoSmoke(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo")
+	r := mustRun(t, "demo", "--steps", "30", "-n", "300", "--nfe", "20", "--out", out)
+	for _, want := range []string{"sliced Wasserstein-2", "two independent data sets", "ratio"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, r)
+		}
+	}
+	if w, h := pngSize(t, filepath.Join(out, "samples.png")); w < 100 || h < 100 {
+		t.Errorf("samples.png is %d×%d", w, h)
+	}
+	if _, shape := readNPYShape(t, filepath.Join(out, "samples.npy")); len(shape) != 2 || shape[0] != 300 || shape[1] != 2 {
+		t.Errorf("samples.npy has shape %v, want [300 2]", shape)
+	}
+}
