@@ -3,6 +3,7 @@ package tensor
 import (
 	"sync"
 
+	"holdgo/internal/gemm"
 	"holdgo/internal/parallel"
 )
 
@@ -58,34 +59,68 @@ func (g convGeom) im2col(col []float32, ld int, x []float32) {
 		plane := x[c*g.h*g.w : (c+1)*g.h*g.w]
 		for ky := range g.kh {
 			for kx := range g.kw {
-				dst := col[row*ld : row*ld+ohw]
+				g.im2colRow(col[row*ld:row*ld+ohw], plane, ky, kx)
 				row++
-				for oy := range g.oh {
-					d := dst[oy*g.ow : (oy+1)*g.ow]
-					iy := oy*g.stride - g.pad + ky
-					if iy < 0 || iy >= g.h {
-						clear(d)
-						continue
-					}
-					src := plane[iy*g.w : (iy+1)*g.w]
-					if g.stride == 1 { // contiguous run with zero borders
-						lo, hi := min(g.ow, max(0, g.pad-kx)), min(g.ow, g.w+g.pad-kx)
-						clear(d[:lo])
-						if lo < hi {
-							copy(d[lo:hi], src[lo-g.pad+kx:hi-g.pad+kx])
-						}
-						clear(d[max(hi, lo):])
-						continue
-					}
-					for ox := range d {
-						ix := ox*g.stride - g.pad + kx
-						if ix >= 0 && ix < g.w {
-							d[ox] = src[ix]
-						} else {
-							d[ox] = 0
-						}
-					}
+			}
+		}
+	}
+}
+
+// im2colRow writes row (c, ky, kx) of one image's im2col matrix, the OH·OW
+// values plane (channel c, H×W) contributes at kernel offset (ky, kx), into d.
+func (g convGeom) im2colRow(dst, plane []float32, ky, kx int) {
+	for oy := range g.oh {
+		d := dst[oy*g.ow : (oy+1)*g.ow]
+		iy := oy*g.stride - g.pad + ky
+		if iy < 0 || iy >= g.h {
+			clear(d)
+			continue
+		}
+		src := plane[iy*g.w : (iy+1)*g.w]
+		if g.stride == 1 { // contiguous run with zero borders
+			lo, hi := min(g.ow, max(0, g.pad-kx)), min(g.ow, g.w+g.pad-kx)
+			clear(d[:lo])
+			if lo < hi {
+				copy(d[lo:hi], src[lo-g.pad+kx:hi-g.pad+kx])
+			}
+			clear(d[max(hi, lo):])
+			continue
+		}
+		for ox := range d {
+			ix := ox*g.stride - g.pad + kx
+			if ix >= 0 && ix < g.w {
+				d[ox] = src[ix]
+			} else {
+				d[ox] = 0
+			}
+		}
+	}
+}
+
+// im2colPanels writes the im2col matrix of images b0…b0+nb−1 of x (C·KH·KW
+// rows of nb·OH·OW columns) straight into gemm.SgemmPackedB's layout:
+// panels of nr columns, each holding all C·KH·KW rows (row by row, a
+// partial last panel zero-padded). A row is built in tmp (nb·OH·OW floats,
+// in L1/L2) and dealt out to the panels, so the matrix is written once
+// instead of written by im2col and copied again by the GEMM's packing.
+func (g convGeom) im2colPanels(dst, tmp, x []float32, b0, nb, nr int) {
+	chw, ohw, k := g.c*g.h*g.w, g.ohw(), g.ckk()
+	cols := nb * ohw
+	tmp = tmp[:cols]
+	row := 0
+	for c := range g.c {
+		for ky := range g.kh {
+			for kx := range g.kw {
+				for j := range nb {
+					plane := x[(b0+j)*chw+c*g.h*g.w : (b0+j)*chw+(c+1)*g.h*g.w]
+					g.im2colRow(tmp[j*ohw:(j+1)*ohw], plane, ky, kx)
 				}
+				for p := 0; p*nr < cols; p++ {
+					seg := dst[(p*k+row)*nr : (p*k+row+1)*nr]
+					n := copy(seg, tmp[p*nr:min((p+1)*nr, cols)])
+					clear(seg[n:])
+				}
+				row++
 			}
 		}
 	}
@@ -131,11 +166,15 @@ func (g convGeom) col2im(x, col []float32, ld int) {
 	}
 }
 
-// scratch recycles im2col buffers between calls.
-var scratch sync.Pool
+// scratch recycles im2col buffers between calls; rowScratch the single
+// rows im2colPanels builds (kept apart so that a large request never finds
+// a row-sized buffer, drops it and allocates).
+var scratch, rowScratch sync.Pool
 
-func getScratch(n int) *[]float32 {
-	if p, ok := scratch.Get().(*[]float32); ok && cap(*p) >= n {
+func getScratch(n int) *[]float32 { return getFrom(&scratch, n) }
+
+func getFrom(pool *sync.Pool, n int) *[]float32 {
+	if p, ok := pool.Get().(*[]float32); ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
@@ -154,7 +193,8 @@ func (g convGeom) chunk() int { return max(1, min(g.n, (colTarget+g.ohw()-1)/max
 
 // forChunks calls f for every chunk [b0, b0+nb) of images, chunks split over
 // the worker pool; task numbers the calls' worker-local scratch: col
-// (C·KH·KW × nb·OH·OW) and mat (O × nb·OH·OW). It returns the number of tasks.
+// (C·KH·KW × nb·OH·OW, with capacity for the columns rounded up to 32) and
+// mat (O × nb·OH·OW). It returns the number of tasks.
 func (g convGeom) forChunks(f func(task, b0, nb int, col, mat []float32)) int {
 	per := g.chunk()
 	chunks := (g.n + per - 1) / per
@@ -162,7 +202,9 @@ func (g convGeom) forChunks(f func(task, b0, nb int, col, mat []float32)) int {
 	tasks := min(chunks, 4*parallel.Threads())
 	size := (chunks + tasks - 1) / tasks
 	parallel.For(tasks, 1, func(lo, hi int) {
-		colBuf, matBuf := getScratch(g.ckk()*cols), getScratch(g.o*cols)
+		// col has room for cols rounded up to whole GEMM panels (≤ 32 wide):
+		// the forward pass writes it in packed-panel layout.
+		colBuf, matBuf := getScratch(g.ckk()*(cols+32)), getScratch(g.o*cols)
 		defer scratch.Put(colBuf)
 		defer scratch.Put(matBuf)
 		for task := lo; task < hi; task++ {
@@ -202,10 +244,14 @@ func cpuConv2d(op Op, out, x, w, bias *Tensor) {
 	if g.n == 0 || ohw == 0 || g.o == 0 {
 		return
 	}
+	nr := gemm.PanelWidth()
 	g.forChunks(func(_, b0, nb int, col, mat []float32) {
-		g.im2colChunk(col, x.data, b0, nb)
 		cols := nb * ohw
-		sgemm(false, false, g.o, cols, ckk, 1, w.data, max(ckk, 1), col, cols, 0, mat, cols)
+		panels := col[:cap(col)][:(cols+nr-1)/nr*nr*ckk]
+		row := getFrom(&rowScratch, cols)
+		g.im2colPanels(panels, *row, x.data, b0, nb, nr)
+		rowScratch.Put(row)
+		gemm.SgemmPackedB(false, g.o, cols, ckk, nr, 1, w.data, max(ckk, 1), panels, 0, mat, cols)
 		for j := range nb { // scatter to NCHW, adding the bias
 			img := out.data[(b0+j)*g.o*ohw:]
 			for o := range g.o {

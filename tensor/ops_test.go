@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"holdgo/internal/isa"
 	"holdgo/internal/parallel"
 )
 
@@ -210,26 +211,39 @@ func TestOpsAgainstReference(t *testing.T) {
 		}
 		return y
 	}
-	for _, threads := range []int{1, 2} {
-		prev := parallel.SetThreads(threads)
-		for _, k := range Ops() {
-			for _, c := range cases[k] {
-				got := c.run(NewRNG(7), func(x *Tensor) *Tensor { return x })
-				ref := c.run(NewRNG(7), toRef)
-				want, err := ref.ToHost()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !SameShape(got, want) {
-					t.Errorf("%s: shape %v, reference %v", c.name, got.shape, want.shape)
-					continue
-				}
-				if e := nmse(t, c.name, got.data, want.data); e > 1e-10 {
-					t.Errorf("%s (threads=%d): normalised MSE %.3g against the reference", c.name, threads, e)
-				}
+	// Every instruction-set level: the SIMD kernels and the GEMM's panel
+	// width (which the convolutions' im2col writes) differ between them.
+	for _, level := range isa.Levels() {
+		prevISA, _ := isa.Set(level)
+		for _, threads := range []int{1, 2} {
+			checkOpsOnce(t, cases, toRef, level, threads)
+		}
+		isa.Set(prevISA)
+	}
+}
+
+// checkOpsOnce runs every case on the CPU at one level and thread count
+// and compares it with the reference device.
+func checkOpsOnce(t *testing.T, cases map[OpKind][]opCase, toRef func(*Tensor) *Tensor, level string, threads int) {
+	t.Helper()
+	prev := parallel.SetThreads(threads)
+	defer parallel.SetThreads(prev)
+	for _, k := range Ops() {
+		for _, c := range cases[k] {
+			got := c.run(NewRNG(7), func(x *Tensor) *Tensor { return x })
+			ref := c.run(NewRNG(7), toRef)
+			want, err := ref.ToHost()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !SameShape(got, want) {
+				t.Errorf("%s: shape %v, reference %v", c.name, got.shape, want.shape)
+				continue
+			}
+			if e := nmse(t, c.name, got.data, want.data); e > 1e-10 {
+				t.Errorf("%s (%s, threads=%d): normalised MSE %.3g against the reference", c.name, level, threads, e)
 			}
 		}
-		parallel.SetThreads(prev)
 	}
 }
 

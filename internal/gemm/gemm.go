@@ -87,6 +87,39 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	g.run()
 }
 
+// PanelWidth is the number of columns of op(B) per packed panel for the
+// kernel in use (SgemmPackedB's layout).
+func PanelWidth() int { return activeKernel().nr }
+
+// SgemmPackedB is Sgemm with op(B) given already packed: ⌈n/nr⌉ panels,
+// panel p holding rows 0…k−1 of columns p·nr…p·nr+nr−1 of op(B) row by row
+// (bp[(p·k+r)·nr+j] = op(B)[r][p·nr+j]; columns past n are ignored), for
+// nr = PanelWidth(). A caller that builds op(B) itself (im2col) writes it in
+// this layout and saves the copy Sgemm's packing makes. It panics if nr is
+// not the current kernel's panel width or bp is too short.
+func SgemmPackedB(transA bool, m, n, k, nr int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
+	kern := activeKernel()
+	if nr != kern.nr {
+		panic(fmt.Sprintf("gemm: B packed in panels of %d columns, the %s kernel takes %d (PanelWidth changed?)", nr, kern.isa, kern.nr))
+	}
+	panels := (n + nr - 1) / nr
+	if need := panels * k * nr; len(bp) < need {
+		panic(fmt.Sprintf("gemm: len(bp)=%d < %d (%d panels of %d×%d)", len(bp), need, panels, k, nr))
+	}
+	checkArgs(transA, false, m, n, k, a, lda, bp, max(n, 1), c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	g := &gemmJob{kern: kern, transA: transA, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda,
+		b: bp, beta: beta, c: c, ldc: ldc, prepacked: true}
+	g.threads = min(parallel.Threads(), max(1, 2*m*n*k/minFlopsPerThread))
+	g.run()
+}
+
 // checkArgs panics with a clear message on programmer errors.
 func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
@@ -141,6 +174,9 @@ type gemmJob struct {
 	alpha, beta    float32
 	a, b, c        []float32
 	lda, ldb, ldc  int
+	// prepacked: b already holds op(B) as ⌈n/nr⌉ panels of k×nr (see
+	// SgemmPackedB); ldb is unused.
+	prepacked bool
 }
 
 // workspace holds one thread's packing buffers.
@@ -193,20 +229,24 @@ func (g *gemmJob) run() {
 		nPanels := (nc + kern.nr - 1) / kern.nr
 		for pc := 0; pc < g.k; pc += kcBlock {
 			kc := min(kcBlock, g.k-pc)
-			packPanels := func(lo, hi int) {
-				kern.packB(ws.b[lo*kern.nr*kc:], g.transB, g.b, g.ldb, pc, kc,
-					jc+lo*kern.nr, min(hi*kern.nr, nc)-lo*kern.nr, kern.nr)
-			}
-			if g.threads > 1 && kc*nc >= 1<<16 {
-				parallel.For(nPanels, 1, packPanels)
-			} else {
-				packPanels(0, nPanels)
-			}
 			beta := g.beta
 			if pc > 0 {
 				beta = 1
 			}
-			blk := block{b: ws.b, jc: jc, pc: pc, kc: kc, beta: beta}
+			blk := block{b: ws.b, stride: kc * kern.nr, jc: jc, pc: pc, kc: kc, beta: beta}
+			if g.prepacked {
+				blk.b, blk.stride = g.b[(jc/kern.nr*g.k+pc)*kern.nr:], g.k*kern.nr
+			} else {
+				packPanels := func(lo, hi int) {
+					kern.packB(ws.b[lo*kern.nr*kc:], g.transB, g.b, g.ldb, pc, kc,
+						jc+lo*kern.nr, min(hi*kern.nr, nc)-lo*kern.nr, kern.nr)
+				}
+				if g.threads > 1 && kc*nc >= 1<<16 {
+					parallel.For(nPanels, 1, packPanels)
+				} else {
+					packPanels(0, nPanels)
+				}
+			}
 			mPanels := (g.m + kern.mr - 1) / kern.mr
 			switch {
 			case g.threads <= 1:
@@ -224,9 +264,11 @@ func (g *gemmJob) run() {
 	}
 }
 
-// block is one packed kc×nc block of op(B): columns from jc, k from pc.
+// block is one packed kc×nc block of op(B): columns from jc, k from pc;
+// panel p (columns jc+p·nr…) starts at b[p·stride] and holds kc rows of nr.
 type block struct {
-	b          []float32
+	b          []float32 // from the first panel's row pc on
+	stride     int       // floats from one panel to the next
 	jc, pc, kc int
 	beta       float32 // the beta for this k slice (1 after the first)
 }
@@ -263,7 +305,7 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 	pc, kc, beta := blk.pc, blk.kc, blk.beta
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
-		boff := (jc + jr - blk.jc) * kc
+		boff := (jc + jr - blk.jc) / nr * blk.stride
 		bp := blk.b[boff : boff+nr*kc]
 		for ir := 0; ir < mc; ir += mr {
 			rows := min(mr, mc-ir)

@@ -53,6 +53,7 @@ type testCase struct {
 	alpha, beta    float32
 	pad, off       int // row padding and slice offset of every operand
 	nanC           bool
+	packedB        bool // call SgemmPackedB with op(B) packed by the test
 }
 
 func (tc testCase) String() string {
@@ -124,12 +125,41 @@ func prepare(rng *rand.Rand, tc testCase) *prepared {
 }
 
 // check runs Sgemm on a fresh copy of C and compares with the reference.
+// packB lays op(B) out as SgemmPackedB wants it: panels of k rows of nr
+// columns, the columns past n filled with NaN (they must be ignored).
+func (p *prepared) packB(nr int) []float32 {
+	tc := p.tc
+	panels := (tc.n + nr - 1) / nr
+	out := make([]float32, panels*tc.k*nr)
+	for q := range panels {
+		for r := range tc.k {
+			for j := range nr {
+				col, v := q*nr+j, float32(math.NaN())
+				if col < tc.n {
+					if tc.transB {
+						v = p.b.view[col*p.b.ld+r]
+					} else {
+						v = p.b.view[r*p.b.ld+col]
+					}
+				}
+				out[(q*tc.k+r)*nr+j] = v
+			}
+		}
+	}
+	return out
+}
+
 func (p *prepared) check(t *testing.T) {
 	t.Helper()
 	tc := p.tc
 	got := append([]float32(nil), p.c.data...)
-	Sgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, p.a.view, p.a.ld, p.b.view, p.b.ld,
-		tc.beta, got[tc.off:], p.c.ld)
+	if tc.packedB {
+		SgemmPackedB(tc.transA, tc.m, tc.n, tc.k, PanelWidth(), tc.alpha, p.a.view, p.a.ld, p.packB(PanelWidth()),
+			tc.beta, got[tc.off:], p.c.ld)
+	} else {
+		Sgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, p.a.view, p.a.ld, p.b.view, p.b.ld,
+			tc.beta, got[tc.off:], p.c.ld)
+	}
 	tol := 2 * float64(tc.k+2) * 0x1p-23
 	bad := 0
 	for x := range got {
@@ -394,4 +424,22 @@ func checkEverywhere(t *testing.T, cases []*prepared) {
 			}
 		}
 	})
+}
+
+// TestPackedB: SgemmPackedB (op(B) packed by the caller, as im2col does)
+// against the reference on ragged panels, k across the KC block, both
+// layouts of A, every level and thread count.
+func TestPackedB(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var cases []*prepared
+	i := 0
+	for _, size := range [][3]int{{1, 1, 1}, {13, 33, 7}, {40, 700, 70}, {128, 300, 1200}, {300, 65, 600}, {5, 1030, 27}} {
+		for _, tr := range transCombos {
+			i++
+			cases = append(cases, prepare(rng, testCase{transA: tr[0], transB: tr[1], m: size[0], n: size[1], k: size[2],
+				alpha: []float32{1, -2, 0.5}[i%3], beta: []float32{0, 1, 0.5, -2}[i%4], pad: i % 3, off: i % 2,
+				nanC: i%4 == 0, packedB: true}))
+		}
+	}
+	checkEverywhere(t, cases)
 }
