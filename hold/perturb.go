@@ -153,8 +153,11 @@ func (s *SDE) ScoreFromOutput(dst []float64, out []float32, t []float64) error {
 		return fmt.Errorf("hold: score from output: %d outputs, %d destinations, %d times", len(out), len(dst), len(t))
 	}
 	d := len(out) / len(t)
+	var ell float64
 	for bi, tb := range t {
-		ell := s.Ell(tb)
+		if bi == 0 || tb != t[bi-1] { // samplers pass one time for the whole batch
+			ell = s.Ell(tb)
+		}
 		for i := bi * d; i < (bi+1)*d; i++ {
 			dst[i] = ell * float64(out[i])
 		}

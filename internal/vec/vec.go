@@ -205,22 +205,11 @@ func mix[T float32 | float64](op string, out [][]T, coef []float64, in [][]T, la
 		panic(fmt.Sprintf("vec.%s: %d coefficients for a %d×%d matrix", op, len(coef), len(out), len(in)))
 	}
 	n := len(in[0])
-	var outs [4]*T
-	var ins [8]*T
-	for r, o := range out {
-		if len(o) != n {
-			panic(fmt.Sprintf("vec.%s: row lengths differ (%d and %d)", op, n, len(o)))
-		}
-		if n > 0 {
-			outs[r] = &o[0]
-		}
-	}
-	for j, x := range in {
-		if len(x) != n {
-			panic(fmt.Sprintf("vec.%s: row lengths differ (%d and %d)", op, n, len(x)))
-		}
-		if n > 0 {
-			ins[j] = &x[0]
+	for _, rows := range [2][][]T{out, in} {
+		for _, r := range rows {
+			if len(r) != n {
+				panic(fmt.Sprintf("vec.%s: row lengths differ (%d and %d)", op, n, len(r)))
+			}
 		}
 	}
 	body := 0
@@ -228,7 +217,24 @@ func mix[T float32 | float64](op string, out [][]T, coef []float64, in [][]T, la
 		body = n - n%lanes
 	}
 	if body > 0 {
-		kern[len(out)-1](body, &outs, &ins, len(in), &coef[0])
+		mixKernel(out, coef, in, body, kern)
 	}
 	mixRef(out, coef, in, body)
+}
+
+// mixKernel runs the level's kernel on the first body elements. It is a
+// function of its own so that the pointer arrays, which escape through the
+// kernel table's function values, are only allocated when a kernel runs
+// (rows shorter than a vector — the toy models' d = 2 — take none).
+func mixKernel[T float32 | float64](out [][]T, coef []float64, in [][]T, body int,
+	kern [4]func(int, *[4]*T, *[8]*T, int, *float64)) {
+	var outs [4]*T
+	var ins [8]*T
+	for r, o := range out {
+		outs[r] = &o[0]
+	}
+	for j, x := range in {
+		ins[j] = &x[0]
+	}
+	kern[len(out)-1](body, &outs, &ins, len(in), &coef[0])
 }
