@@ -198,9 +198,11 @@ func getWorkspace(kern *kernel) *workspace {
 		}
 		return s[:n]
 	}
-	ws.a = grow(ws.a, kern.mc*kern.kc)
-	ws.b = grow(ws.b, kern.kc*kern.nc)
-	ws.tile = grow(ws.tile, kern.mr*kern.nr)
+	// Room for the blocked path's buffers and for the skinny path's (a long
+	// panel in a, the short operand in b, its tile in tile).
+	ws.a = grow(ws.a, max(kern.mc*kern.kc, skinnyRows*skinnyKC))
+	ws.b = grow(ws.b, max(kern.kc*kern.nc, skinnyMax*skinnyKC))
+	ws.tile = grow(ws.tile, max(kern.mr*kern.nr, skinnyRows*skinnyMax))
 	return ws
 }
 

@@ -758,7 +758,7 @@ func main() {
 			fmt.Fprintf(&decl, "\t%s: %s%s,\n", e.name, e.name, is.suffix)
 		}
 		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n", is.suffix, is.suffix, is.suffix)
-		fmt.Fprintf(&decl, "\tmixLanes: %d,\n", is.width/2)
+		fmt.Fprintf(&decl, "\tf64Lanes: %d,\n", is.width/2)
 		for _, bits := range []string{"32", "64"} {
 			fmt.Fprintf(&decl, "\tmix%s: [4]func(int, *[4]*float%s, *[8]*float%s, int, *float64){", bits, bits, bits)
 			for rows := 1; rows <= 4; rows++ {

@@ -168,7 +168,7 @@ var avx512Impl = impl{
 	sum:        sumAVX512,
 	sumSquares: sumSquaresAVX512,
 	sumSqDev:   sumSqDevAVX512,
-	mixLanes:   8,
+	f64Lanes:   8,
 	mix32:      [4]func(int, *[4]*float32, *[8]*float32, int, *float64){mix32_1AVX512, mix32_2AVX512, mix32_3AVX512, mix32_4AVX512},
 	mix64:      [4]func(int, *[4]*float64, *[8]*float64, int, *float64){mix64_1AVX512, mix64_2AVX512, mix64_3AVX512, mix64_4AVX512},
 }
@@ -191,7 +191,7 @@ var avx2Impl = impl{
 	sum:        sumAVX2,
 	sumSquares: sumSquaresAVX2,
 	sumSqDev:   sumSqDevAVX2,
-	mixLanes:   4,
+	f64Lanes:   4,
 	mix32:      [4]func(int, *[4]*float32, *[8]*float32, int, *float64){mix32_1AVX2, mix32_2AVX2, mix32_3AVX2, mix32_4AVX2},
 	mix64:      [4]func(int, *[4]*float64, *[8]*float64, int, *float64){mix64_1AVX2, mix64_2AVX2, mix64_3AVX2, mix64_4AVX2},
 }

@@ -42,9 +42,10 @@ type impl struct {
 	adam                     func(params, grads, m, v []float32, b1, c1, b2, c2, step, sqrtBC2, eps float32)
 	sum, sumSquares          func(x []float32) float64
 	sumSqDev                 func(x []float32, m float64) float64
-	// mixLanes is the element multiple the mix kernels handle (0: none,
-	// the Go loop does everything); mix32[r-1] / mix64[r-1] write r rows.
-	mixLanes int
+	// f64Lanes is the number of float64 lanes of a vector: the element
+	// multiple the mix and sumSqDev kernels handle (0: no kernels, the Go
+	// loops do everything); mix32[r-1] / mix64[r-1] write r rows.
+	f64Lanes int
 	mix32    [4]func(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
 	mix64    [4]func(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
 }
@@ -136,7 +137,7 @@ func SumSqDev(x []float32, m float64) float64 {
 	k := active()
 	body := 0
 	if k.sumSqDev != nil {
-		body = len(x) - len(x)%k.mixLanes
+		body = len(x) - len(x)%k.f64Lanes
 	}
 	var s float64
 	if body > 0 {
@@ -185,13 +186,13 @@ const (
 // partially overlap one. The result is bit-identical on every level.
 func Mix(out [][]float32, coef []float64, in [][]float32) {
 	k := active()
-	mix("Mix", out, coef, in, k.mixLanes, k.mix32)
+	mix("Mix", out, coef, in, k.f64Lanes, k.mix32)
 }
 
 // Mix64 is Mix for float64 rows (no rounding at the end).
 func Mix64(out [][]float64, coef []float64, in [][]float64) {
 	k := active()
-	mix("Mix64", out, coef, in, k.mixLanes, k.mix64)
+	mix("Mix64", out, coef, in, k.f64Lanes, k.mix64)
 }
 
 // mix checks the shapes, runs the level's kernel over the elements up to
