@@ -79,6 +79,10 @@ func (s *suite) compare(name string, tol float64, f func(in ...*tensor.Tensor) *
 	if got == nil {
 		return
 	}
+	if err := got.Err(); err != nil {
+		s.t.Errorf("%s: %v", name, err)
+		return
+	}
 	if got.Device() != tensor.Device(s.dev) {
 		s.t.Errorf("%s: result on %s", name, got.Device().Name())
 	}
