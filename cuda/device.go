@@ -26,6 +26,11 @@ type Device struct {
 	pool *pool
 	gemm Gemmer // nil: MatMul uses hg_sgemm
 
+	// StrictFP32 turns off cuBLAS's TF32 tensor-core mode, on by default: MatMul and the
+	// convolutions' GEMMs then run in full FP32 (about 8× slower on an A100/H100). The hg_sgemm
+	// kernel and the host shim are always FP32.
+	StrictFP32 bool
+
 	// ConvChunkBytes bounds the im2col buffer of one convolution chunk (0: DefaultConvChunkBytes).
 	ConvChunkBytes int
 }

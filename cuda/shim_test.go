@@ -9,6 +9,7 @@ import (
 
 	"holdgo/cuda/internal/shim"
 	"holdgo/kernels"
+	"holdgo/tensor/optest"
 )
 
 // The kernel suite on the host shim: the CUDA C sources of kernels/ compiled as C++ and run on the
@@ -51,4 +52,26 @@ func TestShimBenchDriver(t *testing.T) {
 		}
 	}
 	t.Log("\n" + sb.String())
+}
+
+// The backend table (tensor/optest) on the shim device: every case of every op against
+// tensor.Reference, and the supported-ops matrix, which must cover every op the ncsnpp-tiny and
+// toy-MLP tapes record (forward and backward).
+func TestShimBackendTable(t *testing.T) {
+	dev := NewDevice(&shim.Backend{})
+	dev.ConvChunkBytes = 4 << 10 // several chunks per convolution
+	rows := optest.Matrix(dev, tolReduce)
+	var sb strings.Builder
+	optest.WriteMatrix(&sb, "shim", rows)
+	t.Log("supported ops on the shim device:\n" + sb.String())
+	for _, r := range rows {
+		if r.Passed != r.Cases {
+			t.Errorf("%v: %d of %d cases pass (%d unsupported): %s", r.Kind, r.Passed, r.Cases, r.Unsupported, r.FirstError)
+		}
+	}
+	for name, kinds := range tapes(t) {
+		if missing := optest.Missing(rows, kinds); len(missing) > 0 {
+			t.Errorf("the %s tape records ops the CUDA device cannot run: %v", name, missing)
+		}
+	}
 }
