@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"holdgo/cuda/internal/shim"
 	"holdgo/kernels"
+	"holdgo/tensor"
 	"holdgo/tensor/optest"
 )
 
@@ -72,6 +74,61 @@ func TestShimBackendTable(t *testing.T) {
 	for name, kinds := range tapes(t) {
 		if missing := optest.Missing(rows, kinds); len(missing) > 0 {
 			t.Errorf("the %s tape records ops the CUDA device cannot run: %v", name, missing)
+		}
+	}
+}
+
+// trafficBackend counts the host↔device traffic and synchronisations of the shim.
+type trafficBackend struct {
+	*shim.Backend
+	htod, dtoh, syncs int
+}
+
+func (b *trafficBackend) CopyHtoD(dst uintptr, src unsafe.Pointer, bytes int) error {
+	b.htod++
+	return b.Backend.CopyHtoD(dst, src, bytes)
+}
+
+func (b *trafficBackend) CopyDtoH(dst unsafe.Pointer, src uintptr, bytes int) error {
+	b.dtoh++
+	return b.Backend.CopyDtoH(dst, src, bytes)
+}
+
+func (b *trafficBackend) Sync() error { b.syncs++; return b.Backend.Sync() }
+
+// Every op the ncsnpp-tiny and toy-MLP tapes record runs without host↔device copies or
+// synchronisation beyond the uploads of its operands: filters and chunk geometry travel as kernel
+// parameters, scratch comes from the pool. (Gather and ScatterAdd, which upload their index list,
+// are not on these tapes.)
+func TestShimOpsDoNoHostTraffic(t *testing.T) {
+	be := &trafficBackend{Backend: &shim.Backend{}}
+	dev := NewDevice(be)
+	dev.ConvChunkBytes = 4 << 10
+	var need []tensor.OpKind
+	for _, kinds := range tapes(t) {
+		need = append(need, kinds...)
+	}
+	for _, c := range optest.Cases() {
+		if !slices.Contains(need, c.Kind) {
+			continue
+		}
+		be.htod, be.dtoh, be.syncs = 0, 0, 0
+		uploads := 0
+		out := c.Run(tensor.NewRNG(7), func(x *tensor.Tensor) *tensor.Tensor {
+			if x.Len() > 0 {
+				uploads++
+			}
+			y, err := x.ToDevice(dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return y
+		})
+		if err := out.Err(); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if be.htod != uploads || be.dtoh != 0 || be.syncs != 0 {
+			t.Errorf("%s: %d host→device copies (operands: %d), %d device→host, %d synchronisations", c.Name, be.htod, uploads, be.dtoh, be.syncs)
 		}
 	}
 }
