@@ -56,13 +56,18 @@ func TestShimBenchDriver(t *testing.T) {
 	t.Log("\n" + sb.String())
 }
 
+// shimTableTol is the backend table's tolerance on the shim (normalised MSE).
+const shimTableTol = 1e-10
+
 // The backend table (tensor/optest) on the shim device: every case of every op against
 // tensor.Reference, and the supported-ops matrix, which must cover every op the ncsnpp-tiny and
 // toy-MLP tapes record (forward and backward).
 func TestShimBackendTable(t *testing.T) {
 	dev := NewDevice(&shim.Backend{})
 	dev.ConvChunkBytes = 4 << 10 // several chunks per convolution
-	rows := optest.Matrix(dev, tolReduce)
+	// float32 kernels against float64 references on these sizes reach normalised MSEs of 1e-13 at
+	// worst, so 1e-10 still fails on a 0.1 % change of any term (measured: worst 1.1e-13, Sum).
+	rows := optest.Matrix(dev, shimTableTol)
 	var sb strings.Builder
 	optest.WriteMatrix(&sb, "shim", rows)
 	t.Log("supported ops on the shim device:\n" + sb.String())
