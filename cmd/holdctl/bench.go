@@ -54,9 +54,9 @@ func benchCommand() *cli.Command {
 				},
 				Action: benchMLP,
 			},
+			benchOpsCommand(),
 			benchNCSNppCommand(),
 			benchKernelsCommand(),
-			benchOpsCommand(),
 		},
 	}
 }
