@@ -13,7 +13,6 @@ import (
 	"holdgo/checkpoint"
 	"holdgo/data"
 	"holdgo/hold"
-	"holdgo/internal/parallel"
 	"holdgo/plot"
 	"holdgo/sample"
 	"holdgo/train"
@@ -119,7 +118,18 @@ func ckptPath(p string) string {
 }
 
 // loadModel rebuilds a trained model from its checkpoint (EMA weights unless raw).
-func loadModel(path string, raw bool) (*model, error) {
+func loadModel(path string, raw bool) (*model, error) { return loadModelData(path, raw, "") }
+
+// trainDataFlag re-points a run on .npy points at a copy of them.
+func trainDataFlag() cli.Flag {
+	return &cli.StringFlag{Name: "train-data", Usage: "a run trained on a .npy file: read its points from this file " +
+		"(same content) instead of the copy in the run directory"}
+}
+
+// loadModelData is loadModel reading the training points of a run on a
+// .npy file from trainData if given, else from the run directory's copy
+// (never from the path the run was started with).
+func loadModelData(path string, raw bool, trainData string) (*model, error) {
 	f, err := checkpoint.Load(ckptPath(path))
 	if err != nil {
 		return nil, err
@@ -127,6 +137,9 @@ func loadModel(path string, raw bool) (*model, error) {
 	cfg, err := train.ConfigFromCheckpoint(f)
 	if err != nil {
 		return nil, err
+	}
+	if err := cfg.UseStoredData(filepath.Dir(f.Path), trainData); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", f.Path, err)
 	}
 	built, err := cfg.Build()
 	if err != nil {
@@ -218,12 +231,15 @@ func sampleCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("samples.npy"), Usage: "output files: .npy (float32, (n, d)) and/or .png"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+			trainDataFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("sample takes no arguments, got %q", c.Args().First())
 			}
-			parallel.SetThreads(c.Int("threads"))
+			if err := setThreads(c); err != nil {
+				return err
+			}
 			var (
 				m   *model
 				err error
@@ -236,7 +252,7 @@ func sampleCommand() *cli.Command {
 				cfg.Data, cfg.SDE, cfg.Order, cfg.L, cfg.Alpha = c.String("data"), c.String("sde"), c.Int("order"), c.Float64("L"), c.Float64("alpha")
 				m, err = oracleModel(cfg)
 			case c.IsSet("ckpt"):
-				m, err = loadModel(c.String("ckpt"), c.Bool("raw-weights"))
+				m, err = loadModelData(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
 			default:
 				return usageErr("sample needs --ckpt DIR (a trained run) or --oracle (exact score of mixture data)")
 			}
