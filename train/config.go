@@ -145,7 +145,7 @@ func (c RunConfig) Validate() error {
 		intIn("batch", c.Batch, 1, MaxBatch, ""),
 		intIn("hidden", c.Hidden, 1, MaxWidth, ""),
 		intIn("layers", c.Layers, 1, MaxLayers, ""),
-		intIn("order", c.Order, 2, 4, " (HOLD order; other SDEs ignore it)"),
+		intIn("order", c.Order, 1, 4, " (HOLD: 2, 3 or 4; other SDEs ignore it)"),
 		intIn("nf", c.NF, 0, MaxChannels, " (0: the preset's)"),
 		intIn("res-blocks", c.ResBlocks, 0, MaxResBlocks, " (0: the preset's)"),
 		intIn("ckpt-every", c.CkptEvery, 0, math.MaxInt, " (0: only at the end)"),

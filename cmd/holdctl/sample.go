@@ -288,6 +288,9 @@ func sampleCommand() *cli.Command {
 				return usageErr("--n %d: a picture needs all %d×%d values in memory (at most %d); write .npy only "+
 					"(streamed, any --n), or picture a smaller --n", n, n, dim, maxPictureValues)
 			}
+			if nfe, steps, tol := c.Int("nfe"), c.Int("steps"), c.Float64("tol"); nfe < 0 || steps < 1 || !(tol > 0 && tol < 1) {
+				return usageErr("--nfe %d must be ≥ 0 (0: use --steps), --steps %d ≥ 1 and --tol %g in (0, 1)", nfe, steps, tol)
+			}
 			s, err := samplerSpecFrom(c).build(m.sde, m.score, dim)
 			if err != nil {
 				return usageErr("%v", err)

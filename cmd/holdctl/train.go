@@ -179,8 +179,8 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 		if err := cfg.Validate(); err != nil {
 			return usageErr("%v", err)
 		}
-	} else if _, err := os.Stat(ckpt); err != nil {
-		return usageErr("cannot resume: %v", err)
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageErr("cannot resume: %s is not a run directory (%v)", dir, err)
 	}
 	created, err := makeRunDir(dir)
 	if err != nil {
