@@ -153,7 +153,7 @@ func DecodeNPY(b []byte) (*Array, error) {
 	count := 1
 	for _, s := range shape {
 		if s != 0 && count > math.MaxInt32/s {
-			return nil, fmt.Errorf("%w: shape %v is too large", ErrNPY, shape)
+			return nil, fmt.Errorf("%w: shape %v holds more than %d values (the cap of 2³¹−1)", ErrNPY, shape, math.MaxInt32)
 		}
 		count *= s
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"holdgo/checkpoint"
 	"holdgo/data"
 )
 
@@ -206,7 +207,14 @@ func FuzzRunConfig(f *testing.F) {
 	f.Add([]byte(`{"steps": 10, "batch": 99999999999, "lr": 1e-3}`))
 	f.Add([]byte("order: 9\nsde: hold\nL: 0\n"))
 	f.Add([]byte("data: a.npy\ndata_sha256: zz\n"))
+	f.Add([]byte(`{"grad_clip": 1e400, "alpha": -0}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		// The same bytes as a checkpoint's configuration metadata (JSON).
+		if c, err := ConfigFromCheckpoint(&checkpoint.File{Path: "fuzz", Meta: map[string]string{keyRunConfig: string(doc)}}); err == nil && c.Validate() == nil {
+			if _, err := c.Meta(); err != nil {
+				t.Fatalf("valid config %+v from metadata: Meta: %v", c, err)
+			}
+		}
 		c, err := ParseRunConfig("fuzz.yaml", doc, DefaultRunConfig())
 		if err != nil || c.Validate() != nil {
 			return
