@@ -305,14 +305,19 @@ func TestStreamMatchesNumpyBytes(t *testing.T) {
 	assertSameBytes(t, p, "testdata/f4_2d.npy")
 	for name, blocks := range map[string][][]float32{"short": {f32[:5]}, "long": {f32, f32[:1]}} {
 		q := filepath.Join(dir, name+".npy")
+		emitted := 0
 		err := StreamNPY32(q, []int{3, 2}, func(emit func([]float32) error) error {
 			for _, b := range blocks {
 				if err := emit(b); err != nil {
 					return err
 				}
+				emitted++
 			}
 			return nil
 		})
+		if name == "long" && emitted != 1 {
+			t.Errorf("long: %d blocks accepted, want the one that fits (emit must refuse the excess)", emitted)
+		}
 		if _, serr := os.Stat(q); err == nil || serr == nil {
 			t.Errorf("%s: error %v, file left: %v", name, err, serr == nil)
 		}
