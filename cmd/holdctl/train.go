@@ -187,10 +187,7 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 		return usageErr("cannot create run directory: %v", err)
 	}
 	lock, err := runlock.Acquire(dir)
-	if err != nil {
-		if created {
-			os.RemoveAll(dir)
-		}
+	if err != nil { // the directory stays even if this call created it: the lock's holder may have found it so
 		if errors.Is(err, runlock.ErrLocked) {
 			return usageErr("%v", err)
 		}
