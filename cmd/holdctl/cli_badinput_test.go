@@ -358,6 +358,7 @@ func TestCLIConcurrentTrains(t *testing.T) {
 	if msg := loser.stderr.String(); !strings.Contains(msg, owner) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
 		t.Errorf("loser's message %q does not name %q on one line", msg, owner)
 	}
+	t.Logf("the loser exited in %v: %s", loser.elapsed.Round(time.Millisecond), strings.TrimSpace(loser.stderr.String()))
 	if loser.elapsed > time.Second {
 		t.Errorf("the loser took %v to exit, want under a second", loser.elapsed)
 	}
