@@ -56,15 +56,14 @@ func Acquire(dir string) (*Lock, error) {
 		l.Stale = ""
 	}
 	host, _ := os.Hostname()
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(fmt.Sprintf("pid %d on host %s\n", os.Getpid(), host)), 0)
-		if err != nil {
-			l.Release()
-			return nil, fmt.Errorf("lock %s: write owner: %w", path, err)
-		}
-	} else {
+	owner := fmt.Sprintf("pid %d on host %s\n", os.Getpid(), host)
+	if err := f.Truncate(0); err != nil {
 		l.Release()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if _, err := f.WriteAt([]byte(owner), 0); err != nil {
+		l.Release()
+		return nil, fmt.Errorf("lock %s: write owner: %w", path, err)
 	}
 	return l, nil
 }
