@@ -243,6 +243,7 @@ func TestCLIBadInputTable(t *testing.T) {
 		{"sample train-data on gmm1d", smp("--train-data", f("other.npy")), "other.npy"},
 		{"oracle alpha NaN", orc("--alpha", "NaN"), "NaN"},
 		{"oracle L Inf", orc("--L", "Inf"), "+Inf"},
+		{"oracle alpha NaN vp", orc("--alpha", "NaN", "--sde", "vp"), "alpha must be finite and ≥ 0, got NaN"},
 		{"oracle swissroll", orc("--data", "swissroll"), "swissroll"},
 		{"oracle order 9", orc("--order", "9"), "9"},
 		// eval

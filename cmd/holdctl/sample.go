@@ -155,6 +155,9 @@ func loadModelData(path string, raw bool, trainData string) (*model, error) {
 
 // oracleModel is the exact score of mixture data under the SDE of cfg.
 func oracleModel(cfg train.RunConfig) (*model, error) {
+	if err := cfg.Validate(); err != nil { // every setting, also those the SDE ignores (α of VP)
+		return nil, err
+	}
 	src, err := data.Open(cfg.Data, cfg.SwissNoise)
 	if err != nil {
 		return nil, err
