@@ -33,6 +33,7 @@ func newApp() *cli.App {
 			modelCommand(),
 			sdeCommand(),
 			benchCommand(),
+			classifierCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {
