@@ -88,17 +88,29 @@ func NewClassifierFeatures(m *layers.Classifier) *ClassifierFeatures {
 // Dim is the feature dimension.
 func (c *ClassifierFeatures) Dim() int { return c.Model.Config.Features }
 
-// Input is the image shape the network takes.
-func (c *ClassifierFeatures) Input() (ch, h, w int) {
+// Name describes the network.
+func (c *ClassifierFeatures) Name() string {
 	cfg := c.Model.Config
-	return cfg.Channels, cfg.Height, cfg.Width
+	return fmt.Sprintf("classifier %d×%d×%d → %d-d penultimate layer", cfg.Channels, cfg.Height, cfg.Width, cfg.Features)
+}
+
+// Check reports images the network cannot take: it needs its training shape.
+func (c *ClassifierFeatures) Check(ch, h, w int) error {
+	cfg := c.Model.Config
+	if ch != cfg.Channels || h != cfg.Height || w != cfg.Width {
+		return fmt.Errorf("images are %d×%d×%d (C×H×W) but the classifier was trained on %d×%d×%d; use a classifier trained on such images, or --features inception:WEIGHTS",
+			ch, h, w, cfg.Channels, cfg.Height, cfg.Width)
+	}
+	return nil
 }
 
 // Features maps n images (n·C·H·W values in [−1, 1]) to n×Dim features.
-func (c *ClassifierFeatures) Features(x []float32, n int) ([]float32, error) {
-	ch, h, w := c.Input()
+func (c *ClassifierFeatures) Features(x []float32, n, ch, h, w int) ([]float32, error) {
+	if err := c.Check(ch, h, w); err != nil {
+		return nil, err
+	}
 	if n < 1 || len(x) != n*ch*h*w {
-		return nil, errors.New("classifier features: image buffer does not match the network's input shape")
+		return nil, errors.New("classifier features: image buffer does not match the image shape")
 	}
 	c.tape.Reset()
 	f, _ := c.Model.Forward(c.tape, c.tape.Const(tensor.FromSlice(x, n, ch, h, w)))

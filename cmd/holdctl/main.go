@@ -34,6 +34,7 @@ func newApp() *cli.App {
 			sdeCommand(),
 			benchCommand(),
 			classifierCommand(),
+			fidCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {
