@@ -219,7 +219,7 @@ func openExtractor(spec string) (fid.Extractor, error) {
 	}
 	m, _, err := fid.LoadClassifier(spec)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--features %s: %v (want inception:WEIGHTS or a classifier checkpoint from 'holdctl classifier train')", spec, err)
 	}
 	return fid.NewClassifierFeatures(m), nil
 }
