@@ -219,3 +219,21 @@ func TestCLIClassifierTrain(t *testing.T) {
 		t.Errorf("bad --data: %s", r)
 	}
 }
+
+// TestCLIFIDTrainedRun scores a trained image run (two NCSN++ steps on 8×8
+// IDX images): --samples RUN draws --n samples with the sampler flags.
+func TestCLIFIDTrainedRun(t *testing.T) {
+	dir := t.TempDir()
+	writeLabelledIDX(t, dir, "train", 12, 1)
+	run := filepath.Join(dir, "run")
+	mustRun(t, "train", "--data", "mnist:"+dir, "--model", "ncsnpp-tiny", "--steps", "2", "--batch", "2", "--out", run, "--threads", "1")
+	cls := tinyClassifier(t, dir)
+	r := mustRun(t, "fid", "--features", cls, "--ref", "mnist:"+dir, "--samples", run, "--n", "6", "--sampler", "em", "--nfe", "4", "--kid-only", "--json")
+	out := parseFID(t, r)
+	if out.N != 6 || out.KID == nil || math.IsNaN(*out.KID) || !strings.Contains(r.stderr, "NFE 4") {
+		t.Errorf("fid of a trained run: %v\n%s", out, r)
+	}
+	if r := holdctl(t, "fid", "--features", cls, "--ref", "mnist:"+dir, "--samples", run, "--sampler", "nonsense"); r.code != 2 {
+		t.Errorf("unknown sampler: %s", r)
+	}
+}
