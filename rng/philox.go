@@ -166,3 +166,22 @@ func sinCos2Pi(u float64) (float64, float64) {
 	}
 	return s, c
 }
+
+// DropoutKeep is the factor inverted dropout gives the kept elements: float32(1/(1−p)).
+func DropoutKeep(p float64) float32 { return float32(1 / (1 - p)) }
+
+// Dropout sets y = x·mask with mask_j = DropoutKeep(p) where uniform j of the stream
+// (FillUniform's element j) is ≥ float32(p), else 0. y may be x.
+func (s Stream) Dropout(y, x []float32, p float64) {
+	keep, pf := DropoutKeep(p), float32(p)
+	for i := 0; i < len(x); i += 4 {
+		w := s.Block(uint64(i / 4))
+		for k := 0; k < 4 && i+k < len(x); k++ {
+			if float32(w[k]>>8)*0x1p-24 >= pf {
+				y[i+k] = x[i+k] * keep
+			} else {
+				y[i+k] = 0
+			}
+		}
+	}
+}
