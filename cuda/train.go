@@ -13,13 +13,30 @@ import (
 // norm are reduced into device memory, the clipped Adam and the EMA read them there, and the host
 // reads them only when it asks (Read): a step needs no synchronisation.
 
+// gridFlat is the grid of the flat-buffer kernels of a training step (reductions, optimizer): at
+// least 8 elements per thread and at most 1024 blocks, which keeps a GPU's memory system busy for
+// large models (≥ 1024·256 threads) and launches few threads for small ones — the host shim runs
+// every thread as a fiber, so a grid of one thread per element makes it slow.
+func gridFlat(n int) [3]int {
+	return [3]int{max(1, min((n+8*blockSize-1)/(8*blockSize), 1024)), 1, 1}
+}
+
+// Zero clears t (a memset on the device's stream).
+func (d *Device) Zero(t *tensor.Tensor) error {
+	p, err := d.ptrOf(t)
+	if err != nil || t.Len() == 0 {
+		return err
+	}
+	return d.be.Zero(p, 4*t.Len())
+}
+
 // StepStats is the device memory of a training step's scalars: the loss, the squared gradient
 // norm and the count of non-finite steps (kernels/train.cu), and the partial sums of the two-pass
 // reductions.
 type StepStats struct {
 	d       *Device
 	stats   *tensor.Tensor // 3 float64
-	partial *tensor.Tensor // maxGrid float64
+	partial *tensor.Tensor // 1024 float64 (gridFlat's most blocks)
 }
 
 // NewStepStats allocates a step's scalars, zeroed.
@@ -29,7 +46,7 @@ func (d *Device) NewStepStats() (*StepStats, error) {
 	if s.stats, err = d.alloc(float64Slots(3)); err != nil {
 		return nil, err
 	}
-	if s.partial, err = d.alloc(float64Slots(maxGrid)); err != nil {
+	if s.partial, err = d.alloc(float64Slots(1024)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -65,7 +82,7 @@ func (s *StepStats) ScoreLoss(grad, out, target *tensor.Tensor, batch int) error
 	if err != nil {
 		return err
 	}
-	g := grid1D(out.Len())
+	g := gridFlat(out.Len())
 	if err := s.d.launch("hg_score_loss", g, new(args).i32(out.Len()).i32(batch).ptr(p[0]).ptr(p[1]).ptr(p[2]).ptr(p[3])); err != nil {
 		return err
 	}
@@ -78,7 +95,7 @@ func (s *StepStats) GradNorm(g *tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	grid := grid1D(g.Len())
+	grid := gridFlat(g.Len())
 	if err := s.d.launch("hg_sumsq", grid, new(args).i32(g.Len()).ptr(p[0]).ptr(p[1])); err != nil {
 		return err
 	}
@@ -98,7 +115,7 @@ func (s *StepStats) ClipAdam(params, grads, m, v *tensor.Tensor, beta1, beta2, e
 	}
 	bc1 := 1 - math.Pow(beta1, float64(step))
 	bc2 := 1 - math.Pow(beta2, float64(step))
-	return s.d.launch("hg_clip_adam", grid1D(params.Len()), new(args).i32(params.Len()).f32(float32(beta1)).
+	return s.d.launch("hg_clip_adam", gridFlat(params.Len()), new(args).i32(params.Len()).f32(float32(beta1)).
 		f32(float32(beta2)).f32(float32(eps)).f32(float32(lr/bc1)).f32(float32(math.Sqrt(bc2))).f64(maxNorm).
 		ptr(p[4]).ptr(p[0]).ptr(p[1]).ptr(p[2]).ptr(p[3]))
 }
@@ -113,7 +130,7 @@ func (s *StepStats) EMA(shadow, params *tensor.Tensor, decay float64) error {
 	if err != nil {
 		return err
 	}
-	return s.d.launch("hg_ema_guard", grid1D(shadow.Len()), new(args).i32(shadow.Len()).f32(float32(1-decay)).
+	return s.d.launch("hg_ema_guard", gridFlat(shadow.Len()), new(args).i32(shadow.Len()).f32(float32(1-decay)).
 		ptr(p[2]).ptr(p[0]).ptr(p[1]))
 }
 

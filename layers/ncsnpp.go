@@ -25,7 +25,8 @@ type NCSNpp struct {
 	normOut        int      // final GroupNorm weight index
 	convOut        int
 
-	rng *rng.RNG // dropout stream while training; nil in evaluation
+	drop  *rng.Stream // the training step of the dropout masks; nil in evaluation
+	dropK int         // dropouts so far in this forward pass
 }
 
 // module is one step of the forward pass over the level structure.
@@ -235,9 +236,20 @@ func (m *NCSNpp) Trainable() int {
 	return n
 }
 
-// SetDropout turns dropout on with masks drawn from r (training) or off
-// (r nil: evaluation).
-func (m *NCSNpp) SetDropout(r *rng.RNG) { m.rng = r }
+// SetDropout turns dropout on with the masks of training step s (see
+// Dropouter) or off (s nil: evaluation).
+func (m *NCSNpp) SetDropout(s *rng.Stream) { m.drop, m.dropK = s, 0 }
+
+// dropStream returns the stream of the next dropout of the forward pass (nil
+// in evaluation).
+func (m *NCSNpp) dropStream() *rng.Stream {
+	if m.drop == nil {
+		return nil
+	}
+	s := rng.Stream{Key: m.drop.Key, Step: m.drop.Step, ID: rng.DropoutStream(m.dropK)}
+	m.dropK++
+	return &s
+}
 
 // Embed returns the time embedding input (B, 2nf or nf) of times t.
 func (m *NCSNpp) Embed(t []float32) *tensor.Tensor {
@@ -257,6 +269,7 @@ func (m *NCSNpp) Forward(g *autograd.Tape, x *autograd.Value, t []float32) *auto
 		panic(fmt.Sprintf("ncsnpp: input %v with %d times, want (B, %d, %d, %d)", s, len(t), c.InChannels, c.ImageSize, c.ImageSize))
 	}
 	p := m.Params.Value
+	m.dropK = 0
 	emb := g.Const(m.Embed(t))
 	temb := g.Linear(emb, p(m.dense0), p(m.dense0+1))
 	temb = g.Linear(g.SiLU(temb), p(m.dense1), p(m.dense1+1))
@@ -322,7 +335,7 @@ func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.V
 	d := g.Linear(actTemb, p(r.dense), p(r.dense+1))
 	h = g.Add(h, g.Reshape(d, d.Shape()[0], r.out, 1, 1))
 	h = g.SiLU(m.groupNorm(g, r.gn1, h))
-	h = g.Dropout(h, m.Config.Dropout, m.rng)
+	h = g.Dropout(h, m.Config.Dropout, m.dropStream())
 	h = g.Conv2d(h, p(r.conv1), p(r.conv1+1), 1, 1)
 	if r.convSkip >= 0 {
 		x = g.Conv2d(x, p(r.convSkip), p(r.convSkip+1), 1, 0)

@@ -18,10 +18,12 @@ type ScoreNet interface {
 	Widths() (state, out int)
 }
 
-// Dropouter is a ScoreNet with dropout: SetDropout(r) turns it on with masks
-// drawn from r (training), SetDropout(nil) off (evaluation).
+// Dropouter is a ScoreNet with dropout: SetDropout(s) turns it on with the
+// masks of the training step s.Key, s.Step (the k-th dropout of a forward pass
+// uses stream rng.DropoutStream(k); s.ID is ignored), SetDropout(nil) off
+// (evaluation).
 type Dropouter interface {
-	SetDropout(r *rng.RNG)
+	SetDropout(s *rng.Stream)
 }
 
 // Parameters returns the MLP's weights.
