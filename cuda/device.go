@@ -25,6 +25,9 @@ type Device struct {
 	name string
 	pool *pool
 	gemm Gemmer // nil: MatMul uses hg_sgemm
+
+	// ConvChunkBytes bounds the im2col buffer of one convolution chunk (0: DefaultConvChunkBytes).
+	ConvChunkBytes int
 }
 
 // NewDevice returns a Device on be. Open returns one on the first GPU.
@@ -172,9 +175,8 @@ var binaryCodes = map[tensor.OpKind]int{
 	tensor.OpSiLUGrad: codeSiLUGrad, tensor.OpTanhGrad: codeTanhGrad, tensor.OpSigmoidGrad: codeSigmoidGrad,
 }
 
-// Exec runs one op of the tensor op list. Conv2d (and its gradients), GroupNormGrad and
-// GroupNormParamGrad return tensor.ErrUnsupported, as do tensors of 2³¹ elements or more; there is
-// never a silent fallback to another device.
+// Exec runs one op of the tensor op list. Tensors of 2³¹ elements or more return
+// tensor.ErrUnsupported; there is never a silent fallback to another device.
 func (d *Device) Exec(op tensor.Op, out *tensor.Tensor, in ...*tensor.Tensor) error {
 	if err := d.exec(op, out, in); err != nil {
 		return fmt.Errorf("%v: %w", op.Kind, err)
@@ -236,13 +238,58 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 	case tensor.OpSoftmaxGrad:
 		rows, cols := lastAxis(out)
 		return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(ip[0]).ptr(ip[1]).ptr(o))
+	case tensor.OpConv2d:
+		return d.conv2d(op, out, in, o, ip)
+	case tensor.OpConv2dGradInput:
+		return d.conv2dGradInput(op, out, in, o, ip)
+	case tensor.OpConv2dGradWeight:
+		return d.conv2dGradWeight(op, out, in, o, ip)
 	case tensor.OpGroupNorm:
 		return d.groupNormOp(op, out, in[0], o, ip)
+	case tensor.OpGroupNormGrad:
+		return d.groupNormGrad(op, in[0], o, ip)
+	case tensor.OpGroupNormParamGrad:
+		return d.groupNormParamGrad(op, in[0], o, ip)
 	case tensor.OpUpFIRDn2d:
 		return d.firOp(op, out, in[0], o, ip[0])
 	}
-	// Conv2d and its gradients, GroupNormGrad and GroupNormParamGrad have no kernel yet.
 	return tensor.ErrUnsupported
+}
+
+// groupShape returns N, C and the spatial size of a group-norm input.
+func groupShape(x *tensor.Tensor) (n, c, spatial int) {
+	n, c = x.Dim(0), x.Dim(1)
+	return n, c, x.Len() / max(n*c, 1)
+}
+
+// groupNormGrad runs OpGroupNormGrad (in = x, γ, dy): one block per (sample, group) recomputes the
+// group's statistics in one Welford pass and writes dx.
+func (d *Device) groupNormGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
+	n, c, spatial := groupShape(x)
+	return d.launch("hg_group_norm_bwd", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+		f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o))
+}
+
+// groupNormParamGrad runs OpGroupNormParamGrad (in = x, dy; out (2, C) = dγ, dβ): the group
+// statistics into scratch memory, then one block per channel.
+func (d *Device) groupNormParamGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
+	n, c, spatial := groupShape(x)
+	if n*spatial == 0 {
+		return d.launch("hg_fill", grid1D(2*c), new(args).i32(2*c).f32(0).ptr(o))
+	}
+	ng := n * op.Groups
+	stats, err := d.scratch(2 * 4 * ng)
+	if err != nil {
+		return err
+	}
+	defer d.release(stats)
+	mean, rstd := stats.ptr, stats.ptr+uintptr(4*ng)
+	if err := d.launch("hg_group_stats", gridRows(ng), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+		f32(op.Scalar).ptr(ip[0]).ptr(mean).ptr(rstd)); err != nil {
+		return err
+	}
+	return d.launch("hg_group_norm_param_grad", gridRows(c), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+		ptr(mean).ptr(rstd).ptr(ip[0]).ptr(ip[1]).ptr(o))
 }
 
 // groupNormOp runs OpGroupNorm; the saved statistics go to scratch memory.
