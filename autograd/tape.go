@@ -76,6 +76,10 @@ func (g *Tape) Const(t *tensor.Tensor) *Value { return &Value{T: t, op: "const"}
 // Var wraps t as a leaf whose gradient is accumulated in tape memory.
 func (g *Tape) Var(t *tensor.Tensor) *Value { return &Value{T: t, op: "var", needsGrad: true} }
 
+// Temp returns a tensor of the tape's pool on its device (contents undefined),
+// valid until Reset: for inputs a layer computes outside the tape.
+func (g *Tape) Temp(shape ...int) *tensor.Tensor { return g.tmp(shape...) }
+
 // tmp returns a pooled tensor (contents undefined).
 func (g *Tape) tmp(shape ...int) *tensor.Tensor { return g.pool.Get(false, shape...) }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/layers"
 	"holdgo/optim"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -176,4 +177,23 @@ func (s *suite) stagedBatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+func (s *suite) timeEmbed(t *testing.T) {
+	s.t = t
+	times := s.randu(1e-3, 1, 7).Data()
+	w := s.randn(5)
+	for i := range w.Data() {
+		w.Data()[i] *= 16 // NCSN++'s Fourier scale
+	}
+	got := tensor.New(s.dev, 7, 10)
+	if err := s.dev.FourierEmbedding(got, s.to(s.dev, tensor.FromSlice(times, 7)), s.to(s.dev, w)); err != nil {
+		t.Fatal(err)
+	}
+	s.check("Fourier embedding", s.host(got), layers.FourierEmbedding(times, w.Data()).Data(), tolElementwise)
+	got = tensor.New(s.dev, 7, 12)
+	if err := s.dev.PositionalEmbedding(got, s.to(s.dev, tensor.FromSlice(times, 7)), 12); err != nil {
+		t.Fatal(err)
+	}
+	s.check("positional embedding", s.host(got), layers.PositionalEmbedding(times, 12).Data(), tolElementwise)
 }

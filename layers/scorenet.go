@@ -44,13 +44,13 @@ func (m *NCSNpp) Widths() (state, out int) {
 }
 
 // ScoreForward evaluates the network on the flattened state x (B, C_in·H·W)
-// and times t (B, host values) and returns (B, C_out·H·W).
+// and times t (B, on the network's device) and returns (B, C_out·H·W).
 func (m *NCSNpp) ScoreForward(g *autograd.Tape, x, t *autograd.Value) *autograd.Value {
 	c := m.Config
 	b := x.Shape()[0]
 	if state, _ := m.Widths(); x.T.Len() != b*state || t.T.Len() != b {
 		panic(fmt.Sprintf("ncsnpp: state %v and times %v for a %d×%d×%d input", x.Shape(), t.Shape(), c.InChannels, c.ImageSize, c.ImageSize))
 	}
-	out := m.Forward(g, g.Reshape(x, b, c.InChannels, c.ImageSize, c.ImageSize), t.T.Data())
+	out := m.forward(g, g.Reshape(x, b, c.InChannels, c.ImageSize, c.ImageSize), t.T.Reshape(b))
 	return g.Reshape(out, b, -1)
 }

@@ -56,6 +56,7 @@ func benchCommand() *cli.Command {
 			},
 			benchNCSNppCommand(),
 			benchKernelsCommand(),
+			benchTrainCommand(),
 		},
 	}
 }

@@ -1,0 +1,135 @@
+//go:build cudashim && !cuda
+
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"holdgo/checkpoint"
+)
+
+// holdctl-shim: the CLI's --device cuda runs the CUDA kernels on the CPU through the host shim;
+// these tests compare it with --device cpu on the same seed (see train/device_test.go for why the
+// runs differ at all).
+
+// writePNGs writes n 8×8 RGB images with smooth, image-dependent content into dir.
+func writePNGs(t *testing.T, dir string, n int) {
+	t.Helper()
+	for k := range n {
+		img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+		for y := range 8 {
+			for x := range 8 {
+				v := func(c int) uint8 {
+					return uint8(128 + 120*math.Sin(float64(x*(k%5+1)+y*(c+1)+k)/3))
+				}
+				img.Set(x, y, color.RGBA{v(0), v(1), v(2), 255})
+			}
+		}
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("img%03d.png", k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := png.Encode(f, img); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// readLosses returns the loss column of a run's log.csv.
+func readLosses(t *testing.T, dir string) []float64 {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, logName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []float64
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// paramsNMSE compares the model weights of two checkpoints.
+func paramsNMSE(t *testing.T, a, b string) float64 {
+	t.Helper()
+	fa, err := checkpoint.Load(filepath.Join(a, ckptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := checkpoint.Load(filepath.Join(b, ckptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var num, den float64
+	for _, name := range fa.Names() {
+		if strings.HasPrefix(name, "ema.") || strings.HasPrefix(name, "adam_") {
+			continue
+		}
+		x, err := fa.Float32(name)
+		if err != nil {
+			continue // not a float32 tensor
+		}
+		y, err := fb.Float32(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range x {
+			d := float64(x[i]) - float64(y[i])
+			num += d * d
+			den += float64(y[i]) * float64(y[i])
+		}
+	}
+	return num / den
+}
+
+// The acceptance run: ncsnpp-tiny on a folder of 64 images, 20 steps of batch 4, on the shim and
+// on the CPU: every logged loss within 1e-3 relative, the final weights within NMSE 1e-4.
+func TestShimNCSNppTinyMatchesCPU(t *testing.T) {
+	dir := t.TempDir()
+	imgs := filepath.Join(dir, "imgs")
+	os.Mkdir(imgs, 0o755)
+	writePNGs(t, imgs, 64)
+	runs := map[string]string{"cuda": filepath.Join(dir, "A"), "cpu": filepath.Join(dir, "B")}
+	for dev, out := range runs {
+		if out, err := runSub(t, trainCommand(), "--device", dev, "--data", "images:"+imgs, "--model", "ncsnpp-tiny",
+			"--steps", "20", "--batch", "4", "--seed", "1", "--log-every", "1", "--dropout", "0.1", "--out", out); err != nil {
+			t.Fatalf("train --device %s: %v\n%s", dev, err, out)
+		}
+	}
+	a, b := readLosses(t, runs["cuda"]), readLosses(t, runs["cpu"])
+	if len(a) != 20 || len(b) != 20 {
+		t.Fatalf("%d and %d logged losses, want 20", len(a), len(b))
+	}
+	worst := 0.0
+	for i := range a {
+		worst = max(worst, math.Abs(a[i]-b[i])/math.Abs(b[i]))
+	}
+	if !(worst <= 1e-3) {
+		t.Errorf("losses differ by up to %.3g relative:\n cuda %v\n cpu  %v", worst, a, b)
+	}
+	e := paramsNMSE(t, runs["cuda"], runs["cpu"])
+	if !(e <= 1e-4) {
+		t.Errorf("final weights NMSE %.3g > 1e-4", e)
+	}
+	t.Logf("ncsnpp-tiny, 20 steps: worst loss relative difference %.3g, weights NMSE %.3g", worst, e)
+}
