@@ -26,6 +26,11 @@ type Device struct {
 	pool *pool
 	gemm Gemmer // nil: MatMul uses hg_sgemm
 
+	// StrictFP32 turns off cuBLAS's TF32 tensor-core mode, on by default: MatMul and the
+	// convolutions' GEMMs then run in full FP32 (about 8× slower on an A100/H100). The hg_sgemm
+	// kernel and the host shim are always FP32.
+	StrictFP32 bool
+
 	// ConvChunkBytes bounds the im2col buffer of one convolution chunk (0: DefaultConvChunkBytes).
 	ConvChunkBytes int
 }
@@ -305,24 +310,12 @@ func (d *Device) groupNormOp(op tensor.Op, out, x *tensor.Tensor, o uintptr, ip 
 		f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o).ptr(stats.ptr).ptr(stats.ptr+uintptr(4*n*op.Groups)))
 }
 
-// firTaps is tensor's FIR kernel k = [1, 3, 3, 1]: K = k·kᵀ/64·gain.
-var firTaps = [4]float32{1, 3, 3, 1}
-
-// firOp runs OpUpFIRDn2d with the 4×4 kernel K = k·kᵀ/64·Scalar.
+// firOp runs OpUpFIRDn2d with the separable filter K = t·tᵀ·Scalar, t = tensor.FIRTaps, passed
+// as kernel parameters: no upload, no host synchronisation.
 func (d *Device) firOp(op tensor.Op, out, x *tensor.Tensor, o, px uintptr) error {
-	k := make([]float32, 16)
-	for i, a := range firTaps {
-		for j, b := range firTaps {
-			k[4*i+j] = a * b / 64 * op.Scalar
-		}
-	}
-	ks, err := upload(d, k)
-	if err != nil {
-		return err
-	}
-	defer d.release(ks)
 	h, w, oh, ow := x.Dim(2), x.Dim(3), out.Dim(2), out.Dim(3)
-	planes := x.Dim(0) * x.Dim(1)
-	return d.launch("hg_upfirdn2d", grid1D(out.Len()), new(args).i32(planes).i32(h).i32(w).i32(max(op.Up, 1)).
-		i32(max(op.Down, 1)).i32(op.Pad).i32(op.Pad1).i32(4).i32(4).i32(oh).i32(ow).ptr(ks.ptr).ptr(px).ptr(o))
+	t := tensor.FIRTaps
+	return d.launch("hg_upfirdn2d_sep", grid1D(out.Len()), new(args).i32(x.Dim(0)*x.Dim(1)).i32(h).i32(w).
+		i32(max(op.Up, 1)).i32(max(op.Down, 1)).i32(op.Pad).i32(oh).i32(ow).
+		f32(t[0]).f32(t[1]).f32(t[2]).f32(t[3]).f32(op.Scalar).ptr(px).ptr(o))
 }

@@ -3,6 +3,7 @@ package tensor
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // OpKind names one entry of the op list. Every device implements an op or
@@ -159,6 +160,17 @@ func Err(ts ...*Tensor) error {
 	return nil
 }
 
+var observer atomic.Pointer[func(Op)]
+
+// ObserveOps calls f with every op dispatched, on any device, until the
+// returned function is called. One observer at a time (a second replaces the
+// first); tests and tools use it to record which ops a workload runs
+// (optest.Record).
+func ObserveOps(f func(Op)) (stop func()) {
+	observer.Store(&f)
+	return func() { observer.CompareAndSwap(&f, nil) }
+}
+
 // readsOut reports whether op accumulates into its destination.
 func readsOut(op Op) bool {
 	switch op.Kind {
@@ -173,6 +185,9 @@ func readsOut(op Op) bool {
 // exec dispatches op to the device that holds the operands, recording any
 // failure on out (see OpError).
 func exec(op Op, out *Tensor, in ...*Tensor) {
+	if f := observer.Load(); f != nil {
+		(*f)(op)
+	}
 	if out.buf == nil && out.data == nil && out.Len() > 0 { // its allocation failed
 		return
 	}

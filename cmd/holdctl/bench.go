@@ -54,6 +54,7 @@ func benchCommand() *cli.Command {
 				},
 				Action: benchMLP,
 			},
+			benchOpsCommand(),
 			benchNCSNppCommand(),
 			benchKernelsCommand(),
 			benchTrainCommand(),
