@@ -192,3 +192,43 @@ func (d *Device) LieTrotterUnfused(x, score, z1, z2 *tensor.Tensor, st LTStep) e
 	}
 	return nil
 }
+
+// LieTrotterA applies one A-step x ← ExpA·x + CholA·z (hg_lt_a) in place to the state x (B, n·d)
+// with the noise z (B, n·d): the opening half of a Lie–Trotter sampler, the prior's scaling, or
+// the linear part of an Euler–Maruyama step (hold.SDE.EMStep).
+func (d *Device) LieTrotterA(x, z *tensor.Tensor, st hold.Step) error {
+	lt := LTStep{N: st.ExpA.N, A1: st, Halves: 1}
+	if lt.N < 1 || lt.N > hold.MaxBlocks || x.Rank() != 2 || x.Dim(1)%lt.N != 0 {
+		return fmt.Errorf("cuda: A-step: state %v is not (B, n·d) with n = %d", x.Shape(), lt.N)
+	}
+	if err := checkShape("A-step noise", z, x.Shape()...); err != nil {
+		return err
+	}
+	batch, dim := x.Dim(0), x.Dim(1)/lt.N
+	p, err := d.ptrs(x, z, z)
+	if err != nil || batch*dim == 0 {
+		return err
+	}
+	coef, err := upload(d, lt.coefficients())
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	return d.launch("hg_lt_a", grid1D(batch*dim), new(args).i32(batch).i32(lt.N).i32(dim).i32(0).ptr(coef.ptr).ptr(p[2]).ptr(p[0]))
+}
+
+// LieTrotterB applies x_n ← scale·x_n + c·score (hg_lt_b) in place to the last block of x (B, n·d),
+// score (B, d).
+func (d *Device) LieTrotterB(x, score *tensor.Tensor, n int, scale, c float64) error {
+	lt := LTStep{N: n, BScale: scale, BScore: c, Halves: 1}
+	batch, dim, p, err := d.ltCheck(x, score, x, nil, lt)
+	if err != nil || batch*dim == 0 {
+		return err
+	}
+	coef, err := upload(d, lt.coefficients())
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	return d.launch("hg_lt_b", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr(coef.ptr).ptr(p[1]).ptr(p[0]))
+}

@@ -41,3 +41,26 @@ func (s *SDE) BCoefficients(t, h float64, exact bool) (scale, c float64) {
 	}
 	return 1 + c*s.splitUser, c
 }
+
+// EMStep returns the Euler–Maruyama step of the reverse SDE from t to t − h (as ReverseDrift and
+// the sample package's EM sampler use it) in the A/B form of the device sampler: with the score S
+// taken at the step's start, x ← ExpA·x + CholA·z then x_n ← x_n + c·S, where ExpA = I − h·β(t)·F
+// (F the drift matrix), CholA has the one entry √h·g(t) on the last block, and c = h·g(t)².
+func (s *SDE) EMStep(t, h float64) (Step, float64) {
+	rate := s.clock.rate(t)
+	st := Step{ExpA: identity(s.n), CholA: Matrix{N: s.n}}
+	for r := 0; r < s.n; r++ {
+		var e [MaxBlocks]float64
+		e[r] = 1
+		col := s.driftUser.mulVec(e[:s.n]) // column r of F
+		for k := 0; k < s.n; k++ {
+			st.ExpA.a[k][r] -= h * rate * col[k]
+		}
+	}
+	g := s.Diffusion(t)
+	st.CholA.a[s.n-1][s.n-1] = math.Sqrt(h) * g
+	return st, h * rate * s.noiseUser
+}
+
+// PriorStd returns the prior's standard deviation of block k (PriorSample draws std·z).
+func (s *SDE) PriorStd(k int) float64 { return math.Sqrt(s.priorVar[k]) }

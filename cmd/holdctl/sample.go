@@ -11,11 +11,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/checkpoint"
+	"holdgo/cuda"
 	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/internal/parallel"
 	"holdgo/plot"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -118,6 +120,36 @@ func ckptPath(p string) string {
 	return p
 }
 
+// samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
+// Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em).
+func samplerOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64) (*sample.Result, error), error) {
+	dev, err := openDevice(device)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if dev == tensor.CPU {
+		return s.Sample, nil
+	}
+	cd, ok := dev.(*cuda.Device)
+	if !ok {
+		return nil, usageErr("--device %s: sampling runs on cpu or cuda", device)
+	}
+	ns, ok := m.score.(*train.NetworkScorer)
+	if !ok {
+		return nil, usageErr("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", device)
+	}
+	if name := strings.TrimSuffix(s.Method.Name(), "@start"); name != "lt" && name != "em" {
+		return nil, usageErr("--device %s: sampler %s runs on the CPU only; on cuda use --sampler lt or em", device, name)
+	}
+	if s.Denoise {
+		return nil, usageErr("--device %s: --denoise runs on the CPU only", device)
+	}
+	if err := ns.Net.Parameters().ToDevice(cd); err != nil {
+		return nil, usageErr("--device %s: %v", device, err)
+	}
+	return func(n int, seed uint64) (*sample.Result, error) { return s.SampleOn(cd, ns.Net, n, seed) }, nil
+}
+
 // loadModel rebuilds a trained model from its checkpoint (EMA weights unless raw).
 func loadModel(path string, raw bool) (*model, error) {
 	f, err := checkpoint.Load(ckptPath(path))
@@ -218,6 +250,7 @@ func sampleCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("samples.npy"), Usage: "output files: .npy (float32, (n, d)) and/or .png"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+			deviceFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -259,8 +292,12 @@ func sampleCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			run, err := samplerOn(c.String("device"), s, m)
+			if err != nil {
+				return err
+			}
 			start := time.Now()
-			res, err := s.Sample(c.Int("n"), c.Uint64("seed"))
+			res, err := run(c.Int("n"), c.Uint64("seed"))
 			if err != nil {
 				return err
 			}
