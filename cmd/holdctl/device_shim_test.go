@@ -17,6 +17,7 @@ import (
 
 	"holdgo/checkpoint"
 	"holdgo/cuda"
+	"holdgo/data"
 )
 
 // holdctl-shim: the CLI's --device cuda runs the CUDA kernels on the CPU through the host shim;
@@ -164,4 +165,43 @@ func TestShimNCSNppStepCounters(t *testing.T) {
 		}
 	}
 	t.Log("\n" + sb.String())
+}
+
+// sample --device cuda against --device cpu on a toy checkpoint (trained on the CPU here), the same
+// seed: the samples agree to float32 rounding (the device state is float32, the CPU's float64),
+// well within the 1e-3.
+func TestShimSampleMatchesCPU(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if out, err := runSub(t, trainCommand(), "--data", "swissroll", "--steps", "300", "--batch", "128", "--seed", "2",
+		"--out", run, "--log-every", "100"); err != nil {
+		t.Fatalf("train: %v\n%s", err, out)
+	}
+	for _, sampler := range []string{"lt", "em"} {
+		got := map[string][]float32{}
+		for _, dev := range []string{"cpu", "cuda"} {
+			out := filepath.Join(dir, sampler+"-"+dev+".npy")
+			if o, err := runSub(t, sampleCommand(), "--ckpt", run, "--sampler", sampler, "--nfe", "12", "--n", "24",
+				"--seed", "5", "--device", dev, "--out", out); err != nil {
+				t.Fatalf("sample --sampler %s --device %s: %v\n%s", sampler, dev, err, o)
+			}
+			pts, err := data.FromNPY(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[dev] = pts.Data()
+		}
+		worst := 0.0
+		for i := range got["cpu"] {
+			worst = max(worst, math.Abs(float64(got["cpu"][i])-float64(got["cuda"][i])))
+		}
+		if len(got["cpu"]) != 48 || !(worst <= 1e-3) {
+			t.Errorf("%s: %d values, max abs difference cpu vs cuda %.3g (want ≤ 1e-3)", sampler, len(got["cpu"]), worst)
+		}
+		t.Logf("%s: max abs difference cpu vs cuda %.3g", sampler, worst)
+	}
+	if out, err := runSub(t, sampleCommand(), "--ckpt", run, "--sampler", "ode", "--n", "4", "--device", "cuda",
+		"--out", filepath.Join(dir, "x.npy")); err == nil || !strings.Contains(err.Error()+out, "on cuda use --sampler lt or em") {
+		t.Errorf("sample --sampler ode --device cuda: %v\n%s; want a usage error naming lt and em", err, out)
+	}
 }
