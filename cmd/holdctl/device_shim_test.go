@@ -169,11 +169,14 @@ func TestShimNCSNppStepCounters(t *testing.T) {
 
 // sample --device cuda against --device cpu on a toy checkpoint (trained on the CPU here), the same
 // seed: the samples agree to float32 rounding (the device state is float32, the CPU's float64),
-// well within the 1e-3.
+// well within the 1e-3. The difference is relative to the samples' size: a run whose
+// samples fly off to |x| ~ 10³ (too few steps for EM on a young network) differs by ~1e-3 at the
+// float32 resolution of those values, so the checkpoint and NFE here give samples of order one,
+// which the test checks first.
 func TestShimSampleMatchesCPU(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
-	if out, err := runSub(t, trainCommand(), "--data", "swissroll", "--steps", "300", "--batch", "128", "--seed", "2",
+	if out, err := runSub(t, trainCommand(), "--data", "swissroll", "--steps", "1000", "--batch", "128", "--seed", "2",
 		"--out", run, "--log-every", "100"); err != nil {
 		t.Fatalf("train: %v\n%s", err, out)
 	}
@@ -181,7 +184,7 @@ func TestShimSampleMatchesCPU(t *testing.T) {
 		got := map[string][]float32{}
 		for _, dev := range []string{"cpu", "cuda"} {
 			out := filepath.Join(dir, sampler+"-"+dev+".npy")
-			if o, err := runSub(t, sampleCommand(), "--ckpt", run, "--sampler", sampler, "--nfe", "12", "--n", "24",
+			if o, err := runSub(t, sampleCommand(), "--ckpt", run, "--sampler", sampler, "--nfe", "40", "--n", "24",
 				"--seed", "5", "--device", dev, "--out", out); err != nil {
 				t.Fatalf("sample --sampler %s --device %s: %v\n%s", sampler, dev, err, o)
 			}
@@ -191,7 +194,13 @@ func TestShimSampleMatchesCPU(t *testing.T) {
 			}
 			got[dev] = pts.Data()
 		}
-		worst := 0.0
+		worst, size := 0.0, 0.0
+		for _, v := range got["cpu"] {
+			size = max(size, math.Abs(float64(v)))
+		}
+		if size > 10 {
+			t.Fatalf("%s: samples up to |x| = %.3g: the checkpoint or the NFE is too small for a meaningful comparison", sampler, size)
+		}
 		for i := range got["cpu"] {
 			worst = max(worst, math.Abs(float64(got["cpu"][i])-float64(got["cuda"][i])))
 		}
