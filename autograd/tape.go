@@ -47,13 +47,17 @@ func Param(t, grad *tensor.Tensor) *Value {
 
 // Tape records ops for one forward/backward pass.
 type Tape struct {
+	dev    tensor.Device
 	nodes  []*Value
 	pool   *tensor.Pool
 	noGrad bool
 }
 
 // NewTape returns an empty tape whose temporaries live on dev.
-func NewTape(dev tensor.Device) *Tape { return &Tape{pool: tensor.NewPool(dev)} }
+func NewTape(dev tensor.Device) *Tape { return &Tape{dev: dev, pool: tensor.NewPool(dev)} }
+
+// Device is where the tape's temporaries live.
+func (g *Tape) Device() tensor.Device { return g.dev }
 
 // SetNoGrad turns recording off (sampling, evaluation) or back on. With it
 // off, ops only compute their results.

@@ -169,7 +169,9 @@ type NetworkScorer struct {
 	out  []float32
 }
 
-// Score implements hold.Scorer for x (B × n·d) at per-sample times t.
+// Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
+// network runs where its parameters live (layers.Params.ToDevice): on a device
+// the states and times go up and the outputs come back per call.
 func (s *NetworkScorer) Score(dst, x, t []float64) error {
 	batch := len(t)
 	if batch == 0 {
@@ -180,8 +182,9 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a network from %d to %d values",
 			len(x), batch, len(dst), state, d)
 	}
-	if s.tape == nil {
-		s.tape = autograd.NewTape(tensor.CPU)
+	dev := s.Net.Parameters().Device()
+	if s.tape == nil || s.tape.Device() != dev {
+		s.tape = autograd.NewTape(dev)
 		s.tape.SetNoGrad(true)
 	}
 	if s.x == nil || s.x.Len() != len(x) {
@@ -195,9 +198,29 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		s.t.Data()[i] = float32(v)
 	}
 	s.tape.Reset()
-	out := s.Net.ScoreForward(s.tape, s.tape.Const(s.x), s.tape.Const(s.t))
-	copy(s.out, out.T.Data())
+	xd, td, err := onDevice(dev, s.x, s.t)
+	if err != nil {
+		return err
+	}
+	out := s.Net.ScoreForward(s.tape, s.tape.Const(xd), s.tape.Const(td))
+	h, err := out.T.ToHost()
+	if err != nil {
+		return fmt.Errorf("network scorer: %w", err)
+	}
+	copy(s.out, h.Data())
 	return s.SDE.ScoreFromOutput(dst, s.out, t)
+}
+
+// onDevice copies host tensors to dev (returning them as they are for the CPU).
+func onDevice(dev tensor.Device, ts ...*tensor.Tensor) (*tensor.Tensor, *tensor.Tensor, error) {
+	out := make([]*tensor.Tensor, len(ts))
+	for i, t := range ts {
+		var err error
+		if out[i], err = t.ToDevice(dev); err != nil {
+			return nil, nil, fmt.Errorf("network scorer: %w", err)
+		}
+	}
+	return out[0], out[1], nil
 }
 
 // ScoreVJP writes the last-block score (if score is non-nil) and the
@@ -213,7 +236,8 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 		return fmt.Errorf("network scorer: VJP shapes: x %d, u %d, vjp %d for batch %d of a network from %d to %d values",
 			len(x), len(u), len(vjp), batch, width, d)
 	}
-	g := autograd.NewTape(tensor.CPU)
+	dev := s.Net.Parameters().Device()
+	g := autograd.NewTape(dev)
 	xt, tt := tensor.Zeros(batch, width), tensor.Zeros(batch)
 	for i, v := range x {
 		xt.Data()[i] = float32(v)
@@ -221,13 +245,23 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 	for i, v := range t {
 		tt.Data()[i] = float32(v)
 	}
-	xv := g.Var(xt)
-	out := s.Net.ScoreForward(g, xv, g.Const(tt))
+	xd, td, err := onDevice(dev, xt, tt)
+	if err != nil {
+		return err
+	}
+	xv := g.Var(xd)
+	out := s.Net.ScoreForward(g, xv, g.Const(td))
 	// Seed with ℓ_t·u so that the pull-back is uᵀ∂(ℓ_t E)/∂x. The
-	// parameters' gradients are not wanted: save and restore them.
-	grads := s.Net.Parameters().Grad
-	saved := append([]float32(nil), grads...)
-	defer copy(grads, saved)
+	// parameters' gradients are not wanted: on the host they are restored
+	// afterwards; on a device (where only sampling and likelihoods use this)
+	// they are cleared.
+	p := s.Net.Parameters()
+	if p.DevGrad != nil {
+		defer p.ZeroGrad()
+	} else {
+		saved := append([]float32(nil), p.Grad...)
+		defer copy(p.Grad, saved)
+	}
 	seed := tensor.Zeros(batch, d)
 	for b, tb := range t {
 		ell := s.SDE.Ell(tb)
@@ -235,14 +269,24 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 			seed.Data()[b*d+i] = float32(ell * u[b*d+i])
 		}
 	}
-	out.Grad = seed
+	if out.Grad, err = seed.ToDevice(dev); err != nil {
+		return fmt.Errorf("network scorer: %w", err)
+	}
 	g.BackwardFrom(out)
-	for i, v := range xv.Grad.Data() {
+	gx, err := xv.Grad.ToHost()
+	if err != nil {
+		return fmt.Errorf("network scorer: %w", err)
+	}
+	for i, v := range gx.Data() {
 		vjp[i] = float64(v)
 	}
 	if score != nil {
+		h, err := out.T.ToHost()
+		if err != nil {
+			return fmt.Errorf("network scorer: %w", err)
+		}
 		o := make([]float32, batch*d)
-		copy(o, out.T.Data())
+		copy(o, h.Data())
 		return s.SDE.ScoreFromOutput(score, o, t)
 	}
 	return nil

@@ -209,6 +209,23 @@ func TestShimSampleMatchesCPU(t *testing.T) {
 		}
 		t.Logf("%s: max abs difference cpu vs cuda %.3g", sampler, worst)
 	}
+	// nll --device cuda: the network's evaluations and VJPs on the device, the ODE on the host; the
+	// bound agrees with the CPU's to the printed digits.
+	var lines [2]string
+	for i, dev := range []string{"cpu", "cuda"} {
+		out, err := runSub(t, nllCommand(), "--ckpt", run, "--n", "4", "--tol", "1e-3", "--device", dev)
+		if err != nil {
+			t.Fatalf("nll --device %s: %v\n%s", dev, err, out)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "nats/dim") {
+				lines[i] += l + "\n"
+			}
+		}
+	}
+	if lines[0] == "" || lines[0] != lines[1] {
+		t.Errorf("nll: cpu\n%s\ncuda\n%s", lines[0], lines[1])
+	}
 	if out, err := runSub(t, sampleCommand(), "--ckpt", run, "--sampler", "ode", "--n", "4", "--device", "cuda",
 		"--out", filepath.Join(dir, "x.npy")); err == nil || !strings.Contains(err.Error()+out, "on cuda use --sampler lt or em") {
 		t.Errorf("sample --sampler ode --device cuda: %v\n%s; want a usage error naming lt and em", err, out)
