@@ -5,7 +5,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-noasm test-race lint bench golden clean ptx cuda-ci gpu-check
+.PHONY: all build test test-noasm test-race lint bench golden clean ptx cuda-ci gpu-check fuzz
 
 all: build test
 
@@ -26,6 +26,20 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags noasm $(PKGS)
+
+# Fuzz every reader of outside bytes (func FuzzX in a _test.go file), FUZZTIME each, one
+# target per go test invocation (go test -fuzz takes one), one worker each. Not part of test:
+# the seeds (f.Add and testdata/fuzz/FuzzX) already run there. A crasher is saved under the
+# package's testdata/fuzz/FuzzX and stops the loop.
+FUZZTIME  ?= 60s
+FUZZFLAGS ?= -parallel 1
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$t ($$(dirname $$f), $(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$(dirname $$f); \
+	  done; \
+	done
 
 # Benchmarks: make bench BENCH=Sgemm PKGS=./internal/gemm
 bench:

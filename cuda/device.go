@@ -268,7 +268,9 @@ func groupShape(x *tensor.Tensor) (n, c, spatial int) {
 }
 
 // groupNormGrad runs OpGroupNormGrad (in = x, γ, dy): one block per (sample, group) recomputes the
-// group's statistics in one Welford pass and writes dx.
+// group's statistics in one Welford pass and writes dx. The op list hands the backward x, not the
+// forward's mean and rstd, so they cannot be kept from the forward without changing the op list
+// and the tape (an extra read of x per group-norm backward is the price).
 func (d *Device) groupNormGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
 	n, c, spatial := groupShape(x)
 	return d.launch("hg_group_norm_bwd", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).

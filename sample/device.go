@@ -21,46 +21,69 @@ import (
 // hold.SDE.EMStep as an A-step and a B-update). The state is float32 on the device where Sample
 // keeps float64, which bounds the agreement (see docs/gpu.md).
 func (s *Sampler) SampleOn(dev *cuda.Device, net layers.ScoreNet, n int, seed uint64) (*Result, error) {
-	if err := s.validate(); err != nil {
-		return nil, err
-	}
 	if n < 1 {
 		return nil, fmt.Errorf("sample: want at least one sample, got %d", n)
+	}
+	row := s.SDE.Blocks() * s.Dim
+	res := &Result{X: make([]float64, n*row)}
+	st, err := s.EachOn(dev, net, n, seed, func(first int, x []float64) error {
+		copy(res.X[first*row:], x)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.NFE, res.Diverged = st.NFE, st.Diverged
+	return res, nil
+}
+
+// EachOn is SampleOn chunk by chunk, as Each: each chunk's samples are copied back and handed to
+// emit in order (first is the index of the chunk's first sample).
+func (s *Sampler) EachOn(dev *cuda.Device, net layers.ScoreNet, n int, seed uint64, emit func(first int, x []float64) error) (StreamResult, error) {
+	var res StreamResult
+	if err := s.validate(); err != nil {
+		return res, err
+	}
+	if n < 1 {
+		return res, fmt.Errorf("sample: want at least one sample, got %d", n)
 	}
 	switch m := s.Method.(type) {
 	case LieTrotter:
 		if m.BStep != "" && m.BStep != BEuler {
-			return nil, fmt.Errorf("sample: %s has no CUDA implementation (on cuda: lt, em)", m.Name())
+			return res, fmt.Errorf("sample: %s has no CUDA implementation (on cuda: lt, em)", m.Name())
 		}
 	case EulerMaruyama:
 	default:
-		return nil, fmt.Errorf("sample: %s has no CUDA implementation (on cuda: lt, em)", s.Method.Name())
+		return res, fmt.Errorf("sample: %s has no CUDA implementation (on cuda: lt, em)", s.Method.Name())
 	}
 	if s.Denoise || len(s.Record) > 0 {
-		return nil, errors.New("sample: the CUDA sampler does not denoise or record trajectories")
+		return res, errors.New("sample: the CUDA sampler does not denoise or record trajectories")
 	}
 	if net.Parameters().Device() != tensor.Device(dev) {
-		return nil, fmt.Errorf("sample: the network's parameters are on %s, not on %s", net.Parameters().Device().Name(), dev.Name())
+		return res, fmt.Errorf("sample: the network's parameters are on %s, not on %s", net.Parameters().Device().Name(), dev.Name())
 	}
 	maxBatch := s.MaxBatch
 	if maxBatch == 0 {
 		maxBatch = DefaultMaxBatch
 	}
 	row := s.SDE.Blocks() * s.Dim
-	chunks := (n + maxBatch - 1) / maxBatch
-	res := &Result{X: make([]float64, n*row), ChunkNFE: make([]int, chunks)}
-	for c := range chunks {
-		lo, hi := c*maxBatch, min(n, (c+1)*maxBatch)
-		nfe, err := s.chunkOn(dev, net, res.X[lo*row:hi*row], hi-lo, ChunkSeed(seed, c))
+	x := make([]float64, min(n, maxBatch)*row)
+	for c := 0; c*maxBatch < n; c++ {
+		lo := c * maxBatch
+		batch := min(n-lo, maxBatch)
+		xs := x[:batch*row]
+		nfe, err := s.chunkOn(dev, net, xs, batch, ChunkSeed(seed, c))
 		if err != nil {
-			return nil, fmt.Errorf("sample: %s on %s: %w", s.Method.Name(), dev.Name(), err)
+			return res, fmt.Errorf("sample: %s on %s: %w", s.Method.Name(), dev.Name(), err)
 		}
-		res.ChunkNFE[c] = nfe
 		res.NFE = max(res.NFE, nfe)
-	}
-	for i := range n {
-		if Diverged(res.X[i*row : (i+1)*row]) {
-			res.Diverged++
+		for i := range batch {
+			if Diverged(xs[i*row : (i+1)*row]) {
+				res.Diverged++
+			}
+		}
+		if err := emit(lo, xs); err != nil {
+			return res, err
 		}
 	}
 	return res, nil

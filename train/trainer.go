@@ -38,11 +38,11 @@ func (o Options) Validate() error {
 	case o.Batch < 1:
 		return fmt.Errorf("batch must be ≥ 1, got %d", o.Batch)
 	case !(o.LR > 0) || math.IsInf(o.LR, 0):
-		return fmt.Errorf("lr must be positive, got %g", o.LR)
+		return fmt.Errorf("lr must be positive and finite, got %g", o.LR)
 	case o.Warmup < 0:
 		return fmt.Errorf("warmup must be ≥ 0, got %d", o.Warmup)
-	case o.GradClip < 0:
-		return fmt.Errorf("grad-clip must be ≥ 0 (0 disables it), got %g", o.GradClip)
+	case !(o.GradClip >= 0) || math.IsInf(o.GradClip, 0):
+		return fmt.Errorf("grad-clip must be finite and ≥ 0 (0 disables it), got %g", o.GradClip)
 	case !(o.EMA >= 0 && o.EMA < 1):
 		return fmt.Errorf("ema must be in [0, 1), got %g", o.EMA)
 	}

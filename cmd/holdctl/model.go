@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/autograd"
-	"holdgo/internal/parallel"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -81,7 +80,9 @@ func modelInfo(c *cli.Context) error {
 		r.FixedParams = cfg.NF
 	}
 	if b := c.Int("batch"); b > 0 {
-		parallel.SetThreads(c.Int("threads"))
+		if err := setThreads(c); err != nil {
+			return err
+		}
 		if err := measureStep(&r, cfg, b); err != nil {
 			return err
 		}
