@@ -110,6 +110,10 @@ func runKernelSuite(t *testing.T, dev *Device) {
 	t.Run("adam", s.adam)
 	t.Run("hold", s.hold)
 	t.Run("lietrotter", s.lieTrotter)
+	t.Run("random", s.random)            // train_suite_test.go
+	t.Run("train step", s.trainStep)     // train_suite_test.go
+	t.Run("staged batch", s.stagedBatch) // train_suite_test.go
+	t.Run("time embedding", s.timeEmbed) // train_suite_test.go
 }
 
 func (s *suite) elementwise(t *testing.T) {

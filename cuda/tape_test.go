@@ -44,7 +44,7 @@ func tapes(t *testing.T) map[string][]tensor.OpKind {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nn.SetDropout(rng.New(2))
+	nn.SetDropout(&rng.Stream{Key: 2})
 	mlp, err := layers.NewMLP(layers.ToyScoreNet(6, 2), tensor.NewRNG(3))
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package sample
 
 import (
 	"fmt"
-
-	"holdgo/rng"
 )
 
 // StreamResult is the cost of a streamed run (Each).
@@ -38,11 +36,9 @@ func (s *Sampler) Each(n int, seed uint64, emit func(first int, x []float64) err
 		lo := c * maxBatch
 		batch := min(n-lo, maxBatch)
 		xs := x[:batch*row]
-		r := rng.New(ChunkSeed(seed, c))
-		if err := s.SDE.PriorSample(xs, batch, r); err != nil {
-			return res, fmt.Errorf("sample: prior: %w", err)
-		}
-		nfe, _, err := s.run(xs, batch, rngNoise{r})
+		key := ChunkSeed(seed, c)
+		philoxPrior(s.SDE, xs, batch, key)
+		nfe, _, err := s.run(xs, batch, &philoxNoise{key: key})
 		if err != nil {
 			return res, err
 		}

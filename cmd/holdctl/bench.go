@@ -57,6 +57,7 @@ func benchCommand() *cli.Command {
 			benchOpsCommand(),
 			benchNCSNppCommand(),
 			benchKernelsCommand(),
+			benchTrainCommand(),
 		},
 	}
 }

@@ -116,7 +116,7 @@ func measureStep(r *modelReport, cfg layers.NCSNppConfig, batch int) error {
 	if err != nil {
 		return err
 	}
-	m.SetDropout(rng.New(3))
+	m.SetDropout(&rng.Stream{Key: 3})
 	src := rng.New(2)
 	x := tensor.RandN(src, batch, cfg.InChannels, cfg.ImageSize, cfg.ImageSize)
 	ts := tensor.RandU(src, 0.01, 1, batch).Data()

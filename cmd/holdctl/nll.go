@@ -10,6 +10,7 @@ import (
 	"holdgo/imagedata"
 	"holdgo/rng"
 	"holdgo/sample"
+	"holdgo/train"
 )
 
 func nllCommand() *cli.Command {
@@ -29,6 +30,7 @@ func nllCommand() *cli.Command {
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			trainDataFlag(),
 			&cli.Uint64Flag{Name: "data-seed", Usage: "point data: seed of the held-out draws of the run's data (default: derived from, never equal to, the training seed)"},
+			deviceFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if !c.IsSet("ckpt") {
@@ -40,6 +42,17 @@ func nllCommand() *cli.Command {
 			m, err := loadModelData(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
 			if err != nil {
 				return usageErr("%v", err)
+			}
+			// --device: the network's evaluations and vector–Jacobian products run there; the ODE
+			// state and the estimator stay on the host.
+			dev, err := openDevice(c.String("device"))
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if ns, ok := m.score.(*train.NetworkScorer); ok {
+				if err := ns.Net.Parameters().ToDevice(dev); err != nil {
+					return usageErr("--device %s: %v", c.String("device"), err)
+				}
 			}
 			div, ok := m.score.(sample.DivScorer)
 			if !ok {

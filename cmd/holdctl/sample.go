@@ -12,11 +12,14 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/checkpoint"
+	"holdgo/cuda"
 	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/internal/atomicfile"
+	"holdgo/layers"
 	"holdgo/plot"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -117,6 +120,57 @@ func ckptPath(p string) string {
 		return filepath.Join(p, ckptName)
 	}
 	return p
+}
+
+// samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
+// Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em).
+func samplerOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64) (*sample.Result, error), error) {
+	cd, net, err := sampleDevice(device, s, m)
+	if err != nil || cd == nil {
+		return s.Sample, err
+	}
+	return func(n int, seed uint64) (*sample.Result, error) { return s.SampleOn(cd, net, n, seed) }, nil
+}
+
+// eachOn is samplerOn for chunk-by-chunk sampling (Sampler.Each, Sampler.EachOn).
+func eachOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error), error) {
+	cd, net, err := sampleDevice(device, s, m)
+	if err != nil || cd == nil {
+		return s.Each, err
+	}
+	return func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error) {
+		return s.EachOn(cd, net, n, seed, emit)
+	}, nil
+}
+
+// sampleDevice opens --device for sampling: nil for the CPU, or the CUDA device with the
+// checkpoint's network moved onto it.
+func sampleDevice(device string, s *sample.Sampler, m *model) (*cuda.Device, layers.ScoreNet, error) {
+	dev, err := openDevice(device)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	if dev == tensor.CPU {
+		return nil, nil, nil
+	}
+	cd, ok := dev.(*cuda.Device)
+	if !ok {
+		return nil, nil, usageErr("--device %s: sampling runs on cpu or cuda", device)
+	}
+	ns, ok := m.score.(*train.NetworkScorer)
+	if !ok {
+		return nil, nil, usageErr("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", device)
+	}
+	if name := strings.TrimSuffix(s.Method.Name(), "@start"); name != "lt" && name != "em" {
+		return nil, nil, usageErr("--device %s: sampler %s runs on the CPU only; on cuda use --sampler lt or em", device, name)
+	}
+	if s.Denoise {
+		return nil, nil, usageErr("--device %s: --denoise runs on the CPU only", device)
+	}
+	if err := ns.Net.Parameters().ToDevice(cd); err != nil {
+		return nil, nil, usageErr("--device %s: %v", device, err)
+	}
+	return cd, ns.Net, nil
 }
 
 // loadModel rebuilds a trained model from its checkpoint (EMA weights unless raw).
@@ -237,6 +291,7 @@ func sampleCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("samples.npy"), Usage: "output files: .npy (float32, (n, d)) and/or .png"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			trainDataFlag(),
+			deviceFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -298,6 +353,10 @@ func sampleCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			each, err := eachOn(c.String("device"), s, m)
+			if err != nil {
+				return err
+			}
 			start := time.Now()
 			// Samples go to the first .npy chunk by chunk (bounded memory for any --n); pictures keep them all.
 			var (
@@ -306,7 +365,7 @@ func sampleCommand() *cli.Command {
 			)
 			produce := func(emit func([]float32) error) error {
 				var err error
-				res, err = s.Each(n, c.Uint64("seed"), func(_ int, x []float64) error {
+				res, err = each(n, c.Uint64("seed"), func(_ int, x []float64) error {
 					q := firstBlock(x, len(x)/(m.sde.Blocks()*dim), m.sde.Blocks(), dim)
 					if len(pics) > 0 {
 						kept = append(kept, q...)

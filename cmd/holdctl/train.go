@@ -111,6 +111,7 @@ func trainCommand() *cli.Command {
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.IntFlag{Name: "log-every", Value: 100, Usage: "steps between log.csv rows and plain progress lines"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this wall time (e.g. 58m), writing the checkpoint; 0: no limit"},
+			deviceFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -242,6 +243,13 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 			return usageErr("cannot resume: %v", err)
 		}
 	}
+	dev, err := openDevice(c.String("device"))
+	if err != nil {
+		return fail(usageErr("%v", err))
+	}
+	if err := tr.SetDevice(dev); err != nil {
+		return fail(usageErr("--device %s: %v", c.String("device"), err))
+	}
 	yml, err := cfg.YAML()
 	if err != nil {
 		return fail(usageErr("%v", err))
@@ -320,10 +328,11 @@ func (s *session) save() error {
 
 func (s *session) loop(ctx context.Context, logEvery int) error {
 	tr, cfg := s.trainer, s.cfg
-	fmt.Fprintf(s.out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d, seed %d, run dir %s\n",
-		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, cfg.Seed, s.dir)
+	fmt.Fprintf(s.out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d, seed %d, device %s, run dir %s\n",
+		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, cfg.Seed, tr.Device().Name(), s.dir)
 	bar := newProgress(s.out, tr.Step, cfg.Steps, logEvery)
 	lastGood := tr.Step
+	var lastRead train.Stats
 	window := time.Now()
 	windowStart := tr.Step
 	for tr.Step < cfg.Steps {
@@ -340,7 +349,17 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 			return cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; continue with --resume", tr.Step, s.dir), 130)
 		default:
 		}
-		st, err := tr.TrainStep()
+		// On a device the loss and gradient norm are read back (a synchronisation) only when they
+		// are logged or a checkpoint is due; a non-finite step in between is skipped there and
+		// reported by the next read.
+		next := tr.Step + 1
+		read := next%logEvery == 0 || next == cfg.Steps || (cfg.CkptEvery > 0 && next%cfg.CkptEvery == 0)
+		st, err := tr.Advance(read)
+		if read {
+			lastRead = st
+		} else {
+			st.Loss, st.GradNorm = lastRead.Loss, lastRead.GradNorm
+		}
 		if errors.Is(err, train.ErrNonFinite) {
 			bar.finish()
 			return cli.Exit(fmt.Sprintf("holdctl: training stopped: %v.\nThe last good checkpoint (step %d) is kept in %s. "+
