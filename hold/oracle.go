@@ -90,8 +90,27 @@ func (o *MixtureOracle) LogDensity(dst, x []float64, t []float64) error {
 	return o.evaluate(nil, nil, dst, x, t)
 }
 
+// PredictX0 writes x̂₀ = E[q0 | x_t] (B×d), the data prediction the x̂₀ samplers step with: under
+// component k, q0 | x_t is Gaussian with mean m_k + σ_k²·aᵀC_k⁻¹(x − a m_k), and x̂₀ is the
+// posterior-weighted sum of these. For point-mass components (σ_k = 0) it is exactly a weighted sum of
+// the means, whatever t.
+func (o *MixtureOracle) PredictX0(dst, x []float64, t []float64) error {
+	if len(dst) != len(t)*o.mix.Dim() {
+		return fmt.Errorf("hold: oracle: x̂₀ destination has %d values, want %d", len(dst), len(t)*o.mix.Dim())
+	}
+	return o.evaluateX0(dst, x, t)
+}
+
 // evaluate computes whichever of the full score, last-block score and log-density is requested.
 func (o *MixtureOracle) evaluate(full, last, logp, x []float64, t []float64) error {
+	return o.eval(full, last, logp, nil, x, t)
+}
+
+func (o *MixtureOracle) evaluateX0(x0, x []float64, t []float64) error {
+	return o.eval(nil, nil, nil, x0, x, t)
+}
+
+func (o *MixtureOracle) eval(full, last, logp, x0, x []float64, t []float64) error {
 	n, d, batch := o.sde.n, o.mix.Dim(), len(t)
 	if len(x) != batch*n*d {
 		return fmt.Errorf("hold: oracle: want %d state values (B=%d, n=%d, d=%d), got %d", batch*n*d, batch, n, d, len(x))
@@ -141,6 +160,20 @@ func (o *MixtureOracle) evaluate(full, last, logp, x []float64, t []float64) err
 		}
 		if logp != nil {
 			logp[b] = maxLog + math.Log(total)
+		}
+		if x0 != nil {
+			for i := 0; i < d; i++ {
+				var v float64
+				for c := range factors {
+					w := math.Exp(logDens[c]-maxLog) / total
+					var proj float64
+					for j := 0; j < n; j++ {
+						proj += a[j] * resid[c*d+i][j]
+					}
+					v += w * (o.mix.Means[c][i] + o.mix.Stds[c]*o.mix.Stds[c]*proj)
+				}
+				x0[b*d+i] = v
+			}
 		}
 		if full == nil && last == nil {
 			continue
