@@ -135,7 +135,7 @@ func TestMultistepCoefficients(t *testing.T) {
 	for name, sde := range xhatSDEs(t) {
 		end := 1e-3
 		grid, _ := NewGrid(GridQuadratic, sde.Horizon(), end, 15)
-		for _, m := range []XHat{{Points: 2}, {Points: 3}, {Points: 3, Var: VarT}} {
+		for _, m := range []XHat{{Points: 2}, {Points: 3}, {Points: 3, Var: VarLogT}} {
 			tab, err := m.tables(sde, grid)
 			if err != nil {
 				t.Fatal(err)
@@ -208,6 +208,54 @@ func TestXAncPosterior(t *testing.T) {
 						t.Errorf("%s η=0.5 step %d: marginal covariance [%d][%d] = %.10g, Σ′ = %.10g", name, i, a, b, ks[a][b]+nn[a][b], want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestRegistryNames: every registry name builds a method whose Name is that name.
+func TestRegistryNames(t *testing.T) {
+	for _, info := range Registry {
+		m, perStep, err := NewMethod(info.Name, Options{})
+		if err != nil || m.Name() != info.Name || perStep != info.PerStep {
+			t.Errorf("%s: method %v (%v), %d per step", info.Name, m, err, perStep)
+		}
+	}
+	if _, _, err := NewMethod("xanc", Options{Eta: 2, EtaSet: true}); err == nil {
+		t.Error("eta 2 accepted")
+	}
+	if _, err := StepsFor("xdpm2", 1, true); err == nil {
+		t.Error("NFE 1 with a read-out accepted")
+	}
+}
+
+// TestSDEGrids: the log-SNR grid is uniform in λ(t) = log(m_q²/Σ_qq) and EDM's in σ^{1/ρ}, for HOLD and VP.
+func TestSDEGrids(t *testing.T) {
+	for _, kind := range []string{hold.KindHOLD, hold.KindVP} {
+		sde := newSDE(t, kind)
+		g, err := NewSDEGrid(sde, GridLogSNR, sde.Horizon(), 1e-3, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lam := func(t float64) float64 {
+			k := sde.Kernel(t)
+			return 2*math.Log(math.Abs(k.Mean.At(0, 0))) - math.Log(k.Sigma.At(0, 0))
+		}
+		step := (lam(g[7]) - lam(g[0])) / 7
+		for i := 1; i < len(g); i++ {
+			if d := lam(g[i]) - lam(g[i-1]); math.Abs(d-step) > 1e-9*math.Abs(step) {
+				t.Errorf("%s logsnr step %d: Δλ %g, want %g", kind, i, d, step)
+			}
+		}
+		e, err := NewSDEGrid(sde, GridEDM, sde.Horizon(), 1e-3, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := func(t float64) float64 { return math.Exp(-lam(t) / (2 * EDMRho)) }
+		step = (root(e[7]) - root(e[0])) / 7
+		for i := 1; i < len(e); i++ {
+			if d := root(e[i]) - root(e[i-1]); math.Abs(d-step) > 1e-9*math.Abs(step) {
+				t.Errorf("%s edm step %d: Δσ^(1/ρ) %g, want %g", kind, i, d, step)
 			}
 		}
 	}

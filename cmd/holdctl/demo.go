@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,7 +38,8 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "output directory (run files, samples.png, samples.npy)"},
 			&cli.IntFlag{Name: "steps", Value: demoSteps, Usage: "training steps"},
 			&cli.IntFlag{Name: "n", Value: 5000, Usage: "samples drawn and fresh data points compared with"},
-			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the Lie–Trotter sampler (its Euler B-step narrows thin structures below ≈500)"},
+			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"},
+			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ samplers end with the x̂₀ read-out, counted in --nfe)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringFlag{Name: "times", Value: train.TimesUniform, Usage: "training-time sampling: uniform or mixed"},
 			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate"},
@@ -46,7 +48,19 @@ func demoCommand() *cli.Command {
 	}
 }
 
+// demoSamplerSpec is the demo's sampler: --sampler at --nfe on the quadratic grid to ε = 1e-3; the
+// x̂₀ samplers finish with their read-out step (inside the budget).
+func demoSamplerSpec(c *cli.Context) samplerSpec {
+	name := c.String("sampler")
+	return samplerSpec{Method: name, NFE: c.Int("nfe"), Grid: sample.GridQuadratic, End: 1e-3, Denoise: strings.HasPrefix(name, "x")}
+}
+
 func runDemo(c *cli.Context) error {
+	if spec := demoSamplerSpec(c); true {
+		if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
+			return usageErr("demo: --sampler/--nfe: %v", err)
+		}
+	}
 	begin := time.Now()
 	dir, n := c.String("out"), c.Int("n")
 	if n < 2 || c.Int("steps") < 1 {
@@ -96,7 +110,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	spec := samplerSpec{Method: "lt", NFE: c.Int("nfe"), Grid: sample.GridQuadratic, End: 1e-3}
+	spec := demoSamplerSpec(c)
 	smp, err := spec.build(m.sde, m.score, 2)
 	if err != nil {
 		return usageErr("demo: %v", err)

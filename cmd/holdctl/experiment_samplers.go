@@ -4,16 +4,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/sample"
 )
 
 // experimentSamplersCommand runs the W1-vs-NFE study of the samplers on the paper's 1-D mixture with
-// the exact score (sample.MixtureStudy):
+// the exact score (experiment.MixtureStudy):
 //
 //	holdctl experiment samplers --nfe 25,50,100 --grids quadratic --samples 20000 --format markdown
 func experimentSamplersCommand() *cli.Command {
@@ -23,14 +25,17 @@ func experimentSamplersCommand() *cli.Command {
 		Description: "Runs each sampler (sde-method, e.g. hold-lt, cld-sscs, vp-em; hold-ode is the adaptive RK45 solver,\n" +
 			"run per tolerance) on each grid at each NFE (denoising step included), and reports the exact W1\n" +
 			"distance to the mixture and the within-mode width ratio, next to the Monte-Carlo floor of exact\n" +
-			"samples of the same size. Samplers: " + strings.Join(sample.StudySamplers, ", ") + ".",
+			"samples of the same size; cells are the mean over --seeds seeds and, in brackets, the largest\n" +
+			"|mode width ratio − 1|. Samplers are kind-method with kind hold, cld, vp or ve and method one of\n" +
+			strings.Join(sample.MethodNames(), ", ") + " (the names and meanings of holdctl sample --sampler).",
 		Flags: []cli.Flag{
 			&cli.IntSliceFlag{Name: "nfe", Value: cli.NewIntSlice(25, 50, 100, 150, 250, 500, 1000), Usage: "score evaluations per sample"},
-			&cli.StringSliceFlag{Name: "grids", Value: cli.NewStringSlice(sample.GridKinds...), Usage: "time grids: uniform, quadratic, geometric"},
-			&cli.StringSliceFlag{Name: "samplers", Value: cli.NewStringSlice(sample.DefaultStudySamplers...), Usage: "samplers as sde-method"},
+			&cli.StringSliceFlag{Name: "grids", Value: cli.NewStringSlice(sample.GridKinds...), Usage: "time grids: " + strings.Join(sample.GridKinds, ", ")},
+			&cli.StringSliceFlag{Name: "samplers", Value: cli.NewStringSlice(experiment.DefaultStudySamplers...), Usage: "samplers as sde-method"},
 			&cli.Float64SliceFlag{Name: "ode-tols", Value: cli.NewFloat64Slice(1e-2, 1e-3, 1e-4, 1e-5), Usage: "rtol = atol of the adaptive ODE runs"},
 			&cli.IntFlag{Name: "samples", Value: 20000, Usage: "samples per run"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed (every run uses it)"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "first seed (every cell uses the same seeds)"},
+			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "seeds per cell (seed, seed+1, …); cells report the mean"},
 			&cli.BoolFlag{Name: "no-denoise", Usage: "drop the final denoising step"},
 			&cli.StringSliceFlag{Name: "end-time", Usage: "end time per SDE as kind=t (defaults hold=1e-3, cld=1e-3, vp=1e-5)"},
 			&cli.IntFlag{Name: "floor-reps", Value: 5, Usage: "replicates of exact samples for the Monte-Carlo floor"},
@@ -50,8 +55,8 @@ func runExperimentSamplers(c *cli.Context) error {
 	if format != "markdown" && format != "csv" {
 		return badParams("unknown format %q (want markdown or csv)", format)
 	}
-	if c.Int("samples") < 2 || c.Int("floor-reps") < 1 || c.Int("workers") < 1 {
-		return badParams("samples (%d) must be ≥ 2, floor-reps (%d) and workers (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"))
+	if c.Int("samples") < 2 || c.Int("floor-reps") < 1 || c.Int("workers") < 1 || c.Int("seeds") < 1 {
+		return badParams("samples (%d) must be ≥ 2, floor-reps (%d), workers (%d) and seeds (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"), c.Int("seeds"))
 	}
 	for _, n := range c.IntSlice("nfe") {
 		if n < 2 {
@@ -67,17 +72,17 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 		ends[kind] = v
 	}
-	cfg := sample.StudyConfig{
+	cfg := experiment.StudyConfig{
 		NFEs: c.IntSlice("nfe"), Grids: c.StringSlice("grids"), Samplers: c.StringSlice("samplers"),
-		ODETols: c.Float64Slice("ode-tols"), Samples: c.Int("samples"), Seed: c.Uint64("seed"),
+		ODETols: c.Float64Slice("ode-tols"), Samples: c.Int("samples"), Seed: c.Uint64("seed"), Seeds: c.Int("seeds"),
 		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: c.Int("floor-reps"), Workers: c.Int("workers"),
 	}
 	for _, g := range cfg.Grids {
-		if _, err := sample.NewGrid(g, 1, 0.5, 1); err != nil {
-			return badParams("%v", err)
+		if !slices.Contains(sample.GridKinds, g) {
+			return badParams("unknown grid %q (want %s)", g, strings.Join(sample.GridKinds, ", "))
 		}
 	}
-	tab, err := sample.MixtureStudy(cfg)
+	tab, err := experiment.MixtureStudy(cfg)
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown study sampler") {
 			return badParams("%v", err)
