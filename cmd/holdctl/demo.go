@@ -33,7 +33,7 @@ const (
 func demoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
-		Usage: "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample with Lie–Trotter, score the samples",
+		Usage: "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample (Lie–Trotter unless --sampler), score the samples",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "output directory (run files, samples.png, samples.npy)"},
 			&cli.IntFlag{Name: "steps", Value: demoSteps, Usage: "training steps"},
@@ -123,7 +123,7 @@ func runDemo(c *cli.Context) error {
 	sampled := time.Since(t0)
 	q := firstBlock(res.X, n, m.sde.Blocks(), 2)
 	png := filepath.Join(dir, "samples.png")
-	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, Lie–Trotter, NFE %d, %d samples", res.NFE, n)); err != nil {
+	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
 	if err := data.WriteNPY32(filepath.Join(dir, "samples.npy"), q, n, 2); err != nil {
@@ -155,7 +155,7 @@ func runDemo(c *cli.Context) error {
 		sw, floor = append(sw, a), append(floor, b)
 	}
 	mSW, mFloor := sample.MeanSE(sw), sample.MeanSE(floor)
-	fmt.Fprintf(c.App.Writer, "sampled %d points with Lie–Trotter (NFE %d) in %.1fs; picture: %s\n", n, res.NFE, sampled.Seconds(), png)
+	fmt.Fprintf(c.App.Writer, "sampled %d points with sampler %s (NFE %d) in %.1fs; picture: %s\n", n, spec.Method, res.NFE, sampled.Seconds(), png)
 	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", proj, reps, n)
 	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
 	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)
