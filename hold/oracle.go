@@ -221,3 +221,110 @@ func (o *MixtureOracle) factorize(t float64, a *[MaxBlocks]float64, factors []Ma
 		logNorm[c] = math.Log(o.mix.Weights[c]) - float64(d)*(logDet+0.5*float64(n)*math.Log(2*math.Pi))
 	}
 }
+
+// ScoreVJP writes the last-block score S (B×d) into score (may be nil) and the vector–Jacobian
+// product uᵀ·∂S/∂x (B×n·d) into vjp, for cotangents u (B×d) — what the likelihood's divergence needs
+// (sample.DivScorer). With g_k = −C_k⁻¹(x − a m_k) and r_k the posterior weights,
+//
+//	∇²log p_t = Σ_k r_k (g_k g_kᵀ − C_k⁻¹ ⊗ I_d) − ḡḡᵀ,  ḡ = ∇log p_t,
+//
+// and the VJP is the last-block rows of the Hessian contracted with u.
+func (o *MixtureOracle) ScoreVJP(score, vjp, x, u, t []float64) error {
+	n, d, batch := o.sde.n, o.mix.Dim(), len(t)
+	if vjp == nil || u == nil {
+		return errors.New("hold: oracle: VJP needs a cotangent and a destination")
+	}
+	if len(x) != batch*n*d || (score != nil && len(score) != batch*d) || len(vjp) != len(x) || len(u) != batch*d {
+		return fmt.Errorf("hold: oracle: shapes x %d, score %d, vjp %d, u %d for B = %d, n = %d, d = %d", len(x), len(score), len(vjp), len(u), batch, n, d)
+	}
+	comps := len(o.mix.Weights)
+	factors := make([]Matrix, comps)
+	logNorm := make([]float64, comps)
+	precRow := make([][MaxBlocks]float64, comps) // row n of C_k⁻¹
+	g := make([]float64, comps*n*d)              // g_k for the current sample, block-major like x
+	logp := make([]float64, comps)
+	resp := make([]float64, comps)
+	gbar := make([]float64, n*d)
+	var a [MaxBlocks]float64
+	last := math.NaN()
+	for b, tb := range t {
+		if !(tb > 0) {
+			return fmt.Errorf("hold: oracle: sample %d has time %g, want t > 0", b, tb)
+		}
+		if tb != last {
+			o.factorize(tb, &a, factors, logNorm)
+			for c := range factors {
+				var e [MaxBlocks]float64
+				e[n-1] = 1
+				solveLower(&factors[c], &e)
+				solveUpperT(&factors[c], &e)
+				precRow[c] = e
+			}
+			last = tb
+		}
+		row := x[b*n*d : (b+1)*n*d]
+		for c := range factors {
+			var sq float64
+			gc := g[c*n*d : (c+1)*n*d]
+			for i := 0; i < d; i++ {
+				var r [MaxBlocks]float64
+				for j := 0; j < n; j++ {
+					r[j] = row[j*d+i] - a[j]*o.mix.Means[c][i]
+				}
+				solveLower(&factors[c], &r)
+				for j := 0; j < n; j++ {
+					sq += r[j] * r[j]
+				}
+				solveUpperT(&factors[c], &r)
+				for j := 0; j < n; j++ {
+					gc[j*d+i] = -r[j]
+				}
+			}
+			logp[c] = logNorm[c] - 0.5*sq
+		}
+		maxLog := math.Inf(-1)
+		for _, l := range logp {
+			maxLog = math.Max(maxLog, l)
+		}
+		var total float64
+		for c, l := range logp {
+			resp[c] = math.Exp(l - maxLog)
+			total += resp[c]
+		}
+		clear(gbar)
+		for c := range resp {
+			resp[c] /= total
+			for i, v := range g[c*n*d : (c+1)*n*d] {
+				gbar[i] += resp[c] * v
+			}
+		}
+		if score != nil {
+			copy(score[b*d:(b+1)*d], gbar[(n-1)*d:])
+		}
+		// vjp_{(j,i')} = Σ_k r_k[(u·g_k,n) g_k,(j,i') − u_{i'}(C_k⁻¹)_{n,j}] − (u·ḡ_n) ḡ_(j,i')
+		ub := u[b*d : (b+1)*d]
+		out := vjp[b*n*d : (b+1)*n*d]
+		var ug float64
+		for i, ui := range ub {
+			ug += ui * gbar[(n-1)*d+i]
+		}
+		for i := range out {
+			out[i] = -ug * gbar[i]
+		}
+		for c := range factors {
+			gc := g[c*n*d : (c+1)*n*d]
+			var ugc float64
+			for i, ui := range ub {
+				ugc += ui * gc[(n-1)*d+i]
+			}
+			w := resp[c]
+			for j := 0; j < n; j++ {
+				p := precRow[c][j]
+				for i := 0; i < d; i++ {
+					out[j*d+i] += w * (ugc*gc[j*d+i] - ub[i]*p)
+				}
+			}
+		}
+	}
+	return nil
+}
