@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
+	"holdgo/imagedata"
 	"holdgo/sample"
 )
 
@@ -42,6 +43,8 @@ func experimentSamplersCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "chunks sampled in parallel"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "output format: markdown or csv"},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
+			&cli.StringFlag{Name: "data", Usage: "image data (fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH): the empirical-distribution oracle of its first --oracle-n images instead of the 1-D mixture"},
+			&cli.IntFlag{Name: "oracle-n", Value: 1000, Usage: "images in the empirical oracle (--data)"},
 		},
 		Action: runExperimentSamplers,
 	}
@@ -71,6 +74,9 @@ func runExperimentSamplers(c *cli.Context) error {
 			return badParams("end time %q: want kind=t with t > 0", kv)
 		}
 		ends[kind] = v
+	}
+	if spec := c.String("data"); spec != "" {
+		return runImageStudy(c, spec, ends)
 	}
 	cfg := experiment.StudyConfig{
 		NFEs: c.IntSlice("nfe"), Grids: c.StringSlice("grids"), Samplers: c.StringSlice("samplers"),
@@ -107,4 +113,50 @@ func runExperimentSamplers(c *cli.Context) error {
 		return fmt.Errorf("holdctl experiment samplers: write: %w", err)
 	}
 	return nil
+}
+
+// runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,
+// --samples samples per cell on the first of --grids; Markdown only.
+func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
+	badParams := func(format string, args ...any) error {
+		return cli.Exit("holdctl experiment samplers: "+fmt.Sprintf(format, args...), exitBadParams)
+	}
+	if !imagedata.IsSpec(spec) {
+		return badParams("--data %q: want KIND:PATH with KIND one of %s", spec, strings.Join(imagedata.Kinds, ", "))
+	}
+	ds, err := imagedata.Open(spec, imagedata.Options{})
+	if err != nil {
+		return badParams("--data: %v", err)
+	}
+	n := c.Int("oracle-n")
+	if n < 2 || n > ds.Len() {
+		return badParams("--oracle-n %d: want 2 … %d (the images in %s)", n, ds.Len(), spec)
+	}
+	dim := ds.Dimension()
+	img := make([]float32, dim)
+	flat := make([]float64, 0, n*dim)
+	for i := range n {
+		ds.Scale(img, ds.Pixels(i), false, nil)
+		for _, v := range img {
+			flat = append(flat, float64(v))
+		}
+	}
+	tab, err := experiment.ImageStudy(experiment.ImageStudyConfig{Images: flat, Dim: dim, Samplers: c.StringSlice("samplers"),
+		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: c.Int("samples"), Seed: c.Uint64("seed"), EndTime: ends, Workers: c.Int("workers")})
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown study sampler") {
+			return badParams("%v", err)
+		}
+		return fmt.Errorf("holdctl experiment samplers: %w", err)
+	}
+	var w io.Writer = c.App.Writer
+	if path := c.String("out"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("holdctl experiment samplers: %w", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	return tab.WriteMarkdown(w)
 }
