@@ -5,7 +5,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-noasm test-race lint bench golden clean ptx cuda-ci
+.PHONY: all build test test-noasm test-race lint bench golden clean ptx cuda-ci gpu-check fuzz
 
 all: build test
 
@@ -27,6 +27,20 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags noasm $(PKGS)
 
+# Fuzz every reader of outside bytes (func FuzzX in a _test.go file), FUZZTIME each, one
+# target per go test invocation (go test -fuzz takes one), one worker each. Not part of test:
+# the seeds (f.Add and testdata/fuzz/FuzzX) already run there. A crasher is saved under the
+# package's testdata/fuzz/FuzzX and stops the loop.
+FUZZTIME  ?= 60s
+FUZZFLAGS ?= -parallel 1
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$t ($$(dirname $$f), $(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./$$(dirname $$f); \
+	  done; \
+	done
+
 # Benchmarks: make bench BENCH=Sgemm PKGS=./internal/gemm
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
@@ -47,3 +61,19 @@ ptx:
 # host shim against the Go reference, and the -tags cuda build (installs Debian's CUDA 11.8).
 cuda-ci:
 	kernels/ci.sh
+
+# On a machine with an NVIDIA GPU (driver, CUDA 11.8+ runtime and cuBLAS installed): the -tags cuda
+# suite with HOLDGO_REQUIRE_GPU=1 (fails instead of skipping where no GPU is found), the supported-ops
+# matrix on the GPU, 200 training steps of ncsnpp-cifar10 on the CIFAR-10 JPEG copy, the kernel
+# timings and the training-step profile (kernel launches and host synchronisations per step).
+# GPU_DATA and GPU_OUT override the data and the run folder (emptied first).
+GPU_DATA ?= ../shared/data/cifar10-jpeg.tgz
+GPU_OUT  ?= bin/gpu-check
+gpu-check:
+	rm -rf $(GPU_OUT)
+	HOLDGO_REQUIRE_GPU=1 $(GO) test -count=1 -tags cuda -v -run 'GPU' ./cuda/
+	$(GO) build -tags cuda -ldflags "-X main.version=$(VERSION)" -o bin/holdctl-cuda ./cmd/holdctl
+	bin/holdctl-cuda bench ops --device cuda
+	bin/holdctl-cuda train --device cuda --data images:$(GPU_DATA) --model ncsnpp-cifar10 --steps 200 --batch 128 --seed 1 --out $(GPU_OUT)
+	bin/holdctl-cuda bench kernels --device cuda
+	bin/holdctl-cuda bench train --device cuda

@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/klauspost/cpuid/v2 v2.4.2
+	github.com/nlpodyssey/gopickle v0.2.0
 	github.com/urfave/cli/v2 v2.27.7
 	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0

@@ -75,25 +75,44 @@ func (g *Tape) UpFIRDn2d(x *Value, geom tensor.FIRGeom) *Value {
 }
 
 // Dropout zeroes each element of x with probability p and scales the rest by
-// 1/(1−p) (inverted dropout), drawing the mask from r; with p = 0 or r nil
-// (evaluation) it returns x.
-func (g *Tape) Dropout(x *Value, p float64, r *rng.RNG) *Value {
-	if p <= 0 || r == nil {
+// 1/(1−p) (inverted dropout), with the mask of the counter-based stream s
+// (rng.Stream.Dropout): on a device the fused dropout kernel regenerates the
+// mask from its counters in the forward and the backward pass, so no mask is
+// stored or uploaded. With p = 0 or s nil (evaluation) it returns x.
+func (g *Tape) Dropout(x *Value, p float64, s *rng.Stream) *Value {
+	if p <= 0 || s == nil {
 		return x
 	}
-	mask := tensor.Zeros(x.Shape()...)
-	keep := float32(1 / (1 - p))
-	for i := range mask.Data() {
-		if r.Float64() >= p {
-			mask.Data()[i] = keep
+	st := *s
+	y := g.out(x.Shape()...)
+	g.dropout(y, x.T, st, p)
+	return g.record("Dropout", y, func(dy *tensor.Tensor) {
+		gx, beta := g.gradDest(x)
+		if beta == 0 {
+			g.dropout(gx, dy, st, p)
+			return
 		}
+		tensor.Add(gx, gx, g.dropout(g.tmp(x.Shape()...), dy, st, p))
+	}, x)
+}
+
+// dropouter is a device with a fused dropout kernel (cuda.Device).
+type dropouter interface {
+	Dropout(y, x *tensor.Tensor, s rng.Stream, p float64) error
+}
+
+// dropout sets y = x·mask on x's device and returns y.
+func (g *Tape) dropout(y, x *tensor.Tensor, s rng.Stream, p float64) *tensor.Tensor {
+	if x.OnHost() {
+		s.Dropout(y.Data(), x.Data(), p)
+		return y
 	}
-	m, err := mask.ToDevice(x.T.Device())
-	if err != nil {
+	d, ok := x.Device().(dropouter)
+	if !ok {
+		panic(fmt.Sprintf("autograd: Dropout: device %s has no dropout kernel", x.Device().Name()))
+	}
+	if err := d.Dropout(y, x, s, p); err != nil {
 		panic("autograd: Dropout: " + err.Error())
 	}
-	y := tensor.Mul(g.out(x.Shape()...), x.T, m)
-	return g.record("Dropout", y, func(dy *tensor.Tensor) {
-		g.accum(x, tensor.Mul(g.tmp(x.Shape()...), dy, m))
-	}, x)
+	return y
 }

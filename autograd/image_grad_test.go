@@ -54,7 +54,7 @@ func init() {
 		}},
 	}
 	gradCases["Dropout"] = []gradCase{{[][]int{{4, 6}}, false, func(g *Tape, v []*Value) *Value {
-		return g.Dropout(v[0], 0.3, rng.New(5)) // a fresh stream per call: the same mask every evaluation
+		return g.Dropout(v[0], 0.3, &rng.Stream{Key: 5, ID: rng.DropoutStream(0)}) // the same mask every evaluation
 	}}}
 	gradCases["Concat"] = append(gradCases["Concat"], gradCase{[][]int{{2, 3, 2, 2}, {2, 1, 2, 2}}, false,
 		func(g *Tape, v []*Value) *Value { return g.Concat(1, v[0], v[1]) }})

@@ -47,13 +47,17 @@ func Param(t, grad *tensor.Tensor) *Value {
 
 // Tape records ops for one forward/backward pass.
 type Tape struct {
+	dev    tensor.Device
 	nodes  []*Value
 	pool   *tensor.Pool
 	noGrad bool
 }
 
 // NewTape returns an empty tape whose temporaries live on dev.
-func NewTape(dev tensor.Device) *Tape { return &Tape{pool: tensor.NewPool(dev)} }
+func NewTape(dev tensor.Device) *Tape { return &Tape{dev: dev, pool: tensor.NewPool(dev)} }
+
+// Device is where the tape's temporaries live.
+func (g *Tape) Device() tensor.Device { return g.dev }
 
 // SetNoGrad turns recording off (sampling, evaluation) or back on. With it
 // off, ops only compute their results.
@@ -75,6 +79,10 @@ func (g *Tape) Const(t *tensor.Tensor) *Value { return &Value{T: t, op: "const"}
 
 // Var wraps t as a leaf whose gradient is accumulated in tape memory.
 func (g *Tape) Var(t *tensor.Tensor) *Value { return &Value{T: t, op: "var", needsGrad: true} }
+
+// Temp returns a tensor of the tape's pool on its device (contents undefined),
+// valid until Reset: for inputs a layer computes outside the tape.
+func (g *Tape) Temp(shape ...int) *tensor.Tensor { return g.tmp(shape...) }
 
 // tmp returns a pooled tensor (contents undefined).
 func (g *Tape) tmp(shape ...int) *tensor.Tensor { return g.pool.Get(false, shape...) }

@@ -42,6 +42,9 @@ type Gemm struct {
 	Lda, Ldb, Ldc             int
 	StrideA, StrideB, StrideC int
 	Batch                     int
+	// TF32 allows tensor-core TF32 products (inputs rounded to a 10-bit mantissa, FP32 sums);
+	// a Gemmer without tensor cores, and hg_sgemm, compute in FP32 regardless.
+	TF32 bool
 }
 
 // ColumnMajor returns the column-major GEMM that computes g (the transpose trick: a row-major

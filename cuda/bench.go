@@ -160,6 +160,14 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 	conv := Conv2D{KH: 3, KW: 3, PadH: 1, PadW: 1}
 	img := on(tensor.RandN(rng, 8, 8, side, side))
 	col := on(tensor.Zeros(8, 8*9, side*side))
+	// Convolution through the op list: x (8, 64, side, side), w (64, 64, 3, 3), padding 1.
+	cw, cb := on(tensor.RandN(rng, 64, 64, 3, 3)), on(tensor.RandN(rng, 64))
+	cx, cy := on(tensor.RandN(rng, 8, 64, side, side)), on(tensor.Zeros(8, 64, side, side))
+	cdx, cdw := on(tensor.Zeros(8, 64, side, side)), on(tensor.Zeros(64, 64, 3, 3))
+	convFlops := 2 * float64(8*64*side*side) * float64(64*9)
+	convOp := func(kind tensor.OpKind) tensor.Op { return tensor.Op{Kind: kind, Stride: 1, Pad: 1} }
+	// Group-norm gradients on the group-norm workload's shape.
+	gdy, gdx, gpar := on(tensor.RandN(rng, 16, 64, gnS)), on(tensor.Zeros(16, 64, gnS)), on(tensor.Zeros(2, 64))
 	// FIR: ×2 up and down with a 4×4 filter over planes of side²·4.
 	planes := max(n/(4*side*side), 1)
 	fx, fk := on(tensor.RandN(rng, planes, 2*side, 2*side)), on(tensor.RandU(rng, 0, 1, 4, 4))
@@ -219,6 +227,11 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 		{"group norm", sz(16, 64, gnS), 2 * f * float64(gx.Len()), 0, func() error { return dev.GroupNorm(gy, gmean, grstd, gx, gamma, beta, 16, 1e-5) }},
 		{"im2col 3×3", sz(8, 8, side, side), f * float64(img.Len()+col.Len()), 0, func() error { return dev.Im2Col(col, img, conv) }},
 		{"col2im 3×3", sz(8, 8, side, side), f * float64(img.Len()+col.Len()), 0, func() error { return dev.Col2Im(img, col, conv) }},
+		{"conv2d 3×3", sz(8, 64, side, side), f * float64(cx.Len()+cw.Len()+cy.Len()), convFlops, exec(convOp(tensor.OpConv2d), cy, cx, cw, cb)},
+		{"conv2d grad input", sz(8, 64, side, side), f * float64(cy.Len()+cw.Len()+cdx.Len()), convFlops, exec(convOp(tensor.OpConv2dGradInput), cdx, cy, cw)},
+		{"conv2d grad weight", sz(8, 64, side, side), f * float64(cx.Len()+cy.Len()+cdw.Len()), convFlops, exec(convOp(tensor.OpConv2dGradWeight), cdw, cx, cy)},
+		{"group norm grad", sz(16, 64, gnS), 3 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormGrad, Groups: 16, Scalar: 1e-5}, gdx, gx, gamma, gdy)},
+		{"group norm param grad", sz(16, 64, gnS), 2 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormParamGrad, Groups: 16, Scalar: 1e-5}, gpar, gx, gdy)},
 		{"fir up ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fup.Len()), 0, func() error { return dev.UpFirDn2D(fup, fx, fk, up) }},
 		{"fir down ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fdown.Len()), 0, func() error { return dev.UpFirDn2D(fdown, fx, fk, down) }},
 		{"adam", sz(n), 7 * f * float64(n), 0, func() error { return dev.Adam(p, g, m, v, 0.9, 0.999, 1e-8, 1e-4, 10) }},
@@ -229,7 +242,13 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 		{"sgemm kernel", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(false)},
 	}
 	if dev.gemm != nil {
-		loads = append(loads, workload{"sgemm cuBLAS", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(true)})
+		strict := func() error {
+			defer func(s bool) { dev.StrictFP32 = s }(dev.StrictFP32)
+			dev.StrictFP32 = true
+			return gemm(true)()
+		}
+		loads = append(loads, workload{"sgemm cuBLAS TF32", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(true)},
+			workload{"sgemm cuBLAS FP32", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), strict})
 	}
 	return loads, nil
 }

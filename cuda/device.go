@@ -25,6 +25,14 @@ type Device struct {
 	name string
 	pool *pool
 	gemm Gemmer // nil: MatMul uses hg_sgemm
+
+	// StrictFP32 turns off cuBLAS's TF32 tensor-core mode, on by default: MatMul and the
+	// convolutions' GEMMs then run in full FP32 (about 8× slower on an A100/H100). The hg_sgemm
+	// kernel and the host shim are always FP32.
+	StrictFP32 bool
+
+	// ConvChunkBytes bounds the im2col buffer of one convolution chunk (0: DefaultConvChunkBytes).
+	ConvChunkBytes int
 }
 
 // NewDevice returns a Device on be. Open returns one on the first GPU.
@@ -172,9 +180,8 @@ var binaryCodes = map[tensor.OpKind]int{
 	tensor.OpSiLUGrad: codeSiLUGrad, tensor.OpTanhGrad: codeTanhGrad, tensor.OpSigmoidGrad: codeSigmoidGrad,
 }
 
-// Exec runs one op of the tensor op list. Conv2d (and its gradients), GroupNormGrad and
-// GroupNormParamGrad return tensor.ErrUnsupported, as do tensors of 2³¹ elements or more; there is
-// never a silent fallback to another device.
+// Exec runs one op of the tensor op list. Tensors of 2³¹ elements or more return
+// tensor.ErrUnsupported; there is never a silent fallback to another device.
 func (d *Device) Exec(op tensor.Op, out *tensor.Tensor, in ...*tensor.Tensor) error {
 	if err := d.exec(op, out, in); err != nil {
 		return fmt.Errorf("%v: %w", op.Kind, err)
@@ -236,13 +243,60 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 	case tensor.OpSoftmaxGrad:
 		rows, cols := lastAxis(out)
 		return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(ip[0]).ptr(ip[1]).ptr(o))
+	case tensor.OpConv2d:
+		return d.conv2d(op, out, in, o, ip)
+	case tensor.OpConv2dGradInput:
+		return d.conv2dGradInput(op, out, in, o, ip)
+	case tensor.OpConv2dGradWeight:
+		return d.conv2dGradWeight(op, out, in, o, ip)
 	case tensor.OpGroupNorm:
 		return d.groupNormOp(op, out, in[0], o, ip)
+	case tensor.OpGroupNormGrad:
+		return d.groupNormGrad(op, in[0], o, ip)
+	case tensor.OpGroupNormParamGrad:
+		return d.groupNormParamGrad(op, in[0], o, ip)
 	case tensor.OpUpFIRDn2d:
 		return d.firOp(op, out, in[0], o, ip[0])
 	}
-	// Conv2d and its gradients, GroupNormGrad and GroupNormParamGrad have no kernel yet.
 	return tensor.ErrUnsupported
+}
+
+// groupShape returns N, C and the spatial size of a group-norm input.
+func groupShape(x *tensor.Tensor) (n, c, spatial int) {
+	n, c = x.Dim(0), x.Dim(1)
+	return n, c, x.Len() / max(n*c, 1)
+}
+
+// groupNormGrad runs OpGroupNormGrad (in = x, γ, dy): one block per (sample, group) recomputes the
+// group's statistics in one Welford pass and writes dx. The op list hands the backward x, not the
+// forward's mean and rstd, so they cannot be kept from the forward without changing the op list
+// and the tape (an extra read of x per group-norm backward is the price).
+func (d *Device) groupNormGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
+	n, c, spatial := groupShape(x)
+	return d.launch("hg_group_norm_bwd", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+		f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o))
+}
+
+// groupNormParamGrad runs OpGroupNormParamGrad (in = x, dy; out (2, C) = dγ, dβ): the group
+// statistics into scratch memory, then one block per channel.
+func (d *Device) groupNormParamGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
+	n, c, spatial := groupShape(x)
+	if n*spatial == 0 {
+		return d.launch("hg_fill", grid1D(2*c), new(args).i32(2*c).f32(0).ptr(o))
+	}
+	ng := n * op.Groups
+	stats, err := d.scratch(2 * 4 * ng)
+	if err != nil {
+		return err
+	}
+	defer d.release(stats)
+	mean, rstd := stats.ptr, stats.ptr+uintptr(4*ng)
+	if err := d.launch("hg_group_stats", gridRows(ng), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+		f32(op.Scalar).ptr(ip[0]).ptr(mean).ptr(rstd)); err != nil {
+		return err
+	}
+	return d.launch("hg_group_norm_param_grad", gridRows(c), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+		ptr(mean).ptr(rstd).ptr(ip[0]).ptr(ip[1]).ptr(o))
 }
 
 // groupNormOp runs OpGroupNorm; the saved statistics go to scratch memory.
@@ -258,24 +312,12 @@ func (d *Device) groupNormOp(op tensor.Op, out, x *tensor.Tensor, o uintptr, ip 
 		f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o).ptr(stats.ptr).ptr(stats.ptr+uintptr(4*n*op.Groups)))
 }
 
-// firTaps is tensor's FIR kernel k = [1, 3, 3, 1]: K = k·kᵀ/64·gain.
-var firTaps = [4]float32{1, 3, 3, 1}
-
-// firOp runs OpUpFIRDn2d with the 4×4 kernel K = k·kᵀ/64·Scalar.
+// firOp runs OpUpFIRDn2d with the separable filter K = t·tᵀ·Scalar, t = tensor.FIRTaps, passed
+// as kernel parameters: no upload, no host synchronisation.
 func (d *Device) firOp(op tensor.Op, out, x *tensor.Tensor, o, px uintptr) error {
-	k := make([]float32, 16)
-	for i, a := range firTaps {
-		for j, b := range firTaps {
-			k[4*i+j] = a * b / 64 * op.Scalar
-		}
-	}
-	ks, err := upload(d, k)
-	if err != nil {
-		return err
-	}
-	defer d.release(ks)
 	h, w, oh, ow := x.Dim(2), x.Dim(3), out.Dim(2), out.Dim(3)
-	planes := x.Dim(0) * x.Dim(1)
-	return d.launch("hg_upfirdn2d", grid1D(out.Len()), new(args).i32(planes).i32(h).i32(w).i32(max(op.Up, 1)).
-		i32(max(op.Down, 1)).i32(op.Pad).i32(op.Pad1).i32(4).i32(4).i32(oh).i32(ow).ptr(ks.ptr).ptr(px).ptr(o))
+	t := tensor.FIRTaps
+	return d.launch("hg_upfirdn2d_sep", grid1D(out.Len()), new(args).i32(x.Dim(0)*x.Dim(1)).i32(h).i32(w).
+		i32(max(op.Up, 1)).i32(max(op.Down, 1)).i32(op.Pad).i32(oh).i32(ow).
+		f32(t[0]).f32(t[1]).f32(t[2]).f32(t[3]).f32(op.Scalar).ptr(px).ptr(o))
 }

@@ -34,10 +34,13 @@ static const char* hg_cu_error_name(int r) {
 	return s ? s : "unknown CUDA error";
 }
 
-// Device addresses cross as integers; the casts live here, in C.
-static cublasStatus_t hg_cublas_sgemm(cublasHandle_t h, int ta, int tb, int m, int n, int k, float alpha,
+// Device addresses cross as integers; the casts live here, in C. tf32 selects cuBLAS's TF32
+// tensor-core math (inputs rounded to a 10-bit mantissa, FP32 accumulation) or strict FP32.
+static cublasStatus_t hg_cublas_sgemm(cublasHandle_t h, int tf32, int ta, int tb, int m, int n, int k, float alpha,
 		uintptr_t a, int lda, long long sa, uintptr_t b, int ldb, long long sb, float beta,
 		uintptr_t c, int ldc, long long sc, int batch) {
+	cublasStatus_t s = cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+	if (s != CUBLAS_STATUS_SUCCESS) return s;
 	return cublasSgemmStridedBatched(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
 		m, n, k, &alpha, (const float*)a, lda, sa, (const float*)b, ldb, sb, &beta, (float*)c, ldc, sc, batch);
 }
@@ -240,7 +243,7 @@ func (d *driver) Sync() error { return d.do(d.stream.Synchronize) }
 func (d *driver) Sgemm(g Gemm) error {
 	c := g.ColumnMajor()
 	return d.do(func() error {
-		s := C.hg_cublas_sgemm(d.blas, cbool(c.TransA), cbool(c.TransB), C.int(c.M), C.int(c.N), C.int(c.K), C.float(c.Alpha),
+		s := C.hg_cublas_sgemm(d.blas, cbool(c.TF32), cbool(c.TransA), cbool(c.TransB), C.int(c.M), C.int(c.N), C.int(c.K), C.float(c.Alpha),
 			C.uintptr_t(c.A), C.int(c.Lda), C.longlong(c.StrideA), C.uintptr_t(c.B), C.int(c.Ldb), C.longlong(c.StrideB),
 			C.float(c.Beta), C.uintptr_t(c.C), C.int(c.Ldc), C.longlong(c.StrideC), C.int(c.Batch))
 		if s != C.CUBLAS_STATUS_SUCCESS {

@@ -189,6 +189,12 @@ func TestColumnMajorGemm(t *testing.T) {
 		g.StrideA != 12 || g.StrideB != 0 || g.StrideC != 20 || g.Batch != 2 {
 		t.Errorf("gemm %+v", g)
 	}
+	// TF32 tensor-core math by default, strict FP32 on request.
+	dev.StrictFP32 = true
+	tensor.MatMul(nil, a, b, false, true)
+	if !fake.gemms[0].TF32 || fake.gemms[1].TF32 {
+		t.Errorf("TF32 flags %v, %v: want on by default, off with StrictFP32", fake.gemms[0].TF32, fake.gemms[1].TF32)
+	}
 }
 
 func rowMajorGemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
@@ -301,6 +307,47 @@ func TestPoolOutOfMemory(t *testing.T) {
 		t.Errorf("want an out-of-memory error, got %v", err)
 	}
 	runtime.KeepAlive(big)
+}
+
+// A request with an empty list of its own reuses a cached block of a larger class up to twice its
+// size, not one beyond.
+func TestPoolReusesLargerClass(t *testing.T) {
+	p := newPool(newFake())
+	big, class, err := p.get(8 << 20)
+	if err != nil || class != 8<<20 {
+		t.Fatal(class, err)
+	}
+	p.put(big, class)
+	ptr, c, err := p.get(3 << 20) // class 4 MiB: the free 8 MiB block is twice that
+	if st := p.snapshot(); err != nil || ptr != big || c != 8<<20 || st.LargerHits != 1 || st.DriverAllocs != 1 {
+		t.Fatalf("3 MiB not served by the free 8 MiB block: %v, class %d, %+v", err, c, st)
+	}
+	p.put(ptr, c)
+	ptr, c, err = p.get(3 << 19) // class 2 MiB: 8 MiB is four times that
+	if st := p.snapshot(); err != nil || ptr == big || c != 2<<20 || st.DriverAllocs != 2 {
+		t.Errorf("1.5 MiB took the 8 MiB block or no new one: %v, class %d, %+v", err, c, st)
+	}
+}
+
+// Out of driver memory, the pool collects garbage so that the buffers of unreachable tensors
+// come back, instead of failing while they wait for a GC that no allocation on the Go heap
+// would trigger.
+func TestPoolCollectsBeforeFailing(t *testing.T) {
+	fake := newFake()
+	fake.budget = 5 << 20
+	dev := NewDevice(fake)
+	func() {
+		a := tensor.New(dev, 1<<20) // 4 MiB, unreachable after this function
+		_ = a
+	}()
+	b, err := dev.Alloc(1 << 20) // another 4 MiB: fits only once a's block is back
+	if err != nil {
+		t.Fatalf("allocation failed although an unreachable tensor held the memory: %v (%+v)", err, dev.PoolStats())
+	}
+	if st := dev.PoolStats(); st.Collections != 1 {
+		t.Errorf("collections %d, want 1: %+v", st.Collections, st)
+	}
+	runtime.KeepAlive(b)
 }
 
 func TestForeignTensor(t *testing.T) {

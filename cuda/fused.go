@@ -137,18 +137,35 @@ func (d *Device) im2col(name string, x, col *tensor.Tensor, c Conv2D) error {
 	if err != nil {
 		return err
 	}
-	a := new(args).i32(n).i32(ch).i32(h).i32(w).i32(c.KH).i32(c.KW).i32(c.PadH).i32(c.PadW).
-		i32(c.StrideH).i32(c.StrideW).i32(c.DilH).i32(c.DilW).i32(oh).i32(ow)
 	if name == "hg_im2col" {
-		if col.Len() == 0 {
-			return nil
-		}
-		return d.launch(name, grid1D(col.Len()), a.ptr(p[0]).ptr(p[1]))
+		rows := ch * c.KH * c.KW
+		return d.im2colLaunch(c, n, ch, h, w, oh, ow, rows*oh*ow, oh*ow, p[0], p[1])
 	}
-	if x.Len() == 0 {
+	return d.col2imLaunch(c, n, ch, h, w, oh, ow, 0, p[1], p[0])
+}
+
+// convArgs packs the geometry arguments hg_im2col and hg_col2im share.
+func convArgs(c Conv2D, n, ch, h, w, oh, ow int) *args {
+	return new(args).i32(n).i32(ch).i32(h).i32(w).i32(c.KH).i32(c.KW).i32(c.PadH).i32(c.PadW).
+		i32(c.StrideH).i32(c.StrideW).i32(c.DilH).i32(c.DilW).i32(oh).i32(ow)
+}
+
+// im2colLaunch unfolds n images at x into col, element (sample i, row r, column p) at
+// col[i·sn + r·sr + p] (kernels/im2col.cu).
+func (d *Device) im2colLaunch(c Conv2D, n, ch, h, w, oh, ow, sn, sr int, x, col uintptr) error {
+	total := n * ch * c.KH * c.KW * oh * ow
+	if total == 0 {
 		return nil
 	}
-	return d.launch(name, grid1D(x.Len()), a.ptr(p[1]).ptr(p[0]))
+	return d.launch("hg_im2col", grid1D(total), convArgs(c, n, ch, h, w, oh, ow).i64(sn).i64(sr).ptr(x).ptr(col))
+}
+
+// col2imLaunch sets x = col2im(col) + beta·x for n images in the per-sample layout.
+func (d *Device) col2imLaunch(c Conv2D, n, ch, h, w, oh, ow int, beta float32, col, x uintptr) error {
+	if n*ch*h*w == 0 {
+		return nil
+	}
+	return d.launch("hg_col2im", grid1D(n*ch*h*w), convArgs(c, n, ch, h, w, oh, ow).f32(beta).ptr(col).ptr(x))
 }
 
 // Im2Col unfolds x (N, C, H, W) into col (N, C·KH·KW, OH·OW).

@@ -5,6 +5,8 @@ package cuda
 import (
 	"os"
 	"testing"
+
+	"holdgo/tensor/optest"
 )
 
 // openGPU returns the first GPU, or skips (saying why) where there is none. HOLDGO_REQUIRE_GPU=1
@@ -33,4 +35,20 @@ func TestGPUKernels(t *testing.T) {
 	s.rng = newSuiteRNG()
 	t.Run("hg_sgemm", s.matmul)
 	t.Logf("pool: %+v", dev.PoolStats())
+}
+
+// The backend table (tensor/optest) on a real GPU: in strict FP32 against the reference at the
+// shim's tolerance, then in the default TF32 tensor-core mode, whose 10-bit mantissa products
+// leave GEMMs and convolutions at a relative error of about 1e-3 (normalised MSE up to ~1e-5).
+func TestGPUBackendTable(t *testing.T) {
+	dev := openGPU(t)
+	dev.StrictFP32 = true
+	optest.Check(t, dev, "strict FP32", tolReduce)
+	dev.StrictFP32 = false
+	optest.Check(t, dev, "TF32", 1e-4)
+	for name, kinds := range tapes(t) {
+		if missing := optest.Missing(optest.Matrix(dev, 1e-4), kinds); len(missing) > 0 {
+			t.Errorf("the %s tape records ops the GPU device cannot run: %v", name, missing)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 
 	"holdgo/hold"
 	"holdgo/tensor"
@@ -10,32 +9,27 @@ import (
 
 // The HOLD families: the fused reparameterisation (kernels/hold.cu) and the fused Lie–Trotter
 // sampler step (kernels/lietrotter.cu). Coefficients are computed on the host in float64 by
-// package hold and uploaded per call; the kernels apply them in float64.
+// package hold (PerturbMaps, BCoefficients, AStep: each formula in one place) and passed to the
+// kernels, which apply them in float64.
 
 // PerturbCoefficients returns the 32 float64 coefficients per sample that hg_hold_perturb reads:
-// the objective's mean map at t (column j ≥ 1 times the initial auxiliary standard deviation of
-// block j, √(α·prior variance), used by DSM only) and the Cholesky factor, both 4×4 row-major.
+// hold.SDE.PerturbMaps at each time (the mean map M, its auxiliary columns scaled for DSM, and the
+// Cholesky factor C), both 4×4 row-major.
 func PerturbCoefficients(sde *hold.SDE, times []float64) []float64 {
-	n := sde.Blocks()
-	alpha := sde.Config().Alpha
 	coef := make([]float64, 32*len(times))
 	for b, t := range times {
-		k := sde.ObjectiveKernel(t)
-		c := coef[32*b : 32*b+32]
-		for r := 0; r < n; r++ {
-			for j := 0; j < n; j++ {
-				scale := 1.0
-				if j > 0 {
-					scale = math.Sqrt(alpha * sde.PriorVariance(j))
-				}
-				c[4*r+j] = k.Mean.At(r, j) * scale
-				if j <= r {
-					c[16+4*r+j] = k.Chol.At(r, j)
-				}
-			}
-		}
+		putPerturbCoefficients(coef[32*b:32*b+32], sde, t)
 	}
 	return coef
+}
+
+func putPerturbCoefficients(c []float64, sde *hold.SDE, t float64) {
+	m, l := sde.PerturbMaps(t)
+	for r := range hold.MaxBlocks {
+		for j := range hold.MaxBlocks {
+			c[4*r+j], c[16+4*r+j] = m[r][j], l[r][j]
+		}
+	}
 }
 
 // Perturb is the GPU twin of hold.SDE.Perturb: for B samples of d dimensions it writes
@@ -49,16 +43,25 @@ func (d *Device) Perturb(sde *hold.SDE, times []float64, q0, eps, aux, x, target
 	if q0.Rank() != 2 || q0.Dim(0) != batch {
 		return fmt.Errorf("cuda: perturb: data %v for %d times", q0.Shape(), batch)
 	}
-	dim := q0.Dim(1)
-	for _, e := range []error{checkShape("perturb noise", eps, batch, n*dim), checkShape("perturb state", x, batch, n*dim),
-		checkShape("perturb target", target, batch, dim)} {
-		if e != nil {
-			return e
-		}
-	}
 	dsm := sde.Config().Objective == hold.ObjectiveDSM && n > 1
 	if dsm != (aux != nil) {
 		return fmt.Errorf("cuda: perturb: auxiliary noise must be given exactly for DSM with n > 1")
+	}
+	coef, err := upload(d, PerturbCoefficients(sde, times))
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	return d.perturb(batch, n, q0.Dim(1), coef.ptr, q0, eps, aux, x, target)
+}
+
+// perturb launches hg_hold_perturb with the coefficients at device address coef.
+func (d *Device) perturb(batch, n, dim int, coef uintptr, q0, eps, aux, x, target *tensor.Tensor) error {
+	for _, e := range []error{checkShape("perturb data", q0, batch, dim), checkShape("perturb noise", eps, batch, n*dim),
+		checkShape("perturb state", x, batch, n*dim), checkShape("perturb target", target, batch, dim)} {
+		if e != nil {
+			return e
+		}
 	}
 	ts := []*tensor.Tensor{q0, eps, x, target}
 	if aux != nil {
@@ -75,15 +78,10 @@ func (d *Device) Perturb(sde *hold.SDE, times []float64, q0, eps, aux, x, target
 	if aux != nil {
 		pAux = p[4]
 	}
-	if dim == 0 {
+	if dim == 0 || batch == 0 {
 		return nil
 	}
-	coef, err := upload(d, PerturbCoefficients(sde, times))
-	if err != nil {
-		return err
-	}
-	defer d.release(coef)
-	return d.launch("hg_hold_perturb", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr(coef.ptr).
+	return d.launch("hg_hold_perturb", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr(coef).
 		ptr(p[0]).ptr(p[1]).ptr(pAux).ptr(p[2]).ptr(p[3]))
 }
 
@@ -100,30 +98,10 @@ type LTStep struct {
 // NewLTStep builds the step that follows the score evaluation of the reverse step from t to
 // t − h: B over (t, h) with the score ℓ·S_θ (Euler as hold.SDE.BStep, or exact as BStepExact),
 // the closing half A(t − h/2, h/2) and, if hNext > 0, the next step's opening half
-// A(t − h, hNext/2). The B coefficients are read off hold's own B-step, which is affine in
-// (s, score): s ← (1 + cΛ)·s + c·score.
+// A(t − h, hNext/2). The B coefficients are hold.SDE.BCoefficients: s ← scale·s + c·ℓ·S_θ.
 func NewLTStep(sde *hold.SDE, t, h, hNext, ell float64, exact bool) (LTStep, error) {
 	n := sde.Blocks()
-	bstep := sde.BStep
-	if exact {
-		bstep = sde.BStepExact
-	}
-	probe := func(s, score float64) (float64, error) {
-		x := make([]float64, n)
-		x[n-1] = s
-		if err := bstep(x, []float64{score}, 1, t, h); err != nil {
-			return 0, err
-		}
-		return x[n-1], nil
-	}
-	scale, err := probe(1, 0)
-	if err != nil {
-		return LTStep{}, err
-	}
-	c, err := probe(0, 1)
-	if err != nil {
-		return LTStep{}, err
-	}
+	scale, c := sde.BCoefficients(t, h, exact)
 	st := LTStep{N: n, BScale: scale, BScore: c * ell, A1: sde.AStep(t-h/2, h/2), Halves: 1}
 	if hNext > 0 {
 		st.A2, st.Halves = sde.AStep(t-h, hNext/2), 2
@@ -213,4 +191,44 @@ func (d *Device) LieTrotterUnfused(x, score, z1, z2 *tensor.Tensor, st LTStep) e
 		}
 	}
 	return nil
+}
+
+// LieTrotterA applies one A-step x ← ExpA·x + CholA·z (hg_lt_a) in place to the state x (B, n·d)
+// with the noise z (B, n·d): the opening half of a Lie–Trotter sampler, the prior's scaling, or
+// the linear part of an Euler–Maruyama step (hold.SDE.EMStep).
+func (d *Device) LieTrotterA(x, z *tensor.Tensor, st hold.Step) error {
+	lt := LTStep{N: st.ExpA.N, A1: st, Halves: 1}
+	if lt.N < 1 || lt.N > hold.MaxBlocks || x.Rank() != 2 || x.Dim(1)%lt.N != 0 {
+		return fmt.Errorf("cuda: A-step: state %v is not (B, n·d) with n = %d", x.Shape(), lt.N)
+	}
+	if err := checkShape("A-step noise", z, x.Shape()...); err != nil {
+		return err
+	}
+	batch, dim := x.Dim(0), x.Dim(1)/lt.N
+	p, err := d.ptrs(x, z, z)
+	if err != nil || batch*dim == 0 {
+		return err
+	}
+	coef, err := upload(d, lt.coefficients())
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	return d.launch("hg_lt_a", grid1D(batch*dim), new(args).i32(batch).i32(lt.N).i32(dim).i32(0).ptr(coef.ptr).ptr(p[2]).ptr(p[0]))
+}
+
+// LieTrotterB applies x_n ← scale·x_n + c·score (hg_lt_b) in place to the last block of x (B, n·d),
+// score (B, d).
+func (d *Device) LieTrotterB(x, score *tensor.Tensor, n int, scale, c float64) error {
+	lt := LTStep{N: n, BScale: scale, BScore: c, Halves: 1}
+	batch, dim, p, err := d.ltCheck(x, score, x, nil, lt)
+	if err != nil || batch*dim == 0 {
+		return err
+	}
+	coef, err := upload(d, lt.coefficients())
+	if err != nil {
+		return err
+	}
+	defer d.release(coef)
+	return d.launch("hg_lt_b", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr(coef.ptr).ptr(p[1]).ptr(p[0]))
 }

@@ -305,6 +305,7 @@ func (d *Device) sgemm(g Gemm) error {
 		return nil
 	}
 	if d.gemm != nil {
+		g.TF32 = !d.StrictFP32
 		if err := d.gemm.Sgemm(g); err != nil {
 			return fmt.Errorf("cuda: cuBLAS sgemm: %w", err)
 		}

@@ -3,15 +3,21 @@ package cuda
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
+	"time"
 )
 
 // pool recycles device memory so that no op allocates from the driver once a workload is warm.
 // Blocks come in size classes (powers of two up to 4 MiB, then multiples of 4 MiB) and go back to
-// a free list of their class when released; the driver is asked for memory only when a list is
-// empty, and on failure the pool frees its cached blocks and retries once. Releasing a block that
-// kernels still use is safe because every user issues its work on the device's single stream, in
-// order. Safe for concurrent use (buffers are released from GC cleanups).
+// a free list of their class when released. A request is served from its own class's list, else
+// from the smallest cached block of a larger class up to twice its own (a 12 MiB activation can
+// reuse a free 16 MiB block instead of allocating), else by the driver. When the driver is out of
+// memory the pool collects before it fails: it frees its cached blocks and retries; then it runs
+// the garbage collector, so that the buffers of unreachable tensors come back through their
+// cleanups, frees those too and retries once more. Releasing a block that kernels still use is
+// safe because every user issues its work on the device's single stream, in order. Safe for
+// concurrent use (buffers are released from GC cleanups).
 type pool struct {
 	mu    sync.Mutex
 	be    Backend
@@ -23,6 +29,8 @@ type pool struct {
 type PoolStats struct {
 	DriverAllocs, DriverFrees int // calls to the backend
 	Hits                      int // requests served from a free list
+	LargerHits                int // of which from a larger class
+	Collections               int // garbage collections run to find memory
 	InUseBytes, CachedBytes   int
 }
 
@@ -43,28 +51,81 @@ func sizeClass(bytes int) int {
 
 // get returns a block of at least bytes (> 0) and its class.
 func (p *pool) get(bytes int) (uintptr, int, error) {
-	class := sizeClass(bytes)
+	want := sizeClass(bytes)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if list := p.free[class]; len(list) > 0 {
-		ptr := list[len(list)-1]
-		p.free[class] = list[:len(list)-1]
-		p.stats.Hits++
-		p.stats.CachedBytes -= class
-		p.stats.InUseBytes += class
+	if ptr, class, ok := p.cachedLocked(want); ok {
+		p.mu.Unlock()
 		return ptr, class, nil
 	}
-	ptr, err := p.be.Alloc(class)
+	ptr, err := p.be.Alloc(want)
 	if err != nil && p.stats.CachedBytes > 0 {
 		p.trimLocked()
-		ptr, err = p.be.Alloc(class)
+		ptr, err = p.be.Alloc(want)
+	}
+	p.mu.Unlock()
+	if err != nil {
+		// Unreachable tensors still hold blocks until their cleanups run: collect, give the
+		// cleanups a moment to return the blocks, then use or free them.
+		p.collect()
+		p.mu.Lock()
+		if cptr, class, ok := p.cachedLocked(want); ok {
+			p.mu.Unlock()
+			return cptr, class, nil
+		}
+		p.trimLocked()
+		ptr, err = p.be.Alloc(want)
+		p.mu.Unlock()
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("cuda: allocate %d bytes (pool holds %d in use): %w", class, p.stats.InUseBytes, err)
+		return 0, 0, fmt.Errorf("cuda: allocate %d bytes (pool holds %d in use): %w", want, p.snapshot().InUseBytes, err)
 	}
+	p.mu.Lock()
 	p.stats.DriverAllocs++
+	p.stats.InUseBytes += want
+	p.mu.Unlock()
+	return ptr, want, nil
+}
+
+// cachedLocked takes a free block of class want, or of the smallest larger class up to 2·want.
+func (p *pool) cachedLocked(want int) (uintptr, int, bool) {
+	class := want
+	if len(p.free[want]) == 0 {
+		class = 0
+		for c, list := range p.free {
+			if len(list) > 0 && c > want && c <= 2*want && (class == 0 || c < class) {
+				class = c
+			}
+		}
+		if class == 0 {
+			return 0, 0, false
+		}
+		p.stats.LargerHits++
+	}
+	list := p.free[class]
+	ptr := list[len(list)-1]
+	p.free[class] = list[:len(list)-1]
+	p.stats.Hits++
+	p.stats.CachedBytes -= class
 	p.stats.InUseBytes += class
-	return ptr, class, nil
+	return ptr, class, true
+}
+
+// collect runs the garbage collector and waits (up to 50 ms) until the cleanups it queued have
+// stopped returning blocks to the pool.
+func (p *pool) collect() {
+	p.mu.Lock()
+	p.stats.Collections++
+	p.mu.Unlock()
+	runtime.GC()
+	last := -1
+	for range 50 {
+		time.Sleep(time.Millisecond)
+		c := p.snapshot().CachedBytes
+		if c == last {
+			return
+		}
+		last = c
+	}
 }
 
 // put returns a block to its free list.

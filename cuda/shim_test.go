@@ -6,9 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"holdgo/cuda/internal/shim"
 	"holdgo/kernels"
+	"holdgo/tensor"
+	"holdgo/tensor/optest"
 )
 
 // The kernel suite on the host shim: the CUDA C sources of kernels/ compiled as C++ and run on the
@@ -45,10 +48,92 @@ func TestShimBenchDriver(t *testing.T) {
 	}
 	var sb strings.Builder
 	WriteBenchTable(&sb, dev, res)
-	for _, name := range []string{"exp", "softmax", "hold perturb", "lt_step fused", "lt_step unfused", "sgemm kernel", "fused Lie–Trotter step"} {
+	for _, name := range []string{"exp", "softmax", "hold perturb", "lt_step fused", "lt_step unfused", "sgemm kernel", "conv2d grad weight", "group norm param grad", "fused Lie–Trotter step"} {
 		if !strings.Contains(sb.String(), name) {
 			t.Errorf("bench table lacks %q:\n%s", name, sb.String())
 		}
 	}
 	t.Log("\n" + sb.String())
+}
+
+// shimTableTol is the backend table's tolerance on the shim (normalised MSE).
+const shimTableTol = 1e-10
+
+// The backend table (tensor/optest) on the shim device: every case of every op against
+// tensor.Reference, and the supported-ops matrix, which must cover every op the ncsnpp-tiny and
+// toy-MLP tapes record (forward and backward).
+func TestShimBackendTable(t *testing.T) {
+	dev := NewDevice(&shim.Backend{})
+	dev.ConvChunkBytes = 4 << 10 // several chunks per convolution
+	// float32 kernels against float64 references on these sizes reach normalised MSEs of 1e-13 at
+	// worst, so 1e-10 still fails on a 0.1 % change of any term (measured: worst 1.1e-13, Sum).
+	rows := optest.Matrix(dev, shimTableTol)
+	var sb strings.Builder
+	optest.WriteMatrix(&sb, "shim", rows)
+	t.Log("supported ops on the shim device:\n" + sb.String())
+	for _, r := range rows {
+		if r.Passed != r.Cases {
+			t.Errorf("%v: %d of %d cases pass (%d unsupported): %s", r.Kind, r.Passed, r.Cases, r.Unsupported, r.FirstError)
+		}
+	}
+	for name, kinds := range tapes(t) {
+		if missing := optest.Missing(rows, kinds); len(missing) > 0 {
+			t.Errorf("the %s tape records ops the CUDA device cannot run: %v", name, missing)
+		}
+	}
+}
+
+// trafficBackend counts the host↔device traffic and synchronisations of the shim.
+type trafficBackend struct {
+	*shim.Backend
+	htod, dtoh, syncs int
+}
+
+func (b *trafficBackend) CopyHtoD(dst uintptr, src unsafe.Pointer, bytes int) error {
+	b.htod++
+	return b.Backend.CopyHtoD(dst, src, bytes)
+}
+
+func (b *trafficBackend) CopyDtoH(dst unsafe.Pointer, src uintptr, bytes int) error {
+	b.dtoh++
+	return b.Backend.CopyDtoH(dst, src, bytes)
+}
+
+func (b *trafficBackend) Sync() error { b.syncs++; return b.Backend.Sync() }
+
+// Every op the ncsnpp-tiny and toy-MLP tapes record runs without host↔device copies or
+// synchronisation beyond the uploads of its operands: filters and chunk geometry travel as kernel
+// parameters, scratch comes from the pool. (Gather and ScatterAdd, which upload their index list,
+// are not on these tapes.)
+func TestShimOpsDoNoHostTraffic(t *testing.T) {
+	be := &trafficBackend{Backend: &shim.Backend{}}
+	dev := NewDevice(be)
+	dev.ConvChunkBytes = 4 << 10
+	var need []tensor.OpKind
+	for _, kinds := range tapes(t) {
+		need = append(need, kinds...)
+	}
+	for _, c := range optest.Cases() {
+		if !slices.Contains(need, c.Kind) {
+			continue
+		}
+		be.htod, be.dtoh, be.syncs = 0, 0, 0
+		uploads := 0
+		out := c.Run(tensor.NewRNG(7), func(x *tensor.Tensor) *tensor.Tensor {
+			if x.Len() > 0 {
+				uploads++
+			}
+			y, err := x.ToDevice(dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return y
+		})
+		if err := out.Err(); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if be.htod != uploads || be.dtoh != 0 || be.syncs != 0 {
+			t.Errorf("%s: %d host→device copies (operands: %d), %d device→host, %d synchronisations", c.Name, be.htod, uploads, be.dtoh, be.syncs)
+		}
+	}
 }

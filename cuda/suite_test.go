@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -80,6 +79,10 @@ func (s *suite) compare(name string, tol float64, f func(in ...*tensor.Tensor) *
 	if got == nil {
 		return
 	}
+	if err := got.Err(); err != nil {
+		s.t.Errorf("%s: %v", name, err)
+		return
+	}
 	if got.Device() != tensor.Device(s.dev) {
 		s.t.Errorf("%s: result on %s", name, got.Device().Name())
 	}
@@ -101,10 +104,16 @@ func runKernelSuite(t *testing.T, dev *Device) {
 	t.Run("softmax", s.softmax)
 	t.Run("groupnorm", s.groupNorm)
 	t.Run("im2col", s.im2col)
+	t.Run("conv", s.conv)
+	t.Run("groupnorm grad", s.groupNormGrad)
 	t.Run("fir", s.fir)
 	t.Run("adam", s.adam)
 	t.Run("hold", s.hold)
 	t.Run("lietrotter", s.lieTrotter)
+	t.Run("random", s.random)            // train_suite_test.go
+	t.Run("train step", s.trainStep)     // train_suite_test.go
+	t.Run("staged batch", s.stagedBatch) // train_suite_test.go
+	t.Run("time embedding", s.timeEmbed) // train_suite_test.go
 }
 
 func (s *suite) elementwise(t *testing.T) {
@@ -508,8 +517,8 @@ func (s *suite) lieTrotter(t *testing.T) {
 	}
 }
 
-// imageOps checks the image ops of the tensor op list that have kernels, through the tensor API,
-// against tensor.Reference, and that the others say they are unsupported.
+// imageOps checks softmax, group norm and FIR resampling through the tensor API against
+// tensor.Reference.
 func (s *suite) imageOps(t *testing.T) {
 	s.t = t
 	for _, shape := range [][]int{{1, 1}, {3, 17}, {2, 5, 1000}} {
@@ -528,10 +537,65 @@ func (s *suite) imageOps(t *testing.T) {
 			return tensor.UpFIRDn2d(nil, in[0], g)
 		}, s.randn(2, 3, 8, 6))
 	}
-	x, _ := s.randn(1, 2, 5, 5).ToDevice(s.dev)
-	for _, kind := range []tensor.OpKind{tensor.OpConv2d, tensor.OpGroupNormGrad} {
-		if err := s.dev.Exec(tensor.Op{Kind: kind}, x, x, x, x); !errors.Is(err, tensor.ErrUnsupported) {
-			t.Errorf("%v: %v, want ErrUnsupported", kind, err)
+}
+
+// conv checks Conv2d and its gradients against tensor.Reference on awkward shapes (stride 1 and 2,
+// padding, 1×1, odd sizes, batch 1 and 3), with the default chunk bound (one chunk) and with a
+// bound so small that every sample is a chunk of its own, and with a bound of two samples.
+func (s *suite) conv(t *testing.T) {
+	s.t = t
+	defer func(b int) { s.dev.ConvChunkBytes = b }(s.dev.ConvChunkBytes)
+	cases := []struct{ n, c, h, w, o, k, stride, pad int }{
+		{1, 1, 1, 1, 1, 1, 1, 0}, {3, 5, 7, 9, 4, 3, 1, 1}, {3, 3, 8, 8, 6, 3, 2, 1}, {1, 4, 9, 7, 5, 1, 1, 0},
+		{3, 6, 5, 5, 2, 1, 2, 0}, {3, 2, 9, 11, 3, 3, 2, 0}, {1, 3, 4, 4, 2, 4, 1, 2}, {3, 7, 6, 6, 5, 1, 1, 1},
+	}
+	for _, chunk := range []int{0, 4, -2} {
+		for _, c := range cases {
+			oh, ow := tensor.ConvOutSize(c.h, c.k, c.stride, c.pad), tensor.ConvOutSize(c.w, c.k, c.stride, c.pad)
+			s.dev.ConvChunkBytes = chunk
+			if chunk < 0 { // room for exactly two samples' columns
+				s.dev.ConvChunkBytes = 2 * 4 * c.c * c.k * c.k * oh * ow
+			}
+			name := fmt.Sprintf("%+v chunk %d", c, s.dev.ConvChunkBytes)
+			st, pd := c.stride, c.pad
+			x, w, bias := s.randn(c.n, c.c, c.h, c.w), s.randn(c.o, c.c, c.k, c.k), s.randn(c.o)
+			dy := s.randn(c.n, c.o, oh, ow)
+			s.compare("Conv2d "+name, tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2d(nil, in[0], in[1], nil, st, pd)
+			}, x, w)
+			s.compare("Conv2d bias "+name, tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2d(nil, in[0], in[1], in[2], st, pd)
+			}, x, w, bias)
+			for _, beta := range []float32{0, 0.5} {
+				s.compare(fmt.Sprintf("Conv2dGradInput β=%g %s", beta, name), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+					return tensor.Conv2dGradInput(in[2], in[0], in[1], st, pd, beta)
+				}, dy, w, s.randn(x.Shape()...))
+				s.compare(fmt.Sprintf("Conv2dGradWeight β=%g %s", beta, name), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+					return tensor.Conv2dGradWeight(in[2], in[0], in[1], st, pd, beta)
+				}, x, dy, s.randn(w.Shape()...))
+			}
 		}
 	}
+}
+
+// groupNormGrad checks the group-norm gradients against tensor.Reference, with a mean far from 0
+// (the one-pass Welford statistics) and spatial sizes below and above a block.
+func (s *suite) groupNormGrad(t *testing.T) {
+	s.t = t
+	for _, c := range [][4]int{{1, 1, 1, 1}, {3, 6, 17, 3}, {2, 8, 300, 4}, {1, 64, 9, 32}, {3, 4, 1000, 2}} {
+		x := s.randn(c[0], c[1], c[2])
+		tensor.AddScalar(x, x, 3)
+		gamma, dy := s.randn(c[1]), s.randn(c[0], c[1], c[2])
+		g := c[3]
+		s.compare(fmt.Sprintf("GroupNormGrad %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+			return tensor.GroupNormGrad(nil, in[0], in[1], in[2], g, 1e-5)
+		}, x, gamma, dy)
+		s.compare(fmt.Sprintf("GroupNormParamGrad %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+			return tensor.GroupNormParamGrad(nil, in[0], in[1], g, 1e-5)
+		}, x, dy)
+	}
+	// Rank 4 as NCSN++ uses it.
+	s.compare("GroupNormGrad NCHW", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+		return tensor.GroupNormGrad(nil, in[0], in[1], in[2], 4, 1e-6)
+	}, s.randn(2, 16, 5, 7), s.randn(16), s.randn(2, 16, 5, 7))
 }

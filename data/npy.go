@@ -1,13 +1,16 @@
 package data
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -150,7 +153,7 @@ func DecodeNPY(b []byte) (*Array, error) {
 	count := 1
 	for _, s := range shape {
 		if s != 0 && count > math.MaxInt32/s {
-			return nil, fmt.Errorf("%w: shape %v is too large", ErrNPY, shape)
+			return nil, fmt.Errorf("%w: shape %v holds more than %d values (the cap of 2³¹−1)", ErrNPY, shape, math.MaxInt32)
 		}
 		count *= s
 	}
@@ -440,4 +443,52 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// StreamNPY32 writes a float32 .npy file of shape (n,) or (n, d) whose
+// values produce hands over in order, block by block, through emit — so a
+// file of any size is written in the memory of one block. Like WriteNPY32
+// it writes atomically: a failed or short produce leaves path as it was.
+func StreamNPY32(path string, shape []int, produce func(emit func(values []float32) error) error) error {
+	if len(shape) != 1 && len(shape) != 2 {
+		return fmt.Errorf("write npy %s: shape %v (want (n,) or (n, d))", path, shape)
+	}
+	count := uint64(1)
+	for _, s := range shape {
+		if s < 0 {
+			return fmt.Errorf("write npy %s: negative dimension in shape %v", path, shape)
+		}
+		hi, lo := bits.Mul64(count, uint64(s))
+		if hi != 0 || lo > math.MaxInt64/4 {
+			return fmt.Errorf("write npy %s: shape %v is too large for a file", path, shape)
+		}
+		count = lo
+	}
+	return writeFileAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if _, err := bw.Write(encodeHeader(Float32, shape)); err != nil {
+			return err
+		}
+		var written uint64
+		var buf []byte
+		emit := func(values []float32) error {
+			if written+uint64(len(values)) > count {
+				return fmt.Errorf("more than the %d values of shape %v", count, shape)
+			}
+			buf = slices.Grow(buf[:0], 4*len(values))[:4*len(values)]
+			for i, v := range values {
+				binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+			}
+			written += uint64(len(values))
+			_, err := bw.Write(buf)
+			return err
+		}
+		if err := produce(emit); err != nil {
+			return err
+		}
+		if written != count {
+			return fmt.Errorf("%d values for shape %v, which holds %d", written, shape, count)
+		}
+		return bw.Flush()
+	})
 }

@@ -196,7 +196,7 @@ func TestReadErrors(t *testing.T) {
 		{write("noshape.npy", withHeader("{'descr': '<f4', 'fortran_order': False}")), "'shape'"},
 		{write("baddict.npy", withHeader("{'descr': '<f4' 'shape': (2,)}")), "header"},
 		{write("negdim.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }")), "shape"},
-		{write("huge.npy", withHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }")), "too large"},
+		{write("huge.npy", withHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }")), "the cap of 2³¹−1"},
 	}
 	for _, c := range cases {
 		_, err := ReadNPY(c.path)
@@ -280,4 +280,50 @@ func FuzzDecodeNPY(f *testing.F) {
 			t.Errorf("shape %v but %d values", a.Shape, len(a.Data))
 		}
 	})
+}
+
+// TestStreamMatchesNumpyBytes: a file streamed in blocks of 1, 4 and 1
+// values is byte for byte numpy's; too few or too many values write nothing.
+func TestStreamMatchesNumpyBytes(t *testing.T) {
+	dir := t.TempDir()
+	f32 := make([]float32, len(goldenF4))
+	for i, v := range goldenF4 {
+		f32[i] = float32(v)
+	}
+	p := filepath.Join(dir, "a.npy")
+	err := StreamNPY32(p, []int{3, 2}, func(emit func([]float32) error) error {
+		for _, block := range [][]float32{f32[:1], f32[1:5], f32[5:]} {
+			if err := emit(block); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameBytes(t, p, "testdata/f4_2d.npy")
+	for name, blocks := range map[string][][]float32{"short": {f32[:5]}, "long": {f32, f32[:1]}} {
+		q := filepath.Join(dir, name+".npy")
+		emitted := 0
+		err := StreamNPY32(q, []int{3, 2}, func(emit func([]float32) error) error {
+			for _, b := range blocks {
+				if err := emit(b); err != nil {
+					return err
+				}
+				emitted++
+			}
+			return nil
+		})
+		if name == "long" && emitted != 1 {
+			t.Errorf("long: %d blocks accepted, want the one that fits (emit must refuse the excess)", emitted)
+		}
+		if _, serr := os.Stat(q); err == nil || serr == nil {
+			t.Errorf("%s: error %v, file left: %v", name, err, serr == nil)
+		}
+	}
+	if err := StreamNPY32(p, []int{1 << 62, 8}, func(func([]float32) error) error { return nil }); err == nil {
+		t.Error("a shape of 2⁶⁵ values was accepted")
+	}
+	assertSameBytes(t, p, "testdata/f4_2d.npy")
 }

@@ -9,6 +9,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 
 	"holdgo/tensor"
@@ -79,19 +80,28 @@ func NewPoints(name string, data []float32, dim int) (*Points, error) {
 // (see ReadNPY): shape (n, d) gives n points of dimension d, shape (n,) n
 // points of dimension 1. Errors name the file.
 func FromNPY(path string) (*Points, error) {
-	a, err := ReadNPY(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read npy: %w", err)
+	}
+	return PointsFromNPY(path, b)
+}
+
+// PointsFromNPY is FromNPY of the bytes b of a .npy file called name.
+func PointsFromNPY(name string, b []byte) (*Points, error) {
+	a, err := DecodeNPY(b)
+	if err != nil {
+		return nil, fmt.Errorf("read npy %s: %w", name, err)
 	}
 	if a.Rows() == 0 || a.Cols() == 0 {
-		return nil, fmt.Errorf("read npy %s: shape %v holds no points", path, a.Shape)
+		return nil, fmt.Errorf("read npy %s: shape %v holds no points", name, a.Shape)
 	}
 	for i, v := range a.Data {
 		if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
-			return nil, fmt.Errorf("read npy %s: value %d (point %d) is %v", path, i, i/a.Cols(), v)
+			return nil, fmt.Errorf("read npy %s: value %d (point %d) is %v", name, i, i/a.Cols(), v)
 		}
 	}
-	return NewPoints(path, a.Float32(), a.Cols())
+	return NewPoints(name, a.Float32(), a.Cols())
 }
 
 // Dimension implements Source.

@@ -12,11 +12,65 @@ import (
 	"holdgo/sample"
 )
 
+// TestPaperMixturesAgree checks hold's and data's paper targets against the
+// literal numbers of the paper, as copied by the project's reference notes
+// (reference-spec.md §4.1 "HOLD 1-D GMM [paper App.]" and datasets.md "Toy
+// data"):
+//
+//	0.34 N(−0.6575, 0.01²) + 0.33 N(0.2474, 0.02²) + 0.33 N(0.8002, 0.01²),
+//
+// and the multi-Swiss-roll centres (datasets.md: one roll at the origin and
+// four at (±0.8, ±0.8), equal weights; reference-spec.md: HOLD's
+// "make_swiss_roll with noise of 0.02 and multiplier of 0.01").
 func TestPaperMixturesAgree(t *testing.T) {
+	weights := []float64{0.34, 0.33, 0.33}
+	means := []float64{-0.6575, 0.2474, 0.8002}
+	stds := []float64{0.01, 0.02, 0.01}
 	h, d := hold.PaperMixture(), data.PaperMixture()
-	for k := range h.Weights {
-		if h.Weights[k] != d.Weights[k] || h.Means[k][0] != d.Means[k] || h.Stds[k] != d.Stds[k] {
-			t.Fatalf("hold's and data's paper mixtures differ in component %d", k)
+	if len(h.Weights) != 3 || len(h.Means) != 3 || len(h.Stds) != 3 || h.Dim() != 1 {
+		t.Fatalf("hold.PaperMixture has %d weights, %d means, %d stds in %d-D; want 3 components in 1-D",
+			len(h.Weights), len(h.Means), len(h.Stds), h.Dim())
+	}
+	if len(d.Weights) != 3 || len(d.Means) != 3 || len(d.Stds) != 3 || d.Dim != 1 {
+		t.Fatalf("data.PaperMixture has %d weights, %d means, %d stds in %d-D; want 3 components in 1-D",
+			len(d.Weights), len(d.Means), len(d.Stds), d.Dim)
+	}
+	for k := range weights {
+		if h.Weights[k] != weights[k] || len(h.Means[k]) != 1 || h.Means[k][0] != means[k] || h.Stds[k] != stds[k] {
+			t.Errorf("hold component %d: %g N(%v, %g²), the paper %g N(%g, %g²)", k, h.Weights[k], h.Means[k], h.Stds[k],
+				weights[k], means[k], stds[k])
+		}
+		if d.Weights[k] != weights[k] || d.Means[k] != means[k] || d.Stds[k] != stds[k] {
+			t.Errorf("data component %d: %g N(%g, %g²), the paper %g N(%g, %g²)", k, d.Weights[k], d.Means[k], d.Stds[k],
+				weights[k], means[k], stds[k])
+		}
+	}
+	// The density at a mean, written out from the literal numbers: both packages must agree with it.
+	for _, x := range means {
+		var p float64
+		for k := range weights {
+			z := (x - means[k]) / stds[k]
+			p += weights[k] * math.Exp(-0.5*z*z) / (stds[k] * math.Sqrt(2*math.Pi))
+		}
+		if got := d.LogDensity([]float64{x}); math.Abs(got-math.Log(p)) > 1e-12 {
+			t.Errorf("data log-density at %g: %.15g, from the paper's numbers %.15g", x, got, math.Log(p))
+		}
+	}
+	roll := data.PaperSwissRoll()
+	if roll.Scale != 0.01 || roll.Noise != 0.02 {
+		t.Errorf("Swiss roll: multiplier %g, noise %g; the paper 0.01 and 0.02", roll.Scale, roll.Noise)
+	}
+	want := [][2]float64{{0, 0}, {0.8, 0.8}, {0.8, -0.8}, {-0.8, -0.8}, {-0.8, 0.8}}
+	if len(roll.Centers) != len(want) {
+		t.Fatalf("%d Swiss-roll centres, want 5", len(roll.Centers))
+	}
+	for _, c := range want {
+		found := false
+		for _, r := range roll.Centers {
+			found = found || r == c
+		}
+		if !found {
+			t.Errorf("Swiss-roll centre %v missing from %v", c, roll.Centers)
 		}
 	}
 }

@@ -129,21 +129,17 @@ func (s *SDE) ApplyAStep(x []float64, batch int, st Step, noise []float64) error
 // (hold-math §4: s ← s + 2ξh(L⁻¹S + s) for HOLD with β = 1; CLD-SGM's score_step for CLD).
 // score is B×d.
 func (s *SDE) BStep(x, score []float64, batch int, t, h float64) error {
-	return s.bUpdate(x, score, batch, s.noiseUser*s.clock.step(t, h))
+	return s.bUpdate(x, score, batch, t, h, false)
 }
 
 // BStepExact solves the B part exactly with the score frozen over the step (sampler-notes §2):
 // x_n ← x_n + (e^{qΛΔτ} − 1)/Λ·(score + Λ·x_n). It removes most of the Euler B-step's bias at the same
 // cost. For VE (Λ = 0) it equals BStep.
 func (s *SDE) BStepExact(x, score []float64, batch int, t, h float64) error {
-	c := s.noiseUser * s.clock.step(t, h)
-	if s.splitUser > 0 {
-		c = math.Expm1(c*s.splitUser) / s.splitUser
-	}
-	return s.bUpdate(x, score, batch, c)
+	return s.bUpdate(x, score, batch, t, h, true)
 }
 
-func (s *SDE) bUpdate(x, score []float64, batch int, c float64) error {
+func (s *SDE) bUpdate(x, score []float64, batch int, t, h float64, exact bool) error {
 	d, err := s.rowDims("B-step", len(x), batch)
 	if err != nil {
 		return err
@@ -152,7 +148,8 @@ func (s *SDE) bUpdate(x, score []float64, batch int, c float64) error {
 		return fmt.Errorf("hold: B-step: want %d score values (B=%d, d=%d), got %d", batch*d, batch, d, len(score))
 	}
 	// last ← last + c·(score + Λ·last) = (1 + cΛ)·last + c·score.
-	coef := []float64{1 + c*s.splitUser, c}
+	scale, c := s.BCoefficients(t, h, exact)
+	coef := []float64{scale, c}
 	parallel.For(batch, max(1, 1<<14/d), func(lo, hi int) {
 		var in [2][]float64
 		for b := lo; b < hi; b++ {

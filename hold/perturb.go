@@ -52,10 +52,6 @@ func (s *SDE) Perturb(b Batch) error {
 	if dsm && len(b.Aux) != batch*(n-1)*d {
 		return fmt.Errorf("hold: perturb: DSM needs %d auxiliary noise values, got %d", batch*(n-1)*d, len(b.Aux))
 	}
-	var auxStd [MaxBlocks]float64
-	for k := 1; k < n; k++ {
-		auxStd[k] = s.scale[k] * math.Sqrt(s.auxVar)
-	}
 	for i, t := range b.Times {
 		if !(t > 0) || math.IsInf(t, 0) {
 			return fmt.Errorf("hold: perturb: sample %d has time %g, want t > 0", i, t)
@@ -73,7 +69,7 @@ func (s *SDE) Perturb(b Batch) error {
 		var in [vec.MaxMixInputs][]float32
 		var out [vec.MaxMixRows][]float32
 		for bi := lo; bi < hi; bi++ {
-			k := s.ObjectiveKernel(b.Times[bi])
+			mean, chol := s.PerturbMaps(b.Times[bi])
 			// Inputs: q0, the auxiliary blocks' noise (DSM), then ε.
 			nin := 0
 			in[nin] = b.Data[bi*d : (bi+1)*d]
@@ -91,19 +87,16 @@ func (s *SDE) Perturb(b Batch) error {
 			}
 			for r := 0; r < n; r++ {
 				c := coef[r*nin : (r+1)*nin]
-				c[0] = k.Mean.a[r][0]
+				c[0] = mean[r][0]
 				m := 1
 				if dsm {
 					for j := 1; j < n; j++ {
-						c[m] = k.Mean.a[r][j] * auxStd[j]
+						c[m] = mean[r][j]
 						m++
 					}
 				}
 				for j := 0; j < n; j++ {
-					c[m+j] = 0
-					if j <= r {
-						c[m+j] = k.Chol.a[r][j]
-					}
+					c[m+j] = chol[r][j]
 				}
 				out[r] = b.State[(bi*n+r)*d : (bi*n+r+1)*d]
 			}

@@ -20,7 +20,7 @@ func (s *SDE) PriorSample(dst []float64, batch int, r *rng.RNG) error {
 	}
 	for row := 0; row < len(dst); row += s.n * d {
 		for k := 0; k < s.n; k++ {
-			std := math.Sqrt(s.priorVar[k])
+			std := s.PriorStd(k)
 			block := dst[row+k*d : row+(k+1)*d]
 			for i := range block {
 				block[i] = std * r.Normal()

@@ -25,21 +25,33 @@ func ReadCIFAR10(paths ...string) (*Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("imagedata: %w", err)
 		}
-		if len(b) == 0 || len(b)%cifarRecord != 0 {
-			return nil, fmt.Errorf("imagedata: %s: %d bytes is not a whole number of CIFAR-10 records of %d bytes (truncated or not a CIFAR-10 batch)",
-				p, len(b), cifarRecord)
-		}
-		for off := 0; off < len(b); off += cifarRecord {
-			if b[off] > 9 {
-				return nil, fmt.Errorf("imagedata: %s: record %d has label %d (want 0–9): not a CIFAR-10 batch", p, off/cifarRecord, b[off])
-			}
-			d.Labels = append(d.Labels, int(b[off]))
-			d.Pix = append(d.Pix, b[off+1:off+cifarRecord]...)
+		if err := appendCIFAR10(d, p, b); err != nil {
+			return nil, err
 		}
 	}
 	d.N = len(d.Labels)
 	d.name = strings.Join(paths, ",")
 	return d, nil
+}
+
+// appendCIFAR10 checks the bytes b of batch file name and appends their
+// records to d.
+func appendCIFAR10(d *Dataset, name string, b []byte) error {
+	if len(b) == 0 || len(b)%cifarRecord != 0 {
+		return fmt.Errorf("imagedata: %s: %d bytes is not a whole number of CIFAR-10 records of %d bytes (truncated or not a CIFAR-10 batch)",
+			name, len(b), cifarRecord)
+	}
+	if len(d.Pix)+len(b) > MaxBytes {
+		return fmt.Errorf("imagedata: %s: the batches hold more than %d bytes (the cap of %d GiB)", name, uint64(MaxBytes), MaxBytes>>30)
+	}
+	for off := 0; off < len(b); off += cifarRecord {
+		if b[off] > 9 {
+			return fmt.Errorf("imagedata: %s: record %d has label %d (want 0–9): not a CIFAR-10 batch", name, off/cifarRecord, b[off])
+		}
+		d.Labels = append(d.Labels, int(b[off]))
+		d.Pix = append(d.Pix, b[off+1:off+cifarRecord]...)
+	}
+	return nil
 }
 
 func openCIFAR10(path, subset string) (*Dataset, error) {

@@ -63,7 +63,33 @@ func ReadImages(root, subset string) (*Dataset, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("imagedata: no PNG or JPEG files in %s (subset %q)", root, subset)
 	}
+	return decodeImages(root, files)
+}
+
+// decodeImages decodes the files of root (at least one) into a data set.
+// Each header is checked before its image is decoded: sides of at most
+// MaxSide, one size for all, at most MaxBytes in all.
+func decodeImages(root string, files []imageFile) (*Dataset, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	var first image.Config
+	for i, f := range files {
+		cfg, _, err := image.DecodeConfig(bytes.NewReader(f.data))
+		if err != nil {
+			return nil, fmt.Errorf("imagedata: %s: %s: %w", root, f.name, err)
+		}
+		if cfg.Width < 1 || cfg.Height < 1 || cfg.Width > MaxSide || cfg.Height > MaxSide {
+			return nil, fmt.Errorf("imagedata: %s: %s is %d×%d: sides must be 1 to %d pixels", root, f.name, cfg.Width, cfg.Height, MaxSide)
+		}
+		if i == 0 {
+			first = cfg
+			if _, err := shapeSize([]int{len(files), 3, cfg.Height, cfg.Width}); err != nil {
+				return nil, fmt.Errorf("imagedata: %s: %d images of %d×%d: %w", root, len(files), cfg.Width, cfg.Height, err)
+			}
+		} else if cfg.Width != first.Width || cfg.Height != first.Height {
+			return nil, fmt.Errorf("imagedata: %s: %s is %d×%d, but %s is %d×%d: all images need one size",
+				root, f.name, cfg.Width, cfg.Height, files[0].name, first.Width, first.Height)
+		}
+	}
 	imgs := make([]image.Image, len(files))
 	gray := true
 	for i, f := range files {
@@ -71,10 +97,8 @@ func ReadImages(root, subset string) (*Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("imagedata: %s: %s: %w", root, f.name, err)
 		}
-		if i > 0 && img.Bounds().Size() != imgs[0].Bounds().Size() {
-			s, s0 := img.Bounds().Size(), imgs[0].Bounds().Size()
-			return nil, fmt.Errorf("imagedata: %s: %s is %d×%d, but %s is %d×%d: all images need one size",
-				root, f.name, s.X, s.Y, files[0].name, s0.X, s0.Y)
+		if s := img.Bounds().Size(); s.X != first.Width || s.Y != first.Height {
+			return nil, fmt.Errorf("imagedata: %s: %s decodes to %d×%d, its header says %d×%d", root, f.name, s.X, s.Y, first.Width, first.Height)
 		}
 		switch img.ColorModel() {
 		case color.GrayModel, color.Gray16Model:
@@ -83,8 +107,7 @@ func ReadImages(root, subset string) (*Dataset, error) {
 		}
 		imgs[i] = img
 	}
-	size := imgs[0].Bounds().Size()
-	d := &Dataset{N: len(imgs), C: 3, H: size.Y, W: size.X, name: root}
+	d := &Dataset{N: len(imgs), C: 3, H: first.Height, W: first.Width, name: root}
 	if gray {
 		d.C = 1
 	}
@@ -162,12 +185,19 @@ func readTarGz(name string) ([]imageFile, error) {
 		return nil, fmt.Errorf("imagedata: %w", err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	return readTarGzFrom(name, f)
+}
+
+// readTarGzFrom reads the image files of a gzip-compressed tar stream,
+// at most MaxBytes of them in all (a small archive can expand to any size).
+func readTarGzFrom(name string, r io.Reader) ([]imageFile, error) {
+	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("imagedata: %s: not a gzip archive: %w", name, err)
 	}
 	tr := tar.NewReader(zr)
 	var files []imageFile
+	total := int64(0)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -178,6 +208,9 @@ func readTarGz(name string) ([]imageFile, error) {
 		}
 		if h.Typeflag != tar.TypeReg || !isImageName(h.Name) {
 			continue
+		}
+		if total += h.Size; h.Size < 0 || total > MaxBytes {
+			return nil, fmt.Errorf("imagedata: %s: the image files hold more than %d bytes (the cap of %d GiB)", name, uint64(MaxBytes), MaxBytes>>30)
 		}
 		b, err := io.ReadAll(tr)
 		if err != nil {

@@ -55,13 +55,12 @@ func parseIDX(path string, b []byte, wantDims int) ([]int, []byte, error) {
 		return nil, nil, fmt.Errorf("imagedata: %s: truncated IDX header", path)
 	}
 	dims := make([]int, nd)
-	size := 1
 	for i := range dims {
 		dims[i] = int(binary.BigEndian.Uint32(b[4+4*i:]))
-		if dims[i] < 0 || dims[i] > 1<<28 {
-			return nil, nil, fmt.Errorf("imagedata: %s: implausible IDX dimension %d", path, dims[i])
-		}
-		size *= dims[i]
+	}
+	size, err := shapeSize(dims)
+	if err != nil {
+		return nil, nil, fmt.Errorf("imagedata: %s: IDX %w", path, err)
 	}
 	payload := b[4+4*nd:]
 	if len(payload) != size {

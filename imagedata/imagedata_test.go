@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -125,7 +126,7 @@ func TestCIFAR10Batches(t *testing.T) {
 	}
 }
 
-func pngBytes(t *testing.T, img image.Image) []byte {
+func pngBytes(t testing.TB, img image.Image) []byte {
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
 		t.Fatal(err)
@@ -258,4 +259,52 @@ func TestFashionMNIST(t *testing.T) {
 	if mean := sum / float64(len(d.Pix)) / 255; math.Abs(mean-0.2860) > 5e-4 {
 		t.Fatalf("mean %.4f, want 0.2860", mean)
 	}
+}
+
+// TestIDXShapeChecks: the files of issue 17 are refused with the cap or the
+// zero dimension named, not accepted as an empty data set.
+func TestIDXShapeChecks(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"overflow", idxOverflow, "the cap of 8 GiB"},
+		{"zero", idxBytes([]int{0, 28, 28}, nil), "zero dimension"},
+		{"zero-side", idxBytes([]int{5, 0, 28}, nil), "zero dimension"},
+		{"max-u32", idxBytes([]int{1 << 20, 1 << 20, 1 << 20}, nil), "the cap of 8 GiB"},
+	} {
+		_, err := ReadIDXImages(write(t, filepath.Join(dir, tc.name), tc.b))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: error %v, want one naming the file and %q", tc.name, err, tc.want)
+		}
+	}
+	if len(idxOverflow) != 16 {
+		t.Fatalf("the overflow case is %d bytes, want the issue's 16", len(idxOverflow))
+	}
+}
+
+// TestImageHeaderChecked: a PNG declaring a side past MaxSide is refused
+// from its header, before its pixels are allocated.
+func TestImageHeaderChecked(t *testing.T) {
+	p := pngBytes(t, image.NewGray(image.Rect(0, 0, 3, 2)))
+	big := pngWithSize(p, MaxSide+1, 2)
+	_, err := decodeImages("dir", []imageFile{{"a.png", big}})
+	if err == nil || !strings.Contains(err.Error(), "sides must be 1 to 16384") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := decodeImages("dir", []imageFile{{"a.png", p}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pngWithSize returns the PNG p with the width and height of its IHDR chunk
+// replaced (and the chunk's CRC recomputed).
+func pngWithSize(p []byte, w, h uint32) []byte {
+	out := append([]byte{}, p...)
+	binary.BigEndian.PutUint32(out[16:], w)
+	binary.BigEndian.PutUint32(out[20:], h)
+	binary.BigEndian.PutUint32(out[29:], crc32.ChecksumIEEE(out[12:29]))
+	return out
 }

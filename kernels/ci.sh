@@ -4,7 +4,8 @@
 #   2. the committed PTX and shim wrappers match kernels/*.cu (regenerate and diff), and ptxas
 #      assembles every module for sm_80 and sm_90
 #   3. every kernel runs on the CPU through the host shim and matches the Go reference
-#      (go test -tags cudashim ./cuda/...)
+#      (go test -tags cudashim ./cuda/...); the holdctl-shim build, and training, resume and
+#      sampling on the shim device against the CPU (go test -tags cudashim ./train/ ./cmd/holdctl/)
 #   4. the -tags cuda build: go vet, go build ./..., and the GPU test binary (go test -c), which
 #      runs on a GPU machine without Go: ./cuda.test -test.v (HOLDGO_REQUIRE_GPU=1 to fail instead
 #      of skipping where no GPU is found) and ./cuda.test -test.run '^$' -test.bench Kernels
@@ -24,6 +25,12 @@ make -C kernels --no-print-directory check
 step "host shim: every kernel against the Go reference"
 go vet -tags cudashim ./cuda/...
 go test -count=1 -tags cudashim ./cuda/...
+
+step "holdctl-shim: training, resume and sampling on the shim device against the CPU"
+go vet -tags cudashim ./train/ ./cmd/holdctl/
+mkdir -p bin
+go build -tags cudashim -o bin/holdctl-shim ./cmd/holdctl
+go test -count=1 -timeout 60m -tags cudashim ./train/ ./cmd/holdctl/ -run 'Shim'
 
 step "-tags cuda: vet, build, GPU test binary"
 go vet -tags cuda ./...

@@ -9,11 +9,27 @@
 //   p[u, v] = x[(u−pad0)/up, (v−pad0)/up] when both are multiples of up inside the image, else 0,
 //   OH = (H·up + pad0 + pad1 − KH)/down + 1 (likewise OW).
 // FIR upsampling is up = 2, down = 1; FIR downsampling is up = 1, down = 2.
-//   hg_upfirdn2d  one thread per output element
+//   hg_upfirdn2d      one thread per output element, filter k in device memory
+//   hg_upfirdn2d_sep  the same with the separable 4×4 filter K[a][b] = t[a]·t[b]·gain passed as
+//                     kernel parameters (the tensor op list's FIR): no filter upload per call
 #include "common.cuh"
 
-HG_KERNEL(hg_upfirdn2d)(int NC, int H, int W, int up, int down, int pad0, int pad1, int KH, int KW, int OH,
-                        int OW, const float* __restrict__ k, const float* __restrict__ x, float* __restrict__ y) {
+// The filter as a device array (KH×KW) or as four taps and a gain.
+struct hg_fir_dense {
+	const float* k;
+	int KW;
+	__device__ float operator()(int a, int b) const { return k[a * KW + b]; }
+};
+struct hg_fir_sep {
+	float t0, t1, t2, t3, gain;
+	__device__ float tap(int a) const { return a == 0 ? t0 : a == 1 ? t1 : a == 2 ? t2 : t3; }
+	__device__ float operator()(int a, int b) const { return tap(a) * tap(b) * gain; }
+};
+
+template <class Filter>
+static __device__ __forceinline__ void hg_upfirdn2d_body(int NC, int H, int W, int up, int down, int pad0, int KH,
+                                                         int KW, int OH, int OW, Filter k, const float* __restrict__ x,
+                                                         float* __restrict__ y) {
 	long long total = (long long)NC * OH * OW;
 	HG_FOR(i, total) {
 		long long t = i;
@@ -28,10 +44,21 @@ HG_KERNEL(hg_upfirdn2d)(int NC, int H, int W, int up, int down, int pad0, int pa
 			for (int jx = 0; jx < KW; jx++) {
 				int v = ox * down + jx - pad0;
 				if (v < 0 || v % up != 0 || v / up >= W) continue;
-				s += k[(KH - 1 - jy) * KW + (KW - 1 - jx)] * xp[(long long)(u / up) * W + v / up];
+				s += k(KH - 1 - jy, KW - 1 - jx) * xp[(long long)(u / up) * W + v / up];
 			}
 		}
 		y[i] = s;
 	}
 }
+
+HG_KERNEL(hg_upfirdn2d)(int NC, int H, int W, int up, int down, int pad0, int pad1, int KH, int KW, int OH,
+                        int OW, const float* __restrict__ k, const float* __restrict__ x, float* __restrict__ y) {
+	hg_upfirdn2d_body(NC, H, W, up, down, pad0, KH, KW, OH, OW, hg_fir_dense{k, KW}, x, y);
+}
 HG_REGISTER(hg_upfirdn2d);
+
+HG_KERNEL(hg_upfirdn2d_sep)(int NC, int H, int W, int up, int down, int pad0, int OH, int OW, float t0, float t1,
+                            float t2, float t3, float gain, const float* __restrict__ x, float* __restrict__ y) {
+	hg_upfirdn2d_body(NC, H, W, up, down, pad0, 4, 4, OH, OW, hg_fir_sep{t0, t1, t2, t3, gain}, x, y);
+}
+HG_REGISTER(hg_upfirdn2d_sep);

@@ -25,7 +25,8 @@ type NCSNpp struct {
 	normOut        int      // final GroupNorm weight index
 	convOut        int
 
-	rng *rng.RNG // dropout stream while training; nil in evaluation
+	drop  *rng.Stream // the training step of the dropout masks; nil in evaluation
+	dropK int         // dropouts so far in this forward pass
 }
 
 // module is one step of the forward pass over the level structure.
@@ -235,9 +236,20 @@ func (m *NCSNpp) Trainable() int {
 	return n
 }
 
-// SetDropout turns dropout on with masks drawn from r (training) or off
-// (r nil: evaluation).
-func (m *NCSNpp) SetDropout(r *rng.RNG) { m.rng = r }
+// SetDropout turns dropout on with the masks of training step s (see
+// Dropouter) or off (s nil: evaluation).
+func (m *NCSNpp) SetDropout(s *rng.Stream) { m.drop, m.dropK = s, 0 }
+
+// dropStream returns the stream of the next dropout of the forward pass (nil
+// in evaluation).
+func (m *NCSNpp) dropStream() *rng.Stream {
+	if m.drop == nil {
+		return nil
+	}
+	s := rng.Stream{Key: m.drop.Key, Step: m.drop.Step, ID: rng.DropoutStream(m.dropK)}
+	m.dropK++
+	return &s
+}
 
 // Embed returns the time embedding input (B, 2nf or nf) of times t.
 func (m *NCSNpp) Embed(t []float32) *tensor.Tensor {
@@ -252,12 +264,49 @@ const invSqrt2 = float32(1 / math.Sqrt2)
 // Forward maps x (B, InChannels, H, W) and times t (B values) to
 // (B, OutChannels, H, W).
 func (m *NCSNpp) Forward(g *autograd.Tape, x *autograd.Value, t []float32) *autograd.Value {
+	return m.forward(g, x, tensor.FromSlice(t, len(t)))
+}
+
+// embedder is a device with the time-embedding kernels (cuda.Device).
+type embedder interface {
+	FourierEmbedding(out, t, w *tensor.Tensor) error
+	PositionalEmbedding(out, t *tensor.Tensor, dim int) error
+}
+
+// embedOn returns the time embedding of the times t (B) on t's device.
+func (m *NCSNpp) embedOn(g *autograd.Tape, t *tensor.Tensor) *tensor.Tensor {
+	if t.OnHost() {
+		return m.Embed(t.Data())
+	}
+	e, ok := t.Device().(embedder)
+	if !ok {
+		panic(fmt.Sprintf("ncsnpp: device %s has no time-embedding kernel", t.Device().Name()))
+	}
+	var err error
+	var out *tensor.Tensor
+	if m.fourier >= 0 {
+		w := m.Params.Value(m.fourier).T
+		out = g.Temp(t.Len(), 2*w.Len())
+		err = e.FourierEmbedding(out, t, w.Reshape(w.Len()))
+	} else {
+		out = g.Temp(t.Len(), m.Config.NF)
+		err = e.PositionalEmbedding(out, t, m.Config.NF)
+	}
+	if err != nil {
+		panic("ncsnpp: time embedding: " + err.Error())
+	}
+	return out
+}
+
+// forward is Forward with the times as a tensor on the network's device.
+func (m *NCSNpp) forward(g *autograd.Tape, x *autograd.Value, t *tensor.Tensor) *autograd.Value {
 	c := m.Config
-	if s := x.Shape(); len(s) != 4 || s[1] != c.InChannels || s[2] != c.ImageSize || s[3] != c.ImageSize || s[0] != len(t) {
-		panic(fmt.Sprintf("ncsnpp: input %v with %d times, want (B, %d, %d, %d)", s, len(t), c.InChannels, c.ImageSize, c.ImageSize))
+	if s := x.Shape(); len(s) != 4 || s[1] != c.InChannels || s[2] != c.ImageSize || s[3] != c.ImageSize || s[0] != t.Len() {
+		panic(fmt.Sprintf("ncsnpp: input %v with %d times, want (B, %d, %d, %d)", s, t.Len(), c.InChannels, c.ImageSize, c.ImageSize))
 	}
 	p := m.Params.Value
-	emb := g.Const(m.Embed(t))
+	m.dropK = 0
+	emb := g.Const(m.embedOn(g, t))
 	temb := g.Linear(emb, p(m.dense0), p(m.dense0+1))
 	temb = g.Linear(g.SiLU(temb), p(m.dense1), p(m.dense1+1))
 	actTemb := g.SiLU(temb) // every res-block applies act(temb) first
@@ -322,7 +371,7 @@ func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.V
 	d := g.Linear(actTemb, p(r.dense), p(r.dense+1))
 	h = g.Add(h, g.Reshape(d, d.Shape()[0], r.out, 1, 1))
 	h = g.SiLU(m.groupNorm(g, r.gn1, h))
-	h = g.Dropout(h, m.Config.Dropout, m.rng)
+	h = g.Dropout(h, m.Config.Dropout, m.dropStream())
 	h = g.Conv2d(h, p(r.conv1), p(r.conv1+1), 1, 1)
 	if r.convSkip >= 0 {
 		x = g.Conv2d(x, p(r.convSkip), p(r.convSkip+1), 1, 0)

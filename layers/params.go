@@ -19,16 +19,29 @@ type Spec struct {
 
 // Params is a model's parameters: tensors that are views into Data, with
 // gradients that are views into Grad at the same offsets.
+//
+// On a device (ToDevice) the parameters and gradients live in two flat device
+// tensors, DevData and DevGrad, and the tape leaves are views into them; Data
+// and Grad are then the host copies, brought up to date by Download (for a
+// checkpoint) and sent to the device by Upload.
 type Params struct {
-	Data, Grad []float32
-	specs      []Spec
-	offsets    []int
-	values     []*autograd.Value
+	Data, Grad       []float32
+	DevData, DevGrad *tensor.Tensor // nil on the host
+	specs            []Spec
+	offsets          []int
+	values           []*autograd.Value
+	dev              tensor.Device
+}
+
+// Viewer is a device that can alias part of a tensor's memory (cuda.Device.View).
+type Viewer interface {
+	tensor.Device
+	View(t *tensor.Tensor, offset int, shape ...int) (*tensor.Tensor, error)
 }
 
 // NewParams lays out the specs contiguously, in order, zero-initialised.
 func NewParams(specs []Spec) *Params {
-	p := &Params{specs: slices.Clone(specs)}
+	p := &Params{specs: slices.Clone(specs), dev: tensor.CPU}
 	n := 0
 	for _, s := range specs {
 		p.offsets = append(p.offsets, n)
@@ -77,5 +90,84 @@ func (p *Params) Index(name string) (int, error) {
 	return 0, fmt.Errorf("no parameter named %q", name)
 }
 
-// ZeroGrad clears the gradient buffer.
-func (p *Params) ZeroGrad() { clear(p.Grad) }
+// ZeroGrad clears the gradient buffer (on the device where the parameters live).
+func (p *Params) ZeroGrad() {
+	if p.DevGrad != nil {
+		if z, ok := p.dev.(interface{ Zero(*tensor.Tensor) error }); ok {
+			if err := z.Zero(p.DevGrad); err == nil {
+				return
+			}
+		}
+		tensor.Fill(p.DevGrad, 0)
+		return
+	}
+	clear(p.Grad)
+}
+
+// Device is where the parameters live.
+func (p *Params) Device() tensor.Device { return p.dev }
+
+// ToDevice moves the parameters to dev: two flat device tensors hold the
+// values (copied from Data) and the gradients, and every tape leaf becomes a
+// view into them. Moving back to tensor.CPU downloads the values first.
+func (p *Params) ToDevice(dev tensor.Device) error {
+	if dev == p.dev {
+		return nil
+	}
+	if dev == tensor.CPU {
+		if err := p.Download(); err != nil {
+			return err
+		}
+		p.DevData, p.DevGrad, p.dev = nil, nil, tensor.CPU
+		for i, s := range p.specs {
+			lo, hi := p.offsets[i], p.offsets[i]+numel(s.Shape)
+			p.values[i] = autograd.Param(tensor.FromSlice(p.Data[lo:hi:hi], s.Shape...), tensor.FromSlice(p.Grad[lo:hi:hi], s.Shape...))
+		}
+		return nil
+	}
+	v, ok := dev.(Viewer)
+	if !ok {
+		return fmt.Errorf("parameters cannot live on device %s (it cannot alias its memory)", dev.Name())
+	}
+	data, err := tensor.FromSlice(p.Data, len(p.Data)).ToDevice(dev)
+	if err != nil {
+		return fmt.Errorf("parameters to %s: %w", dev.Name(), err)
+	}
+	grad := tensor.New(dev, len(p.Grad))
+	values := make([]*autograd.Value, len(p.specs))
+	for i, s := range p.specs {
+		d, err := v.View(data, p.offsets[i], s.Shape...)
+		if err != nil {
+			return err
+		}
+		g, err := v.View(grad, p.offsets[i], s.Shape...)
+		if err != nil {
+			return err
+		}
+		values[i] = autograd.Param(d, g)
+	}
+	p.DevData, p.DevGrad, p.values, p.dev = data, grad, values, dev
+	return nil
+}
+
+// Upload copies the host values Data to the device (after loading weights).
+func (p *Params) Upload() error {
+	if p.DevData == nil || len(p.Data) == 0 {
+		return nil
+	}
+	if err := p.DevData.Buffer().Write(p.Data); err != nil {
+		return fmt.Errorf("parameters to %s: %w", p.dev.Name(), err)
+	}
+	return nil
+}
+
+// Download copies the device values to Data.
+func (p *Params) Download() error {
+	if p.DevData == nil || len(p.Data) == 0 {
+		return nil
+	}
+	if err := p.DevData.Buffer().Read(p.Data); err != nil {
+		return fmt.Errorf("parameters from %s: %w", p.dev.Name(), err)
+	}
+	return nil
+}

@@ -18,10 +18,12 @@ type ScoreNet interface {
 	Widths() (state, out int)
 }
 
-// Dropouter is a ScoreNet with dropout: SetDropout(r) turns it on with masks
-// drawn from r (training), SetDropout(nil) off (evaluation).
+// Dropouter is a ScoreNet with dropout: SetDropout(s) turns it on with the
+// masks of the training step s.Key, s.Step (the k-th dropout of a forward pass
+// uses stream rng.DropoutStream(k); s.ID is ignored), SetDropout(nil) off
+// (evaluation).
 type Dropouter interface {
-	SetDropout(r *rng.RNG)
+	SetDropout(s *rng.Stream)
 }
 
 // Parameters returns the MLP's weights.
@@ -42,13 +44,13 @@ func (m *NCSNpp) Widths() (state, out int) {
 }
 
 // ScoreForward evaluates the network on the flattened state x (B, C_in·H·W)
-// and times t (B, host values) and returns (B, C_out·H·W).
+// and times t (B, on the network's device) and returns (B, C_out·H·W).
 func (m *NCSNpp) ScoreForward(g *autograd.Tape, x, t *autograd.Value) *autograd.Value {
 	c := m.Config
 	b := x.Shape()[0]
 	if state, _ := m.Widths(); x.T.Len() != b*state || t.T.Len() != b {
 		panic(fmt.Sprintf("ncsnpp: state %v and times %v for a %d×%d×%d input", x.Shape(), t.Shape(), c.InChannels, c.ImageSize, c.ImageSize))
 	}
-	out := m.Forward(g, g.Reshape(x, b, c.InChannels, c.ImageSize, c.ImageSize), t.T.Data())
+	out := m.forward(g, g.Reshape(x, b, c.InChannels, c.ImageSize, c.ImageSize), t.T.Reshape(b))
 	return g.Reshape(out, b, -1)
 }

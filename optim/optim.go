@@ -78,11 +78,17 @@ func NewEMA(rate float64, params []float32) *EMA {
 	return &EMA{Rate: rate, Shadow: append([]float32(nil), params...)}
 }
 
+// NextDecay is the decay of the next update, min(Rate, (1+n)/(10+n)) with n
+// the updates done after it.
+func (e *EMA) NextDecay() float64 {
+	n := float64(e.Updates + 1)
+	return min(e.Rate, (1+n)/(10+n))
+}
+
 // Update moves the shadow towards params: shadow −= (1−decay)(shadow − θ).
 func (e *EMA) Update(params []float32) {
+	decay := e.NextDecay()
 	e.Updates++
-	n := float64(e.Updates)
-	decay := min(e.Rate, (1+n)/(10+n))
 	k := float32(1 - decay)
 	s := e.Shadow
 	parallel.For(len(s), 1<<14, func(lo, hi int) { vec.EMA(s[lo:hi], params[lo:hi], k) })

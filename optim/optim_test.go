@@ -59,3 +59,28 @@ func TestAdamFirstStep(t *testing.T) {
 		}
 	}
 }
+
+// TestEMAFirstUpdates pins the warm-up decays update by update with literal
+// values of score_sde's ema.py (num_updates incremented before use, decay =
+// min(rate, (1+n)/(10+n))): 2/11, 3/12, 4/13, … The long-run test above cannot
+// tell this from the off-by-one n/(9+n) (1/10, 2/11, …); a single update can:
+// from shadow 0 towards 1 it lands on 9/11, not 9/10. Rate 0.45 caps the decay
+// from the 7th update on ((1+7)/(10+7) = 8/17 > 0.45).
+func TestEMAFirstUpdates(t *testing.T) {
+	decays := []float64{2.0 / 11, 3.0 / 12, 4.0 / 13, 5.0 / 14, 6.0 / 15, 7.0 / 16, 0.45, 0.45, 0.45, 0.45}
+	params := []float64{1, -2, 0.5, 3, 0, 1.5, -1, 2, 0.25, -0.75}
+	e := NewEMA(0.45, []float32{0, 4})
+	shadow := []float64{0, 4}
+	for i, p := range params {
+		e.Update([]float32{float32(p), float32(-p)})
+		for j, q := range []float64{p, -p} {
+			shadow[j] = decays[i]*shadow[j] + (1-decays[i])*q
+			if got := float64(e.Shadow[j]); math.Abs(got-shadow[j]) > 1e-6 {
+				t.Fatalf("update %d, weight %d: EMA %v, want %v (decay %v)", i+1, j, got, shadow[j], decays[i])
+			}
+		}
+	}
+	if e.Updates != len(params) {
+		t.Errorf("%d updates counted, want %d", e.Updates, len(params))
+	}
+}

@@ -268,8 +268,8 @@ func ChunkSeed(seed uint64, chunk int) uint64 {
 	return z ^ (z >> 31)
 }
 
-// Sample draws n samples: per chunk of at most MaxBatch samples a generator rng.New(ChunkSeed(seed, c))
-// draws the prior states, then the method's noise. Memory is bounded by the chunk size times the number
+// Sample draws n samples: per chunk of at most MaxBatch samples the Philox streams keyed by
+// ChunkSeed(seed, c) give the prior states, then the method's noise (philox.go). Memory is bounded by the chunk size times the number
 // of workers (plus the output and any recorded trajectory).
 func (s *Sampler) Sample(n int, seed uint64) (*Result, error) {
 	if err := s.validate(); err != nil {
@@ -295,12 +295,9 @@ func (s *Sampler) Sample(n int, seed uint64) (*Result, error) {
 		lo, hi := c*maxBatch, min(n, (c+1)*maxBatch)
 		batch := hi - lo
 		x := res.X[lo*row : hi*row]
-		r := rng.New(ChunkSeed(seed, c))
-		if err := s.SDE.PriorSample(x, batch, r); err != nil {
-			errs[c] = fmt.Errorf("sample: prior: %w", err)
-			return
-		}
-		res.ChunkNFE[c], trajs[c], errs[c] = s.runWith(method, x, batch, rngNoise{r})
+		key := ChunkSeed(seed, c)
+		philoxPrior(s.SDE, x, batch, key)
+		res.ChunkNFE[c], trajs[c], errs[c] = s.runWith(method, x, batch, &philoxNoise{key: key})
 	}
 	workers := max(1, s.Workers)
 	if workers == 1 {

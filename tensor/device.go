@@ -3,6 +3,7 @@ package tensor
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // OpKind names one entry of the op list. Every device implements an op or
@@ -111,18 +112,104 @@ type Buffer interface {
 	Write(src []float32) error // host → device
 }
 
-// exec dispatches op to the device that holds the operands.
+// OpError is the error an op's result carries when the op could not run: its
+// operands live on different devices, the device failed (ErrUnsupported, out
+// of memory, a driver error), or an operand already carried an error.
+type OpError struct {
+	Op     OpKind
+	Device string // the destination's device
+	Other  string // for a device mismatch: the operand's device, else ""
+	Err    error  // the device's error, or nil for a mismatch
+}
+
+func (e *OpError) Error() string {
+	if e.Other != "" {
+		return fmt.Sprintf("tensor: %v: operands on devices %q and %q; move them to one device first", e.Op, e.Device, e.Other)
+	}
+	return fmt.Sprintf("tensor: %v on device %q: %v", e.Op, e.Device, e.Err)
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Errors of device ops are values, not panics. An op that cannot run leaves
+// its destination unchanged and marks it with an *OpError; every op whose
+// operand carries an error skips its work and passes the first such error on
+// to its result, so a whole forward and backward pass can be issued without
+// checks and the caller asks once, at a step boundary:
+//
+//	loss := model.Loss(x)
+//	if err := tensor.Err(loss); err != nil { … }   // or loss.Err()
+//
+// Reading a failed tensor cannot go unnoticed: ToHost and ToDevice return its
+// error, and Data (and Item) panic with it. An op that runs successfully
+// clears its destination's error unless it accumulates into the destination
+// (SliceAdd, ScatterAdd, MatMulAcc and the gradients' Beta ≠ 0), which passes
+// the destination's error on. Shape errors stay panics: they are programmer
+// errors, caught before any device work (see the package documentation).
+
+// Err returns the error the tensor carries (nil for a good tensor).
+func (t *Tensor) Err() error { return t.err }
+
+// Err returns the first error carried by any of ts.
+func Err(ts ...*Tensor) error {
+	for _, t := range ts {
+		if t != nil && t.err != nil {
+			return t.err
+		}
+	}
+	return nil
+}
+
+var observer atomic.Pointer[func(Op)]
+
+// ObserveOps calls f with every op dispatched, on any device, until the
+// returned function is called. One observer at a time (a second replaces the
+// first); tests and tools use it to record which ops a workload runs
+// (optest.Record).
+func ObserveOps(f func(Op)) (stop func()) {
+	observer.Store(&f)
+	return func() { observer.CompareAndSwap(&f, nil) }
+}
+
+// readsOut reports whether op accumulates into its destination.
+func readsOut(op Op) bool {
+	switch op.Kind {
+	case OpSliceAdd, OpScatterAdd:
+		return true
+	case OpMatMul, OpConv2dGradInput, OpConv2dGradWeight:
+		return op.Beta != 0
+	}
+	return false
+}
+
+// exec dispatches op to the device that holds the operands, recording any
+// failure on out (see OpError).
 func exec(op Op, out *Tensor, in ...*Tensor) {
+	if f := observer.Load(); f != nil {
+		(*f)(op)
+	}
+	if out.buf == nil && out.data == nil && out.Len() > 0 { // its allocation failed
+		return
+	}
+	if err := Err(in...); err != nil {
+		out.err = err
+		return
+	}
+	if out.err != nil && readsOut(op) {
+		return
+	}
 	dev := out.Device()
 	for _, t := range in {
 		if t.Device() != dev {
-			panic(fmt.Sprintf("tensor: %v: operands on devices %q and %q; move them to one device first",
-				op.Kind, dev.Name(), t.Device().Name()))
+			out.err = &OpError{Op: op.Kind, Device: dev.Name(), Other: t.Device().Name()}
+			return
 		}
 	}
 	if err := dev.Exec(op, out, in...); err != nil {
-		panic(fmt.Sprintf("tensor: %v on device %q: %v", op.Kind, dev.Name(), err))
+		out.err = &OpError{Op: op.Kind, Device: dev.Name(), Err: err}
+		return
 	}
+	out.err = nil
 }
 
 // dest returns out if it is non-nil (checking its shape), else a new tensor

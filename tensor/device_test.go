@@ -107,9 +107,40 @@ func TestFakeDeviceSeam(t *testing.T) {
 		}()
 		f()
 	}
-	expectPanic("unsupported op", `Exp on device "fake": Exp: op not supported`, func() { Exp(nil, da) })
-	expectPanic("unsupported variant", "broadcasting Add", func() { Add(nil, da, Fill(New(dev, 3), 1)) })
-	expectPanic("mixed devices", "move them to one device", func() { Add(nil, da, b) })
+	// Device failures are error values carried by the result (device.go), never panics.
+	expectErr := func(what, substr string, got *Tensor) *OpError {
+		t.Helper()
+		var oe *OpError
+		if err := got.Err(); err == nil || !strings.Contains(err.Error(), substr) || !errors.As(err, &oe) {
+			t.Errorf("%s: error %v, want an *OpError mentioning %q", what, err, substr)
+		}
+		if _, err := got.ToHost(); err != got.Err() {
+			t.Errorf("%s: ToHost returned %v, want the carried error", what, err)
+		}
+		return oe
+	}
+	if oe := expectErr("unsupported op", `Exp on device "fake": Exp: op not supported`, Exp(nil, da)); oe != nil && !errors.Is(oe, ErrUnsupported) {
+		t.Errorf("unsupported op: %v does not wrap ErrUnsupported", oe)
+	}
+	expectErr("unsupported variant", "broadcasting Add", Add(nil, da, Fill(New(dev, 3), 1)))
+	mixed := Add(nil, da, b)
+	expectErr("mixed devices", "move them to one device", mixed)
+	// The first error flows through later ops, which do no device work.
+	before := dev.launches[OpMulScalar]
+	expectErr("propagated", "move them to one device", MulScalar(nil, Exp(nil, mixed), 3))
+	if dev.launches[OpMulScalar] != before {
+		t.Error("an op on a failed operand ran on the device")
+	}
+	expectPanic("reading a failed tensor", "move them to one device", func() { Exp(nil, Add(nil, a, da)).Data() })
+	// A destination reused by a successful op is good again; one that an op accumulates into keeps its error.
+	dst := Add(nil, da, b)
+	if err := Add(dst, da, db).Err(); err != nil {
+		t.Errorf("successful op into a failed destination: %v", err)
+	}
+	acc := Add(nil, da, b)
+	if SliceAdd(acc, db, 0, 0).Err() == nil {
+		t.Error("accumulating into a failed destination cleared its error")
+	}
 	expectPanic("host data of a device tensor", "call ToHost first", func() { da.Data() })
 	if _, err := Zeros(2048, 1024).ToDevice(dev); err == nil || !strings.Contains(err.Error(), "out of fake memory") {
 		t.Errorf("allocation failure not reported: %v", err)

@@ -36,13 +36,14 @@ func (g FIRGeom) Adjoint(n int) FIRGeom {
 	return FIRGeom{Up: g.Down, Down: g.Up, Pad0: 3 - g.Pad0, Pad1: n*g.Up - m*g.Down + g.Pad0 - g.Up + 1, Gain: g.Gain}
 }
 
-func (g FIRGeom) valid(n int) bool {
+// Valid reports whether g applies to an axis of length n.
+func (g FIRGeom) Valid(n int) bool {
 	return g.Up >= 1 && g.Down >= 1 && g.Pad0 >= 0 && g.Pad1 >= 0 && n*g.Up+g.Pad0+g.Pad1 >= 4
 }
 
 // UpFIRDn2d resamples x (N, C, H, W) with the FIR kernel and geometry g.
 func UpFIRDn2d(out, x *Tensor, g FIRGeom) *Tensor {
-	if len(x.shape) != 4 || !g.valid(x.shape[2]) || !g.valid(x.shape[3]) {
+	if len(x.shape) != 4 || !g.Valid(x.shape[2]) || !g.Valid(x.shape[3]) {
 		panic(fmt.Sprintf("tensor: UpFIRDn2d: input %s with geometry %+v", fmtShape(x.shape), g))
 	}
 	shape := []int{x.shape[0], x.shape[1], g.OutSize(x.shape[2]), g.OutSize(x.shape[3])}

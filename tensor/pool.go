@@ -21,6 +21,7 @@ func (p *Pool) Get(zero bool, shape ...int) *Tensor {
 		t = list[len(list)-1]
 		p.free[n] = list[:len(list)-1]
 		t.shape = append(t.shape[:0], shape...)
+		t.err = nil
 		if zero {
 			Fill(t, 0)
 		}
@@ -35,6 +36,9 @@ func (p *Pool) Get(zero bool, shape ...int) *Tensor {
 // The caller must hold no references to them any more.
 func (p *Pool) Release() {
 	for _, t := range p.inUse {
+		if t.buf == nil && t.data == nil { // its allocation failed
+			continue
+		}
 		n := t.Len()
 		p.free[n] = append(p.free[n], t)
 	}

@@ -8,7 +8,10 @@
 // right shape to reuse its memory (training loops do this through a Pool, so a
 // step allocates no tensor memory once warm). Shape errors are programmer
 // errors and panic with a message naming the op and the shapes; code that
-// handles user input validates shapes before calling ops.
+// handles user input validates shapes before calling ops. Device failures
+// (operands on two devices, an op a device lacks, out of device memory) are
+// not panics: the result carries an *OpError, later ops pass it on, and the
+// caller checks Err once per step (device.go).
 package tensor
 
 import (
@@ -23,6 +26,7 @@ type Tensor struct {
 	shape []int
 	data  []float32 // host storage; nil when the tensor lives on another device
 	buf   Buffer    // device storage; nil on the host
+	err   error     // set when the op that produced the tensor failed (device.go)
 }
 
 // numel returns the element count of shape; it panics on a negative dimension.
@@ -88,6 +92,9 @@ func (t *Tensor) Device() Device {
 // Data returns the host storage. It panics for a tensor on another device:
 // copy it to the host first with ToHost.
 func (t *Tensor) Data() []float32 {
+	if t.err != nil {
+		panic(fmt.Sprintf("tensor: Data of a tensor whose op failed: %v", t.err))
+	}
 	if t.buf != nil {
 		panic(fmt.Sprintf("tensor: Data of a tensor on device %q; call ToHost first", t.buf.Device().Name()))
 	}
@@ -132,7 +139,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	if known != n {
 		panic(fmt.Sprintf("tensor: Reshape %v (%d elements) to %v (%d)", t.shape, n, shape, known))
 	}
-	return &Tensor{shape: shape, data: t.data, buf: t.buf}
+	return &Tensor{shape: shape, data: t.data, buf: t.buf, err: t.err}
 }
 
 // Clone returns a deep copy on the same device.
@@ -174,8 +181,8 @@ func newOn(dev Device, shape []int) *Tensor {
 		return Zeros(shape...)
 	}
 	buf, err := dev.Alloc(numel(shape))
-	if err != nil {
-		panic(fmt.Sprintf("tensor: alloc %s on %s: %v", fmtShape(shape), dev.Name(), err))
+	if err != nil { // a tensor without storage that carries the error (see Err)
+		return &Tensor{shape: slices.Clone(shape), err: fmt.Errorf("tensor: alloc %s on %s: %w", fmtShape(shape), dev.Name(), err)}
 	}
 	return &Tensor{shape: slices.Clone(shape), buf: buf}
 }
@@ -185,6 +192,9 @@ func New(dev Device, shape ...int) *Tensor { return newOn(dev, shape) }
 
 // ToDevice copies t to dev (a no-op copy-free return if already there).
 func (t *Tensor) ToDevice(dev Device) (*Tensor, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
 	if t.Device() == dev {
 		return t, nil
 	}
@@ -210,6 +220,9 @@ func (t *Tensor) ToDevice(dev Device) (*Tensor, error) {
 
 // ToHost copies a device tensor to host memory (returns t if already there).
 func (t *Tensor) ToHost() (*Tensor, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
 	if t.buf == nil {
 		return t, nil
 	}

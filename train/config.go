@@ -2,9 +2,16 @@ package train
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -50,6 +57,12 @@ type RunConfig struct {
 	EMA       float64 `yaml:"ema" json:"ema"`
 	Seed      uint64  `yaml:"seed" json:"seed"`
 	CkptEvery int     `yaml:"ckpt_every" json:"ckpt_every"`
+
+	// DataSHA256 is the SHA-256 of a .npy data file, recorded when training
+	// copies it into the run directory (DataFile).
+	DataSHA256 string `yaml:"data_sha256,omitempty" json:"data_sha256,omitempty"`
+
+	dataFile string // where Build reads .npy points (StoreData, UseStoredData); "" means Data
 }
 
 // DefaultRunConfig is the paper's toy setting: HOLD-3 (L = 2, α = 0.02) on
@@ -71,21 +84,110 @@ func ReadRunConfig(path string, base RunConfig) (RunConfig, error) {
 	if err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}
+	return ParseRunConfig(path, raw, base)
+}
+
+// ParseRunConfig decodes the YAML (or JSON) document raw, read from name,
+// over base, rejecting unknown keys and an empty document. It does not
+// validate the values (Validate does).
+func ParseRunConfig(name string, raw []byte, base RunConfig) (RunConfig, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return base, fmt.Errorf("config %s is empty: want YAML or JSON keys such as \"steps: 1000\" (see holdctl train --help)", name)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&base); err != nil {
-		return base, fmt.Errorf("config %s: %w", path, err)
+		if errors.Is(err, io.EOF) {
+			return base, fmt.Errorf("config %s holds no keys (only comments or a document marker): want YAML or JSON keys such as \"steps: 1000\"", name)
+		}
+		return base, fmt.Errorf("config %s: %w", name, oneLine(err))
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return base, fmt.Errorf("config %s holds more than one YAML document: want one", name)
 	}
 	return base, nil
 }
 
+// oneLine joins the lines of yaml's multi-error messages.
+func oneLine(err error) error {
+	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return errors.New(msg)
+}
+
+// Caps on the sizes of a run: far above any sensible run, low enough that
+// nothing they size can overflow or ask for more memory than exists.
+const (
+	MaxWidth     = 1 << 16 // MLP hidden width
+	MaxLayers    = 1 << 10 // MLP layers
+	MaxBatch     = 1 << 20 // batch size
+	MaxChannels  = 1 << 12 // NCSN++ base channels
+	MaxResBlocks = 64      // NCSN++ res-blocks per level
+)
+
+// Validate checks every key of the configuration — each number finite and
+// in its range, whatever the SDE or data it applies to, and every name
+// known — so that what a run stores can always be encoded again. Flags
+// and config files both pass through it; errors name the key as its flag
+// (config key: the flag with _ for -) and the bad value.
+func (c RunConfig) Validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	intIn := func(name string, v, lo, hi int, note string) error {
+		if v < lo || v > hi {
+			return fmt.Errorf("%s must be in [%d, %d]%s, got %d", name, lo, hi, note, v)
+		}
+		return nil
+	}
+	if err := c.Options().Validate(); err != nil {
+		return err
+	}
+	checks := []error{
+		intIn("batch", c.Batch, 1, MaxBatch, ""),
+		intIn("hidden", c.Hidden, 1, MaxWidth, ""),
+		intIn("layers", c.Layers, 1, MaxLayers, ""),
+		intIn("order", c.Order, 1, 4, " (HOLD: 2, 3 or 4; other SDEs ignore it)"),
+		intIn("nf", c.NF, 0, MaxChannels, " (0: the preset's)"),
+		intIn("res-blocks", c.ResBlocks, 0, MaxResBlocks, " (0: the preset's)"),
+		intIn("ckpt-every", c.CkptEvery, 0, math.MaxInt, " (0: only at the end)"),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Data == "":
+		return errors.New("data must name a data set (gmm1d, swissroll, a .npy file or KIND:PATH)")
+	case !(c.SwissNoise >= 0) || !finite(c.SwissNoise):
+		return fmt.Errorf("swiss-noise must be finite and ≥ 0, got %g", c.SwissNoise)
+	case !(c.L > 0) || !finite(c.L):
+		return fmt.Errorf("L must be positive and finite, got %g (HOLD prior precision; other SDEs ignore it)", c.L)
+	case !(c.Alpha >= 0) || !finite(c.Alpha):
+		return fmt.Errorf("alpha must be finite and ≥ 0, got %g (HOLD auxiliary variance factor; other SDEs ignore it)", c.Alpha)
+	case !(c.Dropout >= 0 && c.Dropout < 1):
+		return fmt.Errorf("dropout must be in [0, 1), got %g", c.Dropout)
+	}
+	switch c.Times {
+	case "", TimesUniform, TimesMixed:
+	default:
+		return fmt.Errorf("times must be %s or %s, got %q", TimesUniform, TimesMixed, c.Times)
+	}
+	if c.DataSHA256 != "" {
+		if b, err := hex.DecodeString(c.DataSHA256); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("data_sha256 must be 64 hexadecimal digits, got %q", c.DataSHA256)
+		}
+	}
+	_, err := c.SDEConfig()
+	return err
+}
+
 // YAML renders the configuration as YAML.
-func (c RunConfig) YAML() []byte {
+func (c RunConfig) YAML() ([]byte, error) {
 	b, err := yaml.Marshal(c)
 	if err != nil {
-		panic(err) // a plain struct of scalars always marshals
+		return nil, fmt.Errorf("encode run configuration: %w", err)
 	}
-	return b
+	return b, nil
 }
 
 // Options returns the optimisation settings.
@@ -130,11 +232,8 @@ type Built struct {
 // Build validates the configuration and makes its SDE, data and network
 // (initialised from the seed).
 func (c RunConfig) Build() (*Built, error) {
-	if err := c.Options().Validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, err
-	}
-	if c.CkptEvery < 0 {
-		return nil, fmt.Errorf("ckpt-every must be ≥ 0, got %d", c.CkptEvery)
 	}
 	hc, err := c.SDEConfig()
 	if err != nil {
@@ -147,7 +246,12 @@ func (c RunConfig) Build() (*Built, error) {
 	if imagedata.IsSpec(c.Data) {
 		return c.buildImages(sde)
 	}
-	src, err := data.Open(c.Data, c.SwissNoise)
+	var src data.Source
+	if c.PointFile() {
+		src, err = c.openPoints()
+	} else {
+		src, err = data.Open(c.Data, c.SwissNoise)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -194,13 +298,15 @@ func (c RunConfig) buildImages(sde *hold.SDE) (*Built, error) {
 // Metadata key of the run configuration inside checkpoints.
 const keyRunConfig = checkpoint.KeyConfig
 
-// Meta returns checkpoint metadata holding the configuration.
-func (c RunConfig) Meta() map[string]string {
+// Meta returns checkpoint metadata holding the configuration. It fails,
+// rather than panics, on a configuration JSON cannot hold (a NaN that
+// escaped Validate).
+func (c RunConfig) Meta() (map[string]string, error) {
 	m := map[string]string{}
 	if err := checkpoint.SetJSON(m, keyRunConfig, c); err != nil {
-		panic(err)
+		return nil, fmt.Errorf("encode run configuration: %w", err)
 	}
-	return m
+	return m, nil
 }
 
 // ConfigFromCheckpoint reads the run configuration stored in a checkpoint.
@@ -215,4 +321,24 @@ func ConfigFromCheckpoint(f *checkpoint.File) (RunConfig, error) {
 		return c, fmt.Errorf("checkpoint %s: bad run configuration: %w", f.Path, err)
 	}
 	return c, nil
+}
+
+// Differences lists the keys in which o differs from c, as "key: stored
+// value, given value", leaving out the keys named in allowed (YAML names).
+func (c RunConfig) Differences(o RunConfig, allowed ...string) []string {
+	var out []string
+	a, b := reflect.ValueOf(c), reflect.ValueOf(o)
+	t := a.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || slices.Contains(allowed, key) {
+			continue
+		}
+		x, y := a.Field(i).Interface(), b.Field(i).Interface()
+		if x != y {
+			out = append(out, fmt.Sprintf("%s: stored %v, given %v", key, x, y))
+		}
+	}
+	return out
 }

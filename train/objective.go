@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"holdgo/autograd"
+	"holdgo/cuda"
 	"holdgo/hold"
 	"holdgo/layers"
 	"holdgo/rng"
@@ -21,15 +22,19 @@ const (
 	TimesMixed = "mixed"
 )
 
-// sampleTimes fills dst with training times of the given scheme.
-func sampleTimes(sde *hold.SDE, scheme string, dst []float64, r *rng.RNG) {
-	sde.SampleTimes(dst, r)
-	if scheme != TimesMixed {
-		return
-	}
-	lo, hi := math.Log(sde.MinTime()), math.Log(sde.Horizon())
-	for i := 1; i < len(dst); i += 2 {
-		dst[i] = math.Exp(lo + (hi-lo)*r.Float64())
+// sampleTimes fills dst with training times of the given scheme from the
+// counter-based stream u: U[t_min, T], or for TimesMixed every odd sample
+// log-uniform on [t_min, T].
+func sampleTimes(sde *hold.SDE, scheme string, dst []float64, u rng.Stream) {
+	lo, hi := sde.MinTime(), sde.Horizon()
+	llo, lhi := math.Log(lo), math.Log(hi)
+	for i := range dst {
+		v := u.Float64(uint64(i))
+		if scheme == TimesMixed && i%2 == 1 {
+			dst[i] = math.Exp(llo + (lhi-llo)*v)
+		} else {
+			dst[i] = lo + (hi-lo)*v
+		}
 	}
 }
 
@@ -37,11 +42,15 @@ func sampleTimes(sde *hold.SDE, scheme string, dst []float64, r *rng.RNG) {
 type DataFunc func(r *rng.RNG, dst []float32)
 
 // ScoreLoss is the score-matching loss of an SDE for a score network: per
-// batch it draws q0 from data, t ~ U[t_min, T] in float64 and ε ~ N(0, I),
-// forms x_t and the target with the SDE's fused reparameterisation (BCSM or
-// DSM as the SDE's objective says) and records ‖E_θ(x_t, t) − target‖²,
-// summed over dimensions and averaged over the batch. Buffers are reused
-// across steps.
+// batch it draws q0 from data (the trainer's checkpointed host stream), t in
+// float64 and ε ~ N(0, I) from the step's counter-based streams, forms x_t and
+// the target with the SDE's fused reparameterisation (BCSM or DSM as the SDE's
+// objective says) and records ‖E_θ(x_t, t) − target‖², summed over
+// dimensions and averaged over the batch. On the host it uses hold.SDE.Perturb
+// and hold.Loss; on a CUDA device the batch and its times and reparameterisation
+// coefficients go up in one copy, the noise is drawn on the device (the same
+// numbers as on the host) and the fused kernels form x_t, the loss and its
+// gradient there. Buffers are reused across steps.
 func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int, times string) (LossFunc, error) {
 	switch times {
 	case "", TimesUniform, TimesMixed:
@@ -64,12 +73,28 @@ func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int
 	}
 	x, tt := tensor.FromSlice(b.State, batch, n*dim), tensor.Zeros(batch)
 	grad := tensor.Zeros(batch, dim)
-	return func(g *autograd.Tape, r *rng.RNG) (*autograd.Value, error) {
-		data(r, b.Data)
-		sampleTimes(sde, times, b.Times, r)
-		r.FillNormal(b.Noise, 0, 1)
+	var gpu *deviceLoss
+	return func(c *StepContext) (*autograd.Value, error) {
+		g := c.Tape
+		data(c.RNG, b.Data)
+		sampleTimes(sde, times, b.Times, c.Stream(rng.StreamTimes))
+		if dropout != nil { // masks from the step's streams: resumes stay bit-exact
+			s := c.Stream(0)
+			dropout.SetDropout(&s)
+			defer dropout.SetDropout(nil)
+		}
+		if c.Device != nil {
+			if gpu == nil || gpu.dev != c.Device {
+				var err error
+				if gpu, err = newDeviceLoss(c.Device, batch, n, dim, dsm); err != nil {
+					return nil, err
+				}
+			}
+			return gpu.record(c, sde, net, b)
+		}
+		c.Stream(rng.StreamNoise).FillNormal(b.Noise)
 		if dsm {
-			r.FillNormal(b.Aux, 0, 1)
+			c.Stream(rng.StreamAux).FillNormal(b.Aux)
 		}
 		if err := sde.Perturb(b); err != nil {
 			return nil, err
@@ -77,17 +102,60 @@ func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int
 		for i, t := range b.Times {
 			tt.Data()[i] = float32(t)
 		}
-		if dropout != nil { // masks from the trainer's stream: resumes stay bit-exact
-			dropout.SetDropout(r)
-			defer dropout.SetDropout(nil)
-		}
 		out := net.ScoreForward(g, g.Const(x), g.Const(tt))
 		loss, err := hold.Loss(grad.Data(), out.T.Data(), b.Target, batch)
 		if err != nil {
 			return nil, err
 		}
-		return g.ScalarLoss("ScoreLoss", out, float32(loss), grad), nil
+		c.Loss, out.Grad = loss, grad
+		return out, nil
 	}, nil
+}
+
+// deviceLoss is ScoreLoss's device memory.
+type deviceLoss struct {
+	dev                       *cuda.Device
+	staged                    *cuda.StagedBatch
+	eps, aux, x, target, grad *tensor.Tensor
+}
+
+func newDeviceLoss(dev *cuda.Device, batch, n, dim int, dsm bool) (*deviceLoss, error) {
+	sb, err := dev.NewStagedBatch(batch, dim)
+	if err != nil {
+		return nil, err
+	}
+	l := &deviceLoss{dev: dev, staged: sb, eps: tensor.New(dev, batch, n*dim), x: tensor.New(dev, batch, n*dim),
+		target: tensor.New(dev, batch, dim), grad: tensor.New(dev, batch, dim)}
+	if dsm {
+		l.aux = tensor.New(dev, batch, (n-1)*dim)
+	}
+	return l, nil
+}
+
+// record runs the step's reparameterisation, forward pass and loss on the device.
+func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, b hold.Batch) (*autograd.Value, error) {
+	copy(l.staged.HostData(), b.Data)
+	if err := l.staged.Upload(sde, b.Times); err != nil {
+		return nil, err
+	}
+	if err := l.dev.FillNormal(l.eps, c.Stream(rng.StreamNoise)); err != nil {
+		return nil, err
+	}
+	if l.aux != nil {
+		if err := l.dev.FillNormal(l.aux, c.Stream(rng.StreamAux)); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.staged.Perturb(sde.Blocks(), l.eps, l.aux, l.x, l.target); err != nil {
+		return nil, err
+	}
+	g := c.Tape
+	out := net.ScoreForward(g, g.Const(l.x), g.Const(l.staged.Times))
+	if err := c.Stats.ScoreLoss(l.grad, out.T, l.target, len(b.Times)); err != nil {
+		return nil, err
+	}
+	out.Grad = l.grad
+	return out, nil
 }
 
 // NetworkScorer turns a trained score network into a hold.Scorer: the last
@@ -101,7 +169,9 @@ type NetworkScorer struct {
 	out  []float32
 }
 
-// Score implements hold.Scorer for x (B × n·d) at per-sample times t.
+// Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
+// network runs where its parameters live (layers.Params.ToDevice): on a device
+// the states and times go up and the outputs come back per call.
 func (s *NetworkScorer) Score(dst, x, t []float64) error {
 	batch := len(t)
 	if batch == 0 {
@@ -112,8 +182,9 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a network from %d to %d values",
 			len(x), batch, len(dst), state, d)
 	}
-	if s.tape == nil {
-		s.tape = autograd.NewTape(tensor.CPU)
+	dev := s.Net.Parameters().Device()
+	if s.tape == nil || s.tape.Device() != dev {
+		s.tape = autograd.NewTape(dev)
 		s.tape.SetNoGrad(true)
 	}
 	if s.x == nil || s.x.Len() != len(x) {
@@ -127,9 +198,29 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		s.t.Data()[i] = float32(v)
 	}
 	s.tape.Reset()
-	out := s.Net.ScoreForward(s.tape, s.tape.Const(s.x), s.tape.Const(s.t))
-	copy(s.out, out.T.Data())
+	xd, td, err := onDevice(dev, s.x, s.t)
+	if err != nil {
+		return err
+	}
+	out := s.Net.ScoreForward(s.tape, s.tape.Const(xd), s.tape.Const(td))
+	h, err := out.T.ToHost()
+	if err != nil {
+		return fmt.Errorf("network scorer: %w", err)
+	}
+	copy(s.out, h.Data())
 	return s.SDE.ScoreFromOutput(dst, s.out, t)
+}
+
+// onDevice copies host tensors to dev (returning them as they are for the CPU).
+func onDevice(dev tensor.Device, ts ...*tensor.Tensor) (*tensor.Tensor, *tensor.Tensor, error) {
+	out := make([]*tensor.Tensor, len(ts))
+	for i, t := range ts {
+		var err error
+		if out[i], err = t.ToDevice(dev); err != nil {
+			return nil, nil, fmt.Errorf("network scorer: %w", err)
+		}
+	}
+	return out[0], out[1], nil
 }
 
 // ScoreVJP writes the last-block score (if score is non-nil) and the
@@ -145,7 +236,8 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 		return fmt.Errorf("network scorer: VJP shapes: x %d, u %d, vjp %d for batch %d of a network from %d to %d values",
 			len(x), len(u), len(vjp), batch, width, d)
 	}
-	g := autograd.NewTape(tensor.CPU)
+	dev := s.Net.Parameters().Device()
+	g := autograd.NewTape(dev)
 	xt, tt := tensor.Zeros(batch, width), tensor.Zeros(batch)
 	for i, v := range x {
 		xt.Data()[i] = float32(v)
@@ -153,13 +245,23 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 	for i, v := range t {
 		tt.Data()[i] = float32(v)
 	}
-	xv := g.Var(xt)
-	out := s.Net.ScoreForward(g, xv, g.Const(tt))
+	xd, td, err := onDevice(dev, xt, tt)
+	if err != nil {
+		return err
+	}
+	xv := g.Var(xd)
+	out := s.Net.ScoreForward(g, xv, g.Const(td))
 	// Seed with ℓ_t·u so that the pull-back is uᵀ∂(ℓ_t E)/∂x. The
-	// parameters' gradients are not wanted: save and restore them.
-	grads := s.Net.Parameters().Grad
-	saved := append([]float32(nil), grads...)
-	defer copy(grads, saved)
+	// parameters' gradients are not wanted: on the host they are restored
+	// afterwards; on a device (where only sampling and likelihoods use this)
+	// they are cleared.
+	p := s.Net.Parameters()
+	if p.DevGrad != nil {
+		defer p.ZeroGrad()
+	} else {
+		saved := append([]float32(nil), p.Grad...)
+		defer copy(p.Grad, saved)
+	}
 	seed := tensor.Zeros(batch, d)
 	for b, tb := range t {
 		ell := s.SDE.Ell(tb)
@@ -167,14 +269,24 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 			seed.Data()[b*d+i] = float32(ell * u[b*d+i])
 		}
 	}
-	out.Grad = seed
+	if out.Grad, err = seed.ToDevice(dev); err != nil {
+		return fmt.Errorf("network scorer: %w", err)
+	}
 	g.BackwardFrom(out)
-	for i, v := range xv.Grad.Data() {
+	gx, err := xv.Grad.ToHost()
+	if err != nil {
+		return fmt.Errorf("network scorer: %w", err)
+	}
+	for i, v := range gx.Data() {
 		vjp[i] = float64(v)
 	}
 	if score != nil {
+		h, err := out.T.ToHost()
+		if err != nil {
+			return fmt.Errorf("network scorer: %w", err)
+		}
 		o := make([]float32, batch*d)
-		copy(o, out.T.Data())
+		copy(o, h.Data())
 		return s.SDE.ScoreFromOutput(score, o, t)
 	}
 	return nil

@@ -12,8 +12,10 @@ import (
 
 	"holdgo/autograd"
 	"holdgo/checkpoint"
+	"holdgo/cuda"
 	"holdgo/layers"
 	"holdgo/optim"
+	"holdgo/rng"
 	"holdgo/tensor"
 )
 
@@ -36,20 +38,42 @@ func (o Options) Validate() error {
 	case o.Batch < 1:
 		return fmt.Errorf("batch must be ≥ 1, got %d", o.Batch)
 	case !(o.LR > 0) || math.IsInf(o.LR, 0):
-		return fmt.Errorf("lr must be positive, got %g", o.LR)
+		return fmt.Errorf("lr must be positive and finite, got %g", o.LR)
 	case o.Warmup < 0:
 		return fmt.Errorf("warmup must be ≥ 0, got %d", o.Warmup)
-	case o.GradClip < 0:
-		return fmt.Errorf("grad-clip must be ≥ 0 (0 disables it), got %g", o.GradClip)
+	case !(o.GradClip >= 0) || math.IsInf(o.GradClip, 0):
+		return fmt.Errorf("grad-clip must be finite and ≥ 0 (0 disables it), got %g", o.GradClip)
 	case !(o.EMA >= 0 && o.EMA < 1):
 		return fmt.Errorf("ema must be in [0, 1), got %g", o.EMA)
 	}
 	return nil
 }
 
-// LossFunc records one batch's loss on the tape. It draws everything random
-// (data, times, noise) from rng, which the trainer checkpoints.
-type LossFunc func(g *autograd.Tape, rng *tensor.RNG) (*autograd.Value, error)
+// LossFunc records one batch's loss on the tape of c. It draws the data from
+// c.RNG (checkpointed) and everything else random (times, noise, dropout) from
+// the counter-based streams c.Stream(id), which depend only on the seed and
+// the step. It returns either a one-element loss value (host only), or the
+// network output with its gradient already seeded, the loss then set in
+// c.Loss (host) or reduced into c.Stats (device).
+type LossFunc func(c *StepContext) (*autograd.Value, error)
+
+// StepContext is what a LossFunc sees of a training step.
+type StepContext struct {
+	Tape *autograd.Tape
+	RNG  *tensor.RNG
+	Seed uint64
+	Step int // steps done before this one
+	Loss float64
+
+	// Device, when the step runs on a CUDA device: the loss goes into Stats.
+	Device *cuda.Device
+	Stats  *cuda.StepStats
+}
+
+// Stream is the counter-based stream id of this step.
+func (c *StepContext) Stream(id uint32) rng.Stream {
+	return rng.Stream{Key: c.Seed, Step: uint32(c.Step), ID: id}
+}
 
 // Stats describe one step.
 type Stats struct {
@@ -63,6 +87,15 @@ type Stats struct {
 var ErrNonFinite = errors.New("non-finite loss or gradient")
 
 // Trainer performs optimisation steps on a parameter set.
+//
+// On the host (the default) Params, Adam, EMA hold the state. After
+// SetDevice(cuda device) the parameters, gradients, Adam moments and EMA
+// weights live in flat device buffers and a step runs without a host
+// synchronisation: the loss and gradient norm are reduced on the device and
+// read back only by Read (TrainStep reads every step; Advance(false) does not).
+// A non-finite step is then skipped on the device and reported by the next
+// read. Save downloads the state first, so checkpoints are the same on every
+// device.
 type Trainer struct {
 	Opt    Options
 	Params *layers.Params
@@ -73,6 +106,16 @@ type Trainer struct {
 
 	loss LossFunc
 	tape *autograd.Tape
+	ctx  StepContext
+	gpu  *deviceState
+}
+
+// deviceState is the optimizer state on a CUDA device.
+type deviceState struct {
+	dev          *cuda.Device
+	m, v, shadow *tensor.Tensor
+	stats        *cuda.StepStats
+	last         Stats // the last step's host-side numbers (step, learning rate)
 }
 
 // New returns a trainer at step 0 with the random stream seeded from opt.Seed.
@@ -87,21 +130,128 @@ func New(opt Options, params *layers.Params, loss LossFunc) (*Trainer, error) {
 	}, nil
 }
 
+// Device is where the trainer's state lives.
+func (t *Trainer) Device() tensor.Device {
+	if t.gpu != nil {
+		return t.gpu.dev
+	}
+	return tensor.CPU
+}
+
+// SetDevice moves the training state (parameters, Adam's moments, EMA
+// weights) to dev, tensor.CPU or a *cuda.Device, copying its current values:
+// call it after New and Restore.
+func (t *Trainer) SetDevice(dev tensor.Device) error {
+	if dev == t.Device() {
+		return nil
+	}
+	if err := t.download(); err != nil {
+		return err
+	}
+	if dev == tensor.CPU {
+		if err := t.Params.ToDevice(tensor.CPU); err != nil {
+			return err
+		}
+		t.gpu, t.tape = nil, autograd.NewTape(tensor.CPU)
+		return nil
+	}
+	cd, ok := dev.(*cuda.Device)
+	if !ok {
+		return fmt.Errorf("training runs on cpu or cuda, not on device %s", dev.Name())
+	}
+	if err := t.Params.ToDevice(cd); err != nil {
+		return err
+	}
+	g := &deviceState{dev: cd}
+	var err error
+	for _, b := range []struct {
+		dst  **tensor.Tensor
+		host []float32
+	}{{&g.m, t.Adam.M}, {&g.v, t.Adam.V}, {&g.shadow, t.EMA.Shadow}} {
+		if *b.dst, err = tensor.FromSlice(b.host, len(b.host)).ToDevice(cd); err != nil {
+			return fmt.Errorf("optimizer state to %s: %w", cd.Name(), err)
+		}
+	}
+	if g.stats, err = cd.NewStepStats(); err != nil {
+		return err
+	}
+	t.gpu, t.tape = g, autograd.NewTape(cd)
+	return nil
+}
+
+// download brings the host copies of a device trainer's state up to date.
+func (t *Trainer) download() error {
+	if t.gpu == nil {
+		return nil
+	}
+	if err := t.Params.Download(); err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		src  *tensor.Tensor
+		host []float32
+	}{{t.gpu.m, t.Adam.M}, {t.gpu.v, t.Adam.V}, {t.gpu.shadow, t.EMA.Shadow}} {
+		if err := b.src.Buffer().Read(b.host); err != nil {
+			return fmt.Errorf("optimizer state from %s: %w", t.gpu.dev.Name(), err)
+		}
+	}
+	return nil
+}
+
+// upload sends the host state to the device (after Restore).
+func (t *Trainer) upload() error {
+	if t.gpu == nil {
+		return nil
+	}
+	if err := t.Params.Upload(); err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		dst  *tensor.Tensor
+		host []float32
+	}{{t.gpu.m, t.Adam.M}, {t.gpu.v, t.Adam.V}, {t.gpu.shadow, t.EMA.Shadow}} {
+		if err := b.dst.Buffer().Write(b.host); err != nil {
+			return fmt.Errorf("optimizer state to %s: %w", t.gpu.dev.Name(), err)
+		}
+	}
+	return nil
+}
+
 // TrainStep runs one step: loss, backward, clipping, Adam with the warm-up
-// learning rate, EMA. A non-finite loss or gradient leaves the parameters,
-// optimizer and EMA as they were and returns an error wrapping ErrNonFinite.
-func (t *Trainer) TrainStep() (Stats, error) {
+// learning rate, EMA, and returns its loss and gradient norm. A non-finite
+// loss or gradient leaves the parameters, optimizer and EMA as they were and
+// returns an error wrapping ErrNonFinite.
+func (t *Trainer) TrainStep() (Stats, error) { return t.Advance(true) }
+
+// Advance runs one step like TrainStep. On a device, with read false it does
+// not wait for the step: the returned Stats carry the step and learning rate
+// but no loss or norm (call Read for them).
+func (t *Trainer) Advance(read bool) (Stats, error) {
 	t.tape.Reset()
 	t.Params.ZeroGrad()
-	l, err := t.loss(t.tape, t.RNG)
+	t.ctx = StepContext{Tape: t.tape, RNG: t.RNG, Seed: t.Opt.Seed, Step: t.Step}
+	if t.gpu != nil {
+		t.ctx.Device, t.ctx.Stats = t.gpu.dev, t.gpu.stats
+	}
+	l, err := t.loss(&t.ctx)
 	if err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
-	loss := float64(l.T.Item())
+	if t.gpu != nil {
+		return t.deviceStep(l, read)
+	}
+	loss := t.ctx.Loss
+	if l.Grad == nil {
+		loss = float64(l.T.Item())
+	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return Stats{}, fmt.Errorf("step %d: loss is %v: %w", t.Step+1, loss, ErrNonFinite)
 	}
-	t.tape.Backward(l)
+	if l.Grad == nil {
+		t.tape.Backward(l)
+	} else {
+		t.tape.BackwardFrom(l)
+	}
 	norm := optim.ClipGradNorm(t.Params.Grad, t.Opt.GradClip)
 	if math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return Stats{}, fmt.Errorf("step %d: gradient norm is %v: %w", t.Step+1, norm, ErrNonFinite)
@@ -111,6 +261,55 @@ func (t *Trainer) TrainStep() (Stats, error) {
 	t.EMA.Update(t.Params.Data)
 	t.Step++
 	return Stats{Step: t.Step, Loss: loss, LR: lr, GradNorm: norm}, nil
+}
+
+// deviceStep finishes a step on the device from the seeded output l.
+func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
+	if l.Grad == nil {
+		return Stats{}, fmt.Errorf("step %d: the loss on %s must seed the output's gradient", t.Step+1, t.gpu.dev.Name())
+	}
+	g := t.gpu
+	t.tape.BackwardFrom(l)
+	if err := g.stats.GradNorm(t.Params.DevGrad); err != nil {
+		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
+	}
+	lr := optim.WarmupLR(t.Opt.LR, t.Step, t.Opt.Warmup)
+	a := t.Adam
+	if err := g.stats.ClipAdam(t.Params.DevData, t.Params.DevGrad, g.m, g.v, a.Beta1, a.Beta2, a.Eps, lr, a.Step+1, t.Opt.GradClip); err != nil {
+		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
+	}
+	if err := g.stats.EMA(g.shadow, t.Params.DevData, t.EMA.NextDecay()); err != nil {
+		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
+	}
+	a.Step++
+	t.EMA.Updates++
+	t.Step++
+	g.last = Stats{Step: t.Step, LR: lr}
+	if !read {
+		return g.last, nil
+	}
+	return t.Read()
+}
+
+// Read returns the last step's statistics. On a device it waits for the step
+// and copies its loss and gradient norm (one device-to-host copy); if a step
+// since the previous Read was not finite (and so skipped) it returns an error
+// wrapping ErrNonFinite.
+func (t *Trainer) Read() (Stats, error) {
+	if t.gpu == nil {
+		return Stats{}, errors.New("Read is for device trainers; TrainStep returns the host statistics")
+	}
+	st := t.gpu.last
+	loss, norm, skipped, err := t.gpu.stats.Read()
+	if err != nil {
+		return Stats{}, err
+	}
+	st.Loss, st.GradNorm = loss, norm
+	if skipped > 0 {
+		return st, fmt.Errorf("by step %d: %d step(s) had a non-finite loss or gradient (last loss %v, gradient norm %v) and were skipped: %w",
+			t.Step, skipped, loss, norm, ErrNonFinite)
+	}
+	return st, nil
 }
 
 // Checkpoint tensor names: the parameters under their own names, then the
@@ -127,6 +326,9 @@ const (
 // Save writes the full training state to path atomically. meta carries the
 // caller's configuration (model, SDE, data) and is stored alongside.
 func (t *Trainer) Save(path string, meta map[string]string) error {
+	if err := t.download(); err != nil {
+		return err
+	}
 	specs := t.Params.Specs()
 	ts := make([]checkpoint.Tensor, 0, 4*len(specs))
 	for _, buf := range []struct {
@@ -201,5 +403,5 @@ func (t *Trainer) Restore(f *checkpoint.File) error {
 		return fmt.Errorf("checkpoint %s: bad %s: %w", f.Path, keyEMASteps, err)
 	}
 	t.Step = int(step)
-	return nil
+	return t.upload()
 }

@@ -15,7 +15,8 @@ import (
 
 // regression fits y = sin(3x) with a small MLP; data come from the trainer's rng.
 func regression(m *layers.MLP) LossFunc {
-	return func(g *autograd.Tape, rng *tensor.RNG) (*autograd.Value, error) {
+	return func(c *StepContext) (*autograd.Value, error) {
+		g, rng := c.Tape, c.RNG
 		const n = 32
 		x, y := tensor.Zeros(n, 1), tensor.Zeros(n, 1)
 		rng.FillUniform(x.Data(), -1, 1)
@@ -86,8 +87,8 @@ func TestResumeIsBitExact(t *testing.T) {
 func TestNonFiniteLossKeepsState(t *testing.T) {
 	tr, m := newRun(t)
 	before := slices.Clone(m.Params.Data)
-	tr.loss = func(g *autograd.Tape, _ *tensor.RNG) (*autograd.Value, error) {
-		return g.Const(tensor.FromSlice([]float32{float32(math.NaN())}, 1)), nil
+	tr.loss = func(c *StepContext) (*autograd.Value, error) {
+		return c.Tape.Const(tensor.FromSlice([]float32{float32(math.NaN())}, 1)), nil
 	}
 	if _, err := tr.TrainStep(); !errors.Is(err, ErrNonFinite) {
 		t.Fatalf("error %v, want ErrNonFinite", err)

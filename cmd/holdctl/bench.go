@@ -54,8 +54,10 @@ func benchCommand() *cli.Command {
 				},
 				Action: benchMLP,
 			},
+			benchOpsCommand(),
 			benchNCSNppCommand(),
 			benchKernelsCommand(),
+			benchTrainCommand(),
 		},
 	}
 }
@@ -98,6 +100,9 @@ func benchGemm(c *cli.Context) error {
 		}
 		defer gemm.SetISA(prev)
 	}
+	if n := c.Int("threads"); n < 0 || n > maxThreads {
+		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
+	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
 	r := rng.New(1)
 	a, b, out := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
@@ -129,6 +134,9 @@ func benchTriad(c *cli.Context) error {
 	if n < 1 || reps < 1 || c.Int("threads") < 1 {
 		return usageErr("bench triad: --n, --threads and --repeats must be ≥ 1")
 	}
+	if n := c.Int("threads"); n < 0 || n > maxThreads {
+		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
+	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
 	a, b, x := make([]float32, n), make([]float32, n), make([]float32, n)
 	rng.New(2).FillNormal(b, 0, 1)
@@ -154,6 +162,9 @@ func benchMLP(c *cli.Context) error {
 	batch, reps := c.Int("batch"), c.Int("repeats")
 	if batch < 1 || reps < 1 || c.Int("threads") < 1 || c.Int("hidden") < 1 {
 		return usageErr("bench mlp: --batch, --hidden, --threads and --repeats must be ≥ 1")
+	}
+	if n := c.Int("threads"); n < 0 || n > maxThreads {
+		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
 	step, _, err := train.ToyStep(batch, c.Int("hidden"), 1)

@@ -43,6 +43,7 @@ func demoCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringFlag{Name: "times", Value: train.TimesUniform, Usage: "training-time sampling: uniform or mixed"},
 			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate"},
+			deviceFlag(),
 		},
 		Action: runDemo,
 	}
@@ -89,6 +90,13 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	dev, err := openDevice(c.String("device"))
+	if err != nil {
+		return usageErr("demo: %v", err)
+	}
+	if err := tr.SetDevice(dev); err != nil {
+		return usageErr("demo: --device %s: %v", c.String("device"), err)
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return usageErr("demo: %v", err)
 	}
@@ -115,8 +123,12 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
+	run, err := samplerOn(c.String("device"), smp, m)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
-	res, err := smp.Sample(n, cfg.Seed+1)
+	res, err := run(n, cfg.Seed+1)
 	if err != nil {
 		return err
 	}

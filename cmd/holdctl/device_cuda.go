@@ -34,7 +34,11 @@ func openCUDA(name string) (*cuda.Device, error) {
 		}
 		ordinal = n
 	}
-	return cuda.Open(ordinal)
+	dev, err := cuda.Open(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("--device %s: %w; use --device cpu on this machine", name, err)
+	}
+	return dev, nil
 }
 
 // benchKernels times every CUDA kernel family on the GPU and prints the table.

@@ -1,4 +1,4 @@
-//go:build !cuda
+//go:build !cuda && !cudashim
 
 package main
 
@@ -11,7 +11,7 @@ import (
 )
 
 // errNoCUDA explains how to get a CUDA-enabled holdctl.
-var errNoCUDA = fmt.Errorf("holdctl was built without CUDA support; rebuild with 'go build -tags cuda ./cmd/holdctl' (needs the CUDA toolkit: kernels/install-cuda.sh)")
+var errNoCUDA = fmt.Errorf("holdctl was built without CUDA support: use --device cpu, or rebuild with 'go build -tags cuda ./cmd/holdctl' (needs the CUDA toolkit: kernels/install-cuda.sh) for a GPU, or 'go build -tags cudashim -o holdctl-shim ./cmd/holdctl' to run the CUDA kernels on the CPU")
 
 // openDevice returns the device named by --device: "cpu" or "reference"; "cuda" needs a build
 // with -tags cuda.

@@ -38,6 +38,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "projections", Value: 256, Usage: "directions of the sliced Wasserstein distance"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the fresh data and the projections"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+			trainDataFlag(),
 		},
 		Action: runEval,
 	}
@@ -147,7 +148,7 @@ func runEval(c *cli.Context) error {
 		if c.IsSet("data") {
 			return usageErr("eval: give either --data or --ckpt, not both")
 		}
-		m, err := loadModel(c.String("ckpt"), false)
+		m, err := loadModelData(c.String("ckpt"), false, c.String("train-data"))
 		if err != nil {
 			return usageErr("eval: %v", err)
 		}

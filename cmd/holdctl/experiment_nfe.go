@@ -15,7 +15,6 @@ import (
 	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/internal/atomicfile"
-	"holdgo/internal/parallel"
 	"holdgo/metrics"
 	"holdgo/sample"
 	"holdgo/tensor"
@@ -150,7 +149,9 @@ func runExperimentNFE(c *cli.Context) error {
 	if err := checkWritableDir(out); err != nil {
 		return usageErr("experiment nfe: --out %s: %v", out, err)
 	}
-	parallel.SetThreads(c.Int("threads"))
+	if err := setThreads(c); err != nil {
+		return err
+	}
 	// Load every checkpoint before any sampling, so bad input fails fast.
 	models := map[string]*model{}
 	var given []string

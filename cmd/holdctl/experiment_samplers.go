@@ -23,7 +23,7 @@ func experimentSamplersCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "samplers",
 		Usage: "W1 to the paper's 1-D mixture against NFE for the samplers, with the exact score",
-		Description: "Runs each sampler (sde-method, e.g. hold-lt, cld-sscs, vp-em; hold-ode is the adaptive RK45 solver,\n" +
+		Description: "Runs each sampler (kind-method, e.g. hold-lt, cld-lt (SSCS), vp-xdpm2; hold-ode is the adaptive RK45 solver,\n" +
 			"run per tolerance) on each grid at each NFE (denoising step included), and reports the exact W1\n" +
 			"distance to the mixture and the within-mode width ratio, next to the Monte-Carlo floor of exact\n" +
 			"samples of the same size; cells are the mean over --seeds seeds and, in brackets, the largest\n" +

@@ -33,6 +33,8 @@ func newApp() *cli.App {
 			modelCommand(),
 			sdeCommand(),
 			benchCommand(),
+			classifierCommand(),
+			fidCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {

@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/autograd"
-	"holdgo/internal/parallel"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -81,7 +80,9 @@ func modelInfo(c *cli.Context) error {
 		r.FixedParams = cfg.NF
 	}
 	if b := c.Int("batch"); b > 0 {
-		parallel.SetThreads(c.Int("threads"))
+		if err := setThreads(c); err != nil {
+			return err
+		}
 		if err := measureStep(&r, cfg, b); err != nil {
 			return err
 		}
@@ -115,7 +116,7 @@ func measureStep(r *modelReport, cfg layers.NCSNppConfig, batch int) error {
 	if err != nil {
 		return err
 	}
-	m.SetDropout(rng.New(3))
+	m.SetDropout(&rng.Stream{Key: 3})
 	src := rng.New(2)
 	x := tensor.RandN(src, batch, cfg.InChannels, cfg.ImageSize, cfg.ImageSize)
 	ts := tensor.RandU(src, 0.01, 1, batch).Data()

@@ -8,9 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/imagedata"
-	"holdgo/internal/parallel"
 	"holdgo/rng"
 	"holdgo/sample"
+	"holdgo/train"
 )
 
 func nllCommand() *cli.Command {
@@ -28,16 +28,31 @@ func nllCommand() *cli.Command {
 			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of dequantisation, auxiliary variables and ε"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+			trainDataFlag(),
 			&cli.Uint64Flag{Name: "data-seed", Usage: "point data: seed of the held-out draws of the run's data (default: derived from, never equal to, the training seed)"},
+			deviceFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if !c.IsSet("ckpt") {
 				return usageErr("nll needs --ckpt DIR (a run trained on images)")
 			}
-			parallel.SetThreads(c.Int("threads"))
-			m, err := loadModel(c.String("ckpt"), c.Bool("raw-weights"))
+			if err := setThreads(c); err != nil {
+				return err
+			}
+			m, err := loadModelData(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
 			if err != nil {
 				return usageErr("%v", err)
+			}
+			// --device: the network's evaluations and vector–Jacobian products run there; the ODE
+			// state and the estimator stay on the host.
+			dev, err := openDevice(c.String("device"))
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if ns, ok := m.score.(*train.NetworkScorer); ok {
+				if err := ns.Net.Parameters().ToDevice(dev); err != nil {
+					return usageErr("--device %s: %v", c.String("device"), err)
+				}
 			}
 			div, ok := m.score.(sample.DivScorer)
 			if !ok {

@@ -256,8 +256,8 @@ func runPlotFlow(c *cli.Context) error {
 			return usageErr("plot flow: unknown --sdes value %q (want vp, cld or hold)", k)
 		}
 	}
-	if len(kinds) == 0 || c.Int("paths") < 1 || !(c.Float64("tol") > 0) {
-		return usageErr("plot flow: want at least one SDE, --paths ≥ 1 and --tol > 0")
+	if len(kinds) == 0 || c.Int("paths") < 1 || !(c.Float64("tol") > 0 && c.Float64("tol") < 1) {
+		return usageErr("plot flow: want at least one SDE (--sdes), --paths ≥ 1 and --tol in (0, 1); got --paths %d --tol %g", c.Int("paths"), c.Float64("tol"))
 	}
 	mix := data.PaperMixture()
 	var panels []heatPanel
@@ -295,7 +295,7 @@ func runPlotBlocks(c *cli.Context) error {
 		return err
 	}
 	if c.Int("paths") < 1 || c.Int("steps") < 1 {
-		return usageErr("plot blocks: --paths and --steps must be ≥ 1")
+		return usageErr("plot blocks: --paths and --steps must be ≥ 1, got --paths %d --steps %d", c.Int("paths"), c.Int("steps"))
 	}
 	spec := samplerSpec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: 1e-3, Tol: 1e-5}
 	if _, err := sample.Lookup(spec.Method); err != nil {
@@ -410,7 +410,7 @@ func runPlotMoments(c *cli.Context) error {
 	}
 	steps, n := c.Int("steps"), c.Int("n")
 	if steps < 5 || n < 1 {
-		return usageErr("plot moments: --steps must be ≥ 5 and --n ≥ 1")
+		return usageErr("plot moments: --steps must be ≥ 5 and --n ≥ 1, got --steps %d --n %d", c.Int("steps"), c.Int("n"))
 	}
 	type row struct {
 		kind  string

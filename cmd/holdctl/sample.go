@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,11 +12,14 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/checkpoint"
+	"holdgo/cuda"
 	"holdgo/data"
 	"holdgo/hold"
-	"holdgo/internal/parallel"
+	"holdgo/internal/atomicfile"
+	"holdgo/layers"
 	"holdgo/plot"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -91,8 +95,70 @@ func ckptPath(p string) string {
 	return p
 }
 
+// samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
+// Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em).
+func samplerOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64) (*sample.Result, error), error) {
+	cd, net, err := sampleDevice(device, s, m)
+	if err != nil || cd == nil {
+		return s.Sample, err
+	}
+	return func(n int, seed uint64) (*sample.Result, error) { return s.SampleOn(cd, net, n, seed) }, nil
+}
+
+// eachOn is samplerOn for chunk-by-chunk sampling (Sampler.Each, Sampler.EachOn).
+func eachOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error), error) {
+	cd, net, err := sampleDevice(device, s, m)
+	if err != nil || cd == nil {
+		return s.Each, err
+	}
+	return func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error) {
+		return s.EachOn(cd, net, n, seed, emit)
+	}, nil
+}
+
+// sampleDevice opens --device for sampling: nil for the CPU, or the CUDA device with the
+// checkpoint's network moved onto it.
+func sampleDevice(device string, s *sample.Sampler, m *model) (*cuda.Device, layers.ScoreNet, error) {
+	dev, err := openDevice(device)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	if dev == tensor.CPU {
+		return nil, nil, nil
+	}
+	cd, ok := dev.(*cuda.Device)
+	if !ok {
+		return nil, nil, usageErr("--device %s: sampling runs on cpu or cuda", device)
+	}
+	ns, ok := m.score.(*train.NetworkScorer)
+	if !ok {
+		return nil, nil, usageErr("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", device)
+	}
+	if name := strings.TrimSuffix(s.Method.Name(), "@start"); name != "lt" && name != "em" {
+		return nil, nil, usageErr("--device %s: sampler %s runs on the CPU only; on cuda use --sampler lt or em", device, name)
+	}
+	if s.Denoise {
+		return nil, nil, usageErr("--device %s: --denoise runs on the CPU only", device)
+	}
+	if err := ns.Net.Parameters().ToDevice(cd); err != nil {
+		return nil, nil, usageErr("--device %s: %v", device, err)
+	}
+	return cd, ns.Net, nil
+}
+
 // loadModel rebuilds a trained model from its checkpoint (EMA weights unless raw).
-func loadModel(path string, raw bool) (*model, error) {
+func loadModel(path string, raw bool) (*model, error) { return loadModelData(path, raw, "") }
+
+// trainDataFlag re-points a run on .npy points at a copy of them.
+func trainDataFlag() cli.Flag {
+	return &cli.StringFlag{Name: "train-data", Usage: "a run trained on a .npy file: read its points from this file " +
+		"(same content) instead of the copy in the run directory"}
+}
+
+// loadModelData is loadModel reading the training points of a run on a
+// .npy file from trainData if given, else from the run directory's copy
+// (never from the path the run was started with).
+func loadModelData(path string, raw bool, trainData string) (*model, error) {
 	f, err := checkpoint.Load(ckptPath(path))
 	if err != nil {
 		return nil, err
@@ -100,6 +166,9 @@ func loadModel(path string, raw bool) (*model, error) {
 	cfg, err := train.ConfigFromCheckpoint(f)
 	if err != nil {
 		return nil, err
+	}
+	if err := cfg.UseStoredData(filepath.Dir(f.Path), trainData); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", f.Path, err)
 	}
 	built, err := cfg.Build()
 	if err != nil {
@@ -113,6 +182,9 @@ func loadModel(path string, raw bool) (*model, error) {
 
 // oracleModel is the exact score of mixture data under the SDE of cfg.
 func oracleModel(cfg train.RunConfig) (*model, error) {
+	if err := cfg.Validate(); err != nil { // every setting, also those the SDE ignores (α of VP)
+		return nil, err
+	}
 	src, err := data.Open(cfg.Data, cfg.SwissNoise)
 	if err != nil {
 		return nil, err
@@ -191,12 +263,16 @@ func sampleCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("samples.npy"), Usage: "output files: .npy (float32, (n, d)) and/or .png"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+			trainDataFlag(),
+			deviceFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("sample takes no arguments, got %q", c.Args().First())
 			}
-			parallel.SetThreads(c.Int("threads"))
+			if err := setThreads(c); err != nil {
+				return err
+			}
 			var (
 				m   *model
 				err error
@@ -209,48 +285,114 @@ func sampleCommand() *cli.Command {
 				cfg.Data, cfg.SDE, cfg.Order, cfg.L, cfg.Alpha = c.String("data"), c.String("sde"), c.Int("order"), c.Float64("L"), c.Float64("alpha")
 				m, err = oracleModel(cfg)
 			case c.IsSet("ckpt"):
-				m, err = loadModel(c.String("ckpt"), c.Bool("raw-weights"))
+				m, err = loadModelData(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
 			default:
 				return usageErr("sample needs --ckpt DIR (a trained run) or --oracle (exact score of mixture data)")
 			}
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if c.Int("n") < 1 {
-				return usageErr("--n must be ≥ 1")
+			n, dim := c.Int("n"), m.source.Dimension()
+			if n < 1 || uint64(n) > math.MaxInt64/4/uint64(dim) {
+				return usageErr("--n must be ≥ 1 and its samples fit in a file, got %d", n)
 			}
 			outs := c.StringSlice("out")
+			var npys, pics []string
 			for _, o := range outs {
-				if ext := filepath.Ext(o); ext != ".npy" && ext != ".png" {
+				ext := filepath.Ext(o)
+				if ext != ".npy" && ext != ".png" {
 					return usageErr("--out %s: want a .npy or .png file", o)
 				}
 				if err := checkWritableDir(o); err != nil {
 					return usageErr("--out %s: %v", o, err)
 				}
+				if st, err := os.Stat(o); err == nil && !st.Mode().IsRegular() {
+					return usageErr("--out %s is a directory or another non-file; give a file name ending .npy or .png", o)
+				}
+				if ext == ".npy" {
+					npys = append(npys, o)
+				} else {
+					pics = append(pics, o)
+				}
 			}
-			s, err := samplerSpecFrom(c).build(m.sde, m.score, m.source.Dimension())
+			if len(pics) > 0 && uint64(n)*uint64(dim) > maxPictureValues {
+				return usageErr("--n %d: a picture needs all %d×%d values in memory (at most %d); write .npy only "+
+					"(streamed, any --n), or picture a smaller --n", n, n, dim, maxPictureValues)
+			}
+			if nfe, steps, tol := c.Int("nfe"), c.Int("steps"), c.Float64("tol"); nfe < 0 || steps < 1 || !(tol > 0 && tol < 1) {
+				return usageErr("--nfe %d must be ≥ 0 (0: use --steps), --steps %d ≥ 1 and --tol %g in (0, 1)", nfe, steps, tol)
+			}
+			s, err := samplerSpecFrom(c).build(m.sde, m.score, dim)
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			start := time.Now()
-			res, err := s.Sample(c.Int("n"), c.Uint64("seed"))
+			each, err := eachOn(c.String("device"), s, m)
 			if err != nil {
 				return err
 			}
-			elapsed := time.Since(start)
-			dim := m.source.Dimension()
-			q := firstBlock(res.X, c.Int("n"), m.sde.Blocks(), dim)
-			for _, o := range outs {
-				if err := writeModelSamples(m.source, o, q, dim, fmt.Sprintf("%s, %s, NFE %d", m.cfg.SDE, s.Method.Name(), res.NFE)); err != nil {
+			start := time.Now()
+			// Samples go to the first .npy chunk by chunk (bounded memory for any --n); pictures keep them all.
+			var (
+				res  sample.StreamResult
+				kept []float32
+			)
+			produce := func(emit func([]float32) error) error {
+				var err error
+				res, err = each(n, c.Uint64("seed"), func(_ int, x []float64) error {
+					q := firstBlock(x, len(x)/(m.sde.Blocks()*dim), m.sde.Blocks(), dim)
+					if len(pics) > 0 {
+						kept = append(kept, q...)
+					}
+					if emit != nil {
+						return emit(q)
+					}
+					return nil
+				})
+				return err
+			}
+			if len(npys) > 0 {
+				err = data.StreamNPY32(npys[0], []int{n, dim}, produce)
+			} else {
+				err = produce(nil)
+			}
+			if err != nil {
+				return err
+			}
+			for _, o := range npys[min(1, len(npys)):] {
+				if err := copyFile(npys[0], o); err != nil {
 					return err
 				}
 			}
-			fmt.Fprintf(c.App.Writer, "%d samples, sampler %s, NFE %d, %.2fs; wrote %s\n", c.Int("n"), s.Method.Name(), res.NFE,
-				elapsed.Seconds(), strings.Join(outs, ", "))
-			warnDiverged(c.App.ErrWriter, res.Diverged, c.Int("n"), "a .npy keeps them as they are, a picture leaves them out")
+			for _, o := range pics {
+				if err := writeModelSamples(m.source, o, kept, dim, fmt.Sprintf("%s, %s, NFE %d", m.cfg.SDE, s.Method.Name(), res.NFE)); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "%d samples, sampler %s, NFE %d, %.2fs; wrote %s\n", n, s.Method.Name(), res.NFE,
+				time.Since(start).Seconds(), strings.Join(outs, ", "))
+			warnDiverged(c.App.ErrWriter, res.Diverged, n, "a .npy keeps them as they are, a picture leaves them out")
 			return nil
 		},
 	}
+}
+
+// maxPictureValues bounds the samples a picture (.png) holds in memory: 2²⁷ values, 512 MiB of float32.
+const maxPictureValues = 1 << 27
+
+// copyFile copies src to dst atomically.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := atomicfile.Write(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	}); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	return nil
 }
 
 // checkWritableDir reports an output path whose directory is missing.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"holdgo/checkpoint"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/parallel"
+	"holdgo/internal/runlock"
 	"holdgo/train"
 )
 
@@ -104,19 +106,26 @@ func trainCommand() *cli.Command {
 		Usage: "train a score model (writes DIR/config.yaml, DIR/ckpt.safetensors, DIR/log.csv)",
 		Flags: append(runConfigFlags(train.DefaultRunConfig()),
 			&cli.StringFlag{Name: "out", Value: "runs/hold", Usage: "run directory"},
-			&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its checkpoint (up to --steps in total)"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its checkpoint (up to --steps in total); " +
+				"only --steps, --ckpt-every, --log-every, --threads and --time-limit may differ from the stored run"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.IntFlag{Name: "log-every", Value: 100, Usage: "steps between log.csv rows and plain progress lines"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this wall time (e.g. 58m), writing the checkpoint; 0: no limit"},
+			deviceFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("train takes no arguments, got %q", c.Args().First())
 			}
 			if c.Int("log-every") < 1 {
-				return usageErr("--log-every must be ≥ 1")
+				return usageErr("--log-every must be ≥ 1, got %d", c.Int("log-every"))
 			}
-			parallel.SetThreads(c.Int("threads"))
+			if d := c.Duration("time-limit"); d < 0 {
+				return usageErr("--time-limit must be ≥ 0 (0: no limit), got %v", d)
+			}
+			if err := setThreads(c); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if d := c.Duration("time-limit"); d > 0 {
@@ -132,6 +141,19 @@ func trainCommand() *cli.Command {
 // usageErr is an input error: exit status 2.
 func usageErr(format string, args ...any) error {
 	return cli.Exit("holdctl: "+fmt.Sprintf(format, args...), 2)
+}
+
+// maxThreads bounds --threads: each thread is a persistent worker goroutine.
+const maxThreads = 256
+
+// setThreads applies --threads (0: all cores) after checking its range.
+func setThreads(c *cli.Context) error {
+	n := c.Int("threads")
+	if n < 0 || n > maxThreads {
+		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
+	}
+	parallel.SetThreads(n)
+	return nil
 }
 
 // session is a training run bound to its directory.
@@ -150,45 +172,92 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 		file *checkpoint.File
 		err  error
 	)
+	if !resume {
+		// Everything the flags say is checked before the directory is touched.
+		if cfg, err = runConfigFrom(c, train.DefaultRunConfig()); err != nil {
+			return usageErr("%v", err)
+		}
+		if err := cfg.Validate(); err != nil {
+			return usageErr("%v", err)
+		}
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageErr("cannot resume: %s is not a run directory (%v)", dir, err)
+	}
+	created, err := makeRunDir(dir)
+	if err != nil {
+		return usageErr("cannot create run directory: %v", err)
+	}
+	lock, err := runlock.Acquire(dir)
+	if err != nil { // the directory stays even if this call created it: the lock's holder may have found it so
+		if errors.Is(err, runlock.ErrLocked) {
+			return usageErr("%v", err)
+		}
+		return usageErr("cannot lock the run directory: %v", err)
+	}
+	defer lock.Release()
+	if lock.Stale != "" {
+		fmt.Fprintf(c.App.ErrWriter, "warning: took over the stale lock of %s in %s (that process no longer holds it)\n", lock.Stale, dir)
+	}
+	removed, err := atomicfile.RemoveStale(dir)
+	if len(removed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "removed stale temporary files of writes that were killed: %s\n", strings.Join(removed, ", "))
+	}
+	if err != nil {
+		return usageErr("%s: %v", dir, err)
+	}
+	// fail undoes what this run added to a directory it created.
+	fail := func(err error) error {
+		if created {
+			os.RemoveAll(dir)
+		}
+		return err
+	}
 	if resume {
-		if file, err = checkpoint.Load(ckpt); err != nil {
-			return usageErr("cannot resume: %v", err)
-		}
-		if cfg, err = train.ConfigFromCheckpoint(file); err != nil {
-			return usageErr("cannot resume: %v", err)
-		}
-		if c.IsSet("steps") {
-			cfg.Steps = c.Int("steps")
+		if cfg, file, err = resumeConfig(c, dir, ckpt); err != nil {
+			return err
 		}
 	} else {
 		if _, err := os.Stat(ckpt); err == nil {
 			return usageErr("%s already holds a run; pass --resume to continue it or choose another --out", dir)
 		}
-		if cfg, err = runConfigFrom(c, train.DefaultRunConfig()); err != nil {
-			return usageErr("%v", err)
+		if cfg.PointFile() {
+			if err := cfg.StoreData(dir); err != nil {
+				return fail(usageErr("%v", err))
+			}
 		}
 	}
 	built, err := cfg.Build()
 	if err != nil {
-		return usageErr("%v", err)
+		return fail(usageErr("%v", err))
 	}
 	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension(), cfg.Times)
 	if err != nil {
-		return usageErr("%v", err)
+		return fail(usageErr("%v", err))
 	}
 	tr, err := train.New(cfg.Options(), built.Net.Parameters(), loss)
 	if err != nil {
-		return usageErr("%v", err)
+		return fail(usageErr("%v", err))
 	}
 	if file != nil {
 		if err := tr.Restore(file); err != nil {
 			return usageErr("cannot resume: %v", err)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usageErr("cannot create run directory: %v", err)
+	dev, err := openDevice(c.String("device"))
+	if err != nil {
+		return fail(usageErr("%v", err))
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, configName), cfg.YAML()); err != nil {
+	if err := tr.SetDevice(dev); err != nil {
+		return fail(usageErr("--device %s: %v", c.String("device"), err))
+	}
+	yml, err := cfg.YAML()
+	if err != nil {
+		return fail(usageErr("%v", err))
+	}
+	if _, err := cfg.Meta(); err != nil { // the checkpoint's metadata must encode before any step is spent
+		return fail(usageErr("%v", err))
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, configName), yml); err != nil {
 		return usageErr("cannot write to the run directory: %v", err)
 	}
 	logFile, err := openLog(filepath.Join(dir, logName), tr.Step)
@@ -200,16 +269,70 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 	return s.loop(ctx, logEvery)
 }
 
+// makeRunDir creates dir (and its parents) and reports whether this call
+// created dir itself.
+func makeRunDir(dir string) (bool, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return false, err
+	}
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+			return false, fmt.Errorf("%s is a file, not a directory", dir)
+		}
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// resumeConfig loads the checkpoint of a run and the configuration to
+// continue it with: the stored one, with the keys a resume may change
+// (steps, ckpt-every) taken from the flags. Any other flag or --config key
+// that contradicts the stored run is an error listing every difference.
+func resumeConfig(c *cli.Context, dir, ckpt string) (train.RunConfig, *checkpoint.File, error) {
+	file, err := checkpoint.Load(ckpt)
+	if err != nil {
+		return train.RunConfig{}, nil, usageErr("cannot resume: %v", err)
+	}
+	stored, err := train.ConfigFromCheckpoint(file)
+	if err != nil {
+		return stored, nil, usageErr("cannot resume: %v", err)
+	}
+	want, err := runConfigFrom(c, stored)
+	if err != nil {
+		return stored, nil, usageErr("%v", err)
+	}
+	if diff := stored.Differences(want, "steps", "ckpt_every"); len(diff) > 0 {
+		return stored, nil, usageErr("cannot resume %s: the flags contradict the stored run (%s); only --steps, --ckpt-every, "+
+			"--log-every, --threads and --time-limit may change on --resume, start a new run (another --out) to change the rest",
+			dir, strings.Join(diff, "; "))
+	}
+	cfg := stored
+	cfg.Steps, cfg.CkptEvery = want.Steps, want.CkptEvery
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, usageErr("%v", err)
+	}
+	if err := cfg.UseStoredData(dir, ""); err != nil {
+		return cfg, nil, usageErr("cannot resume: %v", err)
+	}
+	return cfg, file, nil
+}
+
 func (s *session) save() error {
-	return s.trainer.Save(filepath.Join(s.dir, ckptName), s.cfg.Meta())
+	meta, err := s.cfg.Meta()
+	if err != nil {
+		return err
+	}
+	return s.trainer.Save(filepath.Join(s.dir, ckptName), meta)
 }
 
 func (s *session) loop(ctx context.Context, logEvery int) error {
 	tr, cfg := s.trainer, s.cfg
-	fmt.Fprintf(s.out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d, seed %d, run dir %s\n",
-		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, cfg.Seed, s.dir)
+	fmt.Fprintf(s.out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d, seed %d, device %s, run dir %s\n",
+		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, cfg.Seed, tr.Device().Name(), s.dir)
 	bar := newProgress(s.out, tr.Step, cfg.Steps, logEvery)
 	lastGood := tr.Step
+	var lastRead train.Stats
 	window := time.Now()
 	windowStart := tr.Step
 	for tr.Step < cfg.Steps {
@@ -226,7 +349,17 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 			return cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; continue with --resume", tr.Step, s.dir), 130)
 		default:
 		}
-		st, err := tr.TrainStep()
+		// On a device the loss and gradient norm are read back (a synchronisation) only when they
+		// are logged or a checkpoint is due; a non-finite step in between is skipped there and
+		// reported by the next read.
+		next := tr.Step + 1
+		read := next%logEvery == 0 || next == cfg.Steps || (cfg.CkptEvery > 0 && next%cfg.CkptEvery == 0)
+		st, err := tr.Advance(read)
+		if read {
+			lastRead = st
+		} else {
+			st.Loss, st.GradNorm = lastRead.Loss, lastRead.GradNorm
+		}
 		if errors.Is(err, train.ErrNonFinite) {
 			bar.finish()
 			return cli.Exit(fmt.Sprintf("holdctl: training stopped: %v.\nThe last good checkpoint (step %d) is kept in %s. "+

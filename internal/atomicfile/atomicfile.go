@@ -20,7 +20,7 @@ func Write(path string, write func(io.Writer) error) error {
 		mode = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // tempPattern
 	if err != nil {
 		return fmt.Errorf("create temporary file: %w", err)
 	}
@@ -76,4 +76,29 @@ func syncDir(dir string) error {
 		return err
 	}
 	return d.Close()
+}
+
+// tempPattern is the name Write gives its temporary files: "." + the
+// target's base name + ".tmp-" + a random suffix.
+const tempPattern = ".*.tmp-*"
+
+// RemoveStale removes the temporary files that writes killed before their
+// rename left in dir, and returns their names. Call it only while no write
+// into dir can be under way (a run directory under its lock).
+func RemoveStale(dir string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, tempPattern))
+	if err != nil {
+		return nil, fmt.Errorf("find stale temporary files: %w", err)
+	}
+	var removed []string
+	for _, m := range matches {
+		if st, err := os.Lstat(m); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if err := os.Remove(m); err != nil {
+			return removed, fmt.Errorf("remove stale temporary file: %w", err)
+		}
+		removed = append(removed, filepath.Base(m))
+	}
+	return removed, nil
 }

@@ -44,3 +44,38 @@ func TestWriteReplacesOrLeavesUntouched(t *testing.T) {
 		t.Fatal("write into a missing directory succeeded")
 	}
 }
+
+// TestRemoveStale: the temporary file of a write killed before its rename
+// (made here by the same os.CreateTemp pattern Write uses) is removed;
+// the target, other dot files and directories are kept.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "ckpt.safetensors")
+	if err := WriteFile(target, []byte("good")); err != nil {
+		t.Fatal(err)
+	}
+	killed, err := os.CreateTemp(dir, ".ckpt.safetensors.tmp-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed.Close()
+	for _, keep := range []string{".lock", "data.tmp-1", ".notes"} {
+		if err := os.WriteFile(filepath.Join(dir, keep), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".x.tmp-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := RemoveStale(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0] != filepath.Base(killed.Name()) {
+		t.Fatalf("removed %v, want [%s]", removed, filepath.Base(killed.Name()))
+	}
+	left, err := os.ReadDir(dir)
+	if err != nil || len(left) != 5 {
+		t.Fatalf("left %v (%v), want the target, .lock, data.tmp-1, .notes and the directory", left, err)
+	}
+}

@@ -1,0 +1,55 @@
+//go:build cudashim && !cuda
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"holdgo/cuda"
+	"holdgo/tensor"
+)
+
+// holdctl-shim (go build -tags cudashim -o holdctl-shim ./cmd/holdctl): --device cuda opens the
+// host shim, which runs the CUDA kernels of kernels/*.cu compiled for the CPU behind the real
+// device glue, so the whole GPU path can be run and compared with the CPU on a machine without a
+// GPU (slowly: every GPU thread is a fiber).
+
+// openDevice returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:0" (the
+// shim).
+func openDevice(name string) (tensor.Device, error) {
+	switch {
+	case name == "" || name == "cpu":
+		return tensor.CPU, nil
+	case name == "reference":
+		return tensor.Reference, nil
+	case name == "cuda" || strings.HasPrefix(name, "cuda:"):
+		return openCUDA(name)
+	}
+	return nil, fmt.Errorf("unknown device %q (want cpu, reference, cuda or cuda:N)", name)
+}
+
+func openCUDA(name string) (*cuda.Device, error) {
+	if name != "cuda" && name != "cuda:0" {
+		return nil, fmt.Errorf("--device %s: this is holdctl-shim, whose one CUDA device is the host shim (cuda or cuda:0)", name)
+	}
+	return cuda.NewDevice(cuda.NewShimBackend()), nil
+}
+
+// benchKernels runs the kernel benchmark driver on the shim (CPU times: a smoke run, not a
+// measurement).
+func benchKernels(w io.Writer, device string, opts benchOptions) error {
+	dev, err := openCUDA(device)
+	if err != nil {
+		return err
+	}
+	res, err := cuda.BenchKernels(dev, opts)
+	if err != nil {
+		return err
+	}
+	cuda.WriteBenchTable(w, dev, res)
+	return nil
+}
+
+type benchOptions = cuda.BenchOptions

@@ -1,0 +1,9 @@
+//go:build !cudashim
+
+package cuda
+
+// ShimBuilt reports whether this binary carries the host shim (-tags cudashim).
+const ShimBuilt = false
+
+// NewShimBackend returns nil in a binary built without -tags cudashim.
+func NewShimBackend() Backend { return nil }

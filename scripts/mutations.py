@@ -1,0 +1,747 @@
+#!/usr/bin/env python3
+"""Replays the mutations that prove holdgo's sensitive tests (issue 17, item 6).
+
+Each mutation changes one term of production code slightly (a backward rule by 0.1 %, a likelihood
+term by 2 %, the EMA warm-up by one update, a generic vec/gemm kernel, a literal of the paper's
+mixture), runs the test that must catch it, and restores the file. The run fails (exit 1) if any
+mutation survives, or if a pattern no longer matches exactly once (the code moved: update the list).
+
+    python3 scripts/mutations.py            # all (a few minutes: one go test per mutation)
+    python3 scripts/mutations.py Conv2d     # only mutations whose label contains "Conv2d"
+
+Run from a clean checkout (it refuses to start when tracked files are modified). Standard library only.
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MUTATIONS = json.loads(r"""
+[
+ {
+  "label": "Exp dx=dy·y ×1.001",
+  "file": "autograd/ops.go",
+  "old": "func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) })\n}\n\n// Log",
+  "new": "func(d, _, y, dy *tensor.Tensor) { tensor.MulScalar(d, tensor.Mul(d, dy, y), 1.001) })\n}\n\n// Log",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Log dx=dy/x ×1.001",
+  "file": "autograd/ops.go",
+  "old": "tensor.Div(d, dy, x) })",
+  "new": "tensor.MulScalar(d, tensor.Div(d, dy, x), 1.001) })",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Sqrt 0.5→0.5005",
+  "file": "autograd/ops.go",
+  "old": "tensor.Div(d, dy, y), 0.5)",
+  "new": "tensor.Div(d, dy, y), 0.5005)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Square 2→2.002",
+  "file": "autograd/ops.go",
+  "old": "tensor.Mul(d, dy, x), 2)",
+  "new": "tensor.Mul(d, dy, x), 2.002)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "MulScalar s→1.001s",
+  "file": "autograd/ops.go",
+  "old": "tensor.MulScalar(d, dy, s)",
+  "new": "tensor.MulScalar(d, dy, s*1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Mul da ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(a, tensor.Mul(g.tmp(dy.Shape()...), dy, b.T))",
+  "new": "g.accum(a, tensor.MulScalar(nil, tensor.Mul(g.tmp(dy.Shape()...), dy, b.T), 1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Div da ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(a, tensor.Div(g.tmp(dy.Shape()...), dy, b.T))",
+  "new": "g.accum(a, tensor.MulScalar(nil, tensor.Div(g.tmp(dy.Shape()...), dy, b.T), 1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Div db ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(b, tensor.Neg(d, d))",
+  "new": "g.accum(b, tensor.MulScalar(d, d, -1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Sub db ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(b, tensor.Neg(g.tmp(dy.Shape()...), dy))",
+  "new": "g.accum(b, tensor.MulScalar(g.tmp(dy.Shape()...), dy, -1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Sigmoid ref dy·y(1−y) ×1.001",
+  "file": "tensor/ref.go",
+  "old": "return b * a * (1 - a)",
+  "new": "return 1.001 * b * a * (1 - a)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Sigmoid cpu dy·y(1−y) ×1.001",
+  "file": "tensor/cpu.go",
+  "old": "o[i] = dy[i] * v * (1 - v)",
+  "new": "o[i] = 1.001 * dy[i] * v * (1 - v)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Tanh ref term y² ×1.001",
+  "file": "tensor/ref.go",
+  "old": "return b * (1 - a*a)",
+  "new": "return b * (1 - 1.001*a*a)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Tanh cpu term y² ×1.001",
+  "file": "tensor/cpu.go",
+  "old": "o[i] = dy[i] * (1 - v*v)",
+  "new": "o[i] = dy[i] * (1 - 1.001*v*v)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "SiLU ref term x(1−σ) ×1.001",
+  "file": "tensor/ref.go",
+  "old": "return b * sg * (1 + a*(1-sg))",
+  "new": "return b * sg * (1 + 1.001*a*(1-sg))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Sum scale 1→1.001",
+  "file": "autograd/ops.go",
+  "old": "g.broadcastAccum(x, dy, 1)",
+  "new": "g.broadcastAccum(x, dy, 1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Mean scale ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.broadcastAccum(x, dy, scale)",
+  "new": "g.broadcastAccum(x, dy, scale*1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Max mask·dy ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(x, tensor.Mul(mask, mask, dy))",
+  "new": "g.accum(x, tensor.MulScalar(mask, tensor.Mul(mask, mask, dy), 1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "MatMul dA (no trans) ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.matAcc(a, dy, b.T, false, !transB)",
+  "new": "g.matAcc(a, dy, tensor.MulScalar(nil, b.T, 1.001), false, !transB)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "MatMul dB (transB) ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.matAcc(b, dy, a.T, true, transA)",
+  "new": "g.matAcc(b, dy, tensor.MulScalar(nil, a.T, 1.001), true, transA)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Linear db ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(b, tensor.Sum(g.tmp(1, outDim), dy2, 0).Reshape(outDim))",
+  "new": "g.accum(b, tensor.MulScalar(nil, tensor.Sum(g.tmp(1, outDim), dy2, 0), 1.001).Reshape(outDim))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Conv2d ref dx ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "acc[xi] += float64(g[yi]) * float64(wd[wi])",
+  "new": "acc[xi] += 1.001 * float64(g[yi]) * float64(wd[wi])",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Conv2d ref dw ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "acc[wi] += float64(g[yi]) * float64(xd[xi])",
+  "new": "acc[wi] += 1.001 * float64(g[yi]) * float64(xd[xi])",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Conv2d db ×1.001",
+  "file": "autograd/conv.go",
+  "old": "g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))",
+  "new": "g.accum(b, tensor.MulScalar(nil, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3), 1.001).Reshape(shape[1]))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Conv2d dx (autograd: dy ×1.001)",
+  "file": "autograd/conv.go",
+  "old": "tensor.Conv2dGradInput(g.grad(x), dy, w.T, stride, pad, 1)",
+  "new": "tensor.Conv2dGradInput(g.grad(x), tensor.MulScalar(nil, dy, 1.001), w.T, stride, pad, 1)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm ref dx term mean(g) ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "o[i] = float32(rstd[ng] * (gv - mg - h*mgx))",
+  "new": "o[i] = float32(rstd[ng] * (gv - 1.001*mg - h*mgx))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm ref dx term x̂·mean(g·x̂) ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "o[i] = float32(rstd[ng] * (gv - mg - h*mgx))",
+  "new": "o[i] = float32(rstd[ng] * (gv - mg - 1.001*h*mgx))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm cpu dx term x̂·mean(g·x̂) ×1.001",
+  "file": "tensor/cpu_norm.go",
+  "old": "o[off+i] = r * (dy[off+i]*gm - fmg - (v-m)*r*fmgx)",
+  "new": "o[off+i] = r * (dy[off+i]*gm - fmg - 1.001*(v-m)*r*fmgx)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm ref dγ ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "acc[ch] += float64(dy[i]) * h",
+  "new": "acc[ch] += 1.001 * float64(dy[i]) * h",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm ref dβ ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "acc[c+ch] += float64(dy[i])",
+  "new": "acc[c+ch] += 1.001 * float64(dy[i])",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm cpu dγ ×1.001",
+  "file": "tensor/cpu_norm.go",
+  "old": "dg += float64(sg) * float64(rstd[ng])",
+  "new": "dg += 1.001 * float64(sg) * float64(rstd[ng])",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Softmax ref term dot ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "dst[i] = float32(float64(y) * (float64(dy[i]) - dot))",
+  "new": "dst[i] = float32(float64(y) * (float64(dy[i]) - 1.001*dot))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Softmax cpu term dot ×1.001",
+  "file": "tensor/cpu_norm.go",
+  "old": "dst[i] = y * (dy[i] - dot)",
+  "new": "dst[i] = y * (dy[i] - 1.001*dot)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Attention dv ×1.001",
+  "file": "autograd/attention.go",
+  "old": "tensor.MatMulAcc(g.grad(v), do, w, false, false, 1)",
+  "new": "tensor.MatMulAcc(g.grad(v), do, tensor.MulScalar(nil, w, 1.001), false, false, 1)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Attention backward scale ×1.001",
+  "file": "autograd/attention.go",
+  "old": "tensor.MulScalar(ds, ds, scale)",
+  "new": "tensor.MulScalar(ds, ds, scale*1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Attention dq ×1.001",
+  "file": "autograd/attention.go",
+  "old": "tensor.MatMulAcc(g.grad(q), k.T, ds, false, true, 1)",
+  "new": "tensor.MatMulAcc(g.grad(q), tensor.MulScalar(nil, k.T, 1.001), ds, false, true, 1)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Attention dk ×1.001",
+  "file": "autograd/attention.go",
+  "old": "tensor.MatMulAcc(g.grad(k), q.T, ds, false, false, 1)",
+  "new": "tensor.MatMulAcc(g.grad(k), tensor.MulScalar(nil, q.T, 1.001), ds, false, false, 1)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d adjoint ×1.001",
+  "file": "autograd/conv.go",
+  "old": "g.accum(x, tensor.UpFIRDn2d(g.tmp(x.Shape()...), dy, adj))",
+  "new": "g.accum(x, tensor.MulScalar(nil, tensor.UpFIRDn2d(g.tmp(x.Shape()...), dy, adj), 1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d adjoint gain ×1.001",
+  "file": "tensor/fir.go",
+  "old": "Pad1: n*g.Up - m*g.Down + g.Pad0 - g.Up + 1, Gain: g.Gain}",
+  "new": "Pad1: n*g.Up - m*g.Down + g.Pad0 - g.Up + 1, Gain: g.Gain * 1.001}",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Dropout dy·m ×1.001",
+  "file": "autograd/conv.go",
+  "old": "g.accum(x, tensor.Mul(g.tmp(x.Shape()...), dy, m))",
+  "new": "g.accum(x, tensor.MulScalar(nil, tensor.Mul(g.tmp(x.Shape()...), dy, m), 1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Concat slice of dy ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(x, tensor.Slice(g.tmp(x.Shape()...), dy, ax, lo, lo+n))",
+  "new": "g.accum(x, tensor.MulScalar(nil, tensor.Slice(g.tmp(x.Shape()...), dy, ax, lo, lo+n), 1.001))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Slice ref SliceAdd ×1.001",
+  "file": "tensor/ref.go",
+  "old": "b[offset(big.shape, src)] += s[offset(small.shape, idx)]",
+  "new": "b[offset(big.shape, src)] += 1.001 * s[offset(small.shape, idx)]",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Gather ref ScatterAdd ×1.001",
+  "file": "tensor/ref.go",
+  "old": "m[offset(many.shape, src)] += r[offset(rows.shape, idx)]",
+  "new": "m[offset(many.shape, src)] += 1.001 * r[offset(rows.shape, idx)]",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Permute dy ×1.001",
+  "file": "autograd/ops.go",
+  "old": "g.accum(x, dy.Reshape(x.Shape()...))",
+  "new": "g.accum(x, tensor.MulScalar(nil, dy, 1.001).Reshape(x.Shape()...))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Linear dW ×1.001",
+  "file": "autograd/ops.go",
+  "old": "tensor.MatMulAcc(g.grad(w), dy2, x2, true, false, 1)",
+  "new": "tensor.MatMulAcc(g.grad(w), dy2, tensor.MulScalar(nil, x2, 1.001), true, false, 1)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Linear dx ×1.001",
+  "file": "autograd/ops.go",
+  "old": "tensor.MatMulAcc(gx.Reshape(rows, in), dy2, w.T, false, false, beta)",
+  "new": "tensor.MatMulAcc(gx.Reshape(rows, in), dy2, tensor.MulScalar(nil, w.T, 1.001), false, false, beta)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "NLL score-divergence term ½g²·tr ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "div[b] = lin - 0.5*g*g*div[b]",
+  "new": "div[b] = lin - 0.51*g*g*div[b]",
+  "pkg": "./sample",
+  "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
+  "tags": ""
+ },
+ {
+  "label": "NLL drift-trace term β·trF·d ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "lin := sde.Rate(t) * trF * float64(d)",
+  "new": "lin := 1.02 * sde.Rate(t) * trF * float64(d)",
+  "pkg": "./sample",
+  "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
+  "tags": ""
+ },
+ {
+  "label": "NLL prior log-density ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "joint := -(prior[b] + y[batch*row+b])",
+  "new": "joint := -(1.02*prior[b] + y[batch*row+b])",
+  "pkg": "./sample",
+  "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
+  "tags": ""
+ },
+ {
+  "label": "NLL aux log-density ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "outAux[b] = joint + auxLog[b]",
+  "new": "outAux[b] = joint + 1.02*auxLog[b]",
+  "pkg": "./sample",
+  "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
+  "tags": ""
+ },
+ {
+  "label": "NLL Rademacher estimate ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "div[b] = est\n",
+  "new": "div[b] = 1.02 * est\n",
+  "pkg": "./sample",
+  "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
+  "tags": ""
+ },
+ {
+  "label": "NLL exact trace ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "div[b] += vjp[b*row+(n-1)*d+i]",
+  "new": "div[b] += 1.02 * vjp[b*row+(n-1)*d+i]",
+  "pkg": "./sample",
+  "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
+  "tags": ""
+ },
+ {
+  "label": "Gaussian probes variance ×1.02 (ε ×1.01)",
+  "file": "sample/likelihood.go",
+  "old": "eps[i] = r.Normal()",
+  "new": "eps[i] = 1.01 * r.Normal()",
+  "pkg": "./sample",
+  "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
+  "tags": ""
+ },
+ {
+  "label": "EMA off-by-one n/(9+n)",
+  "file": "optim/optim.go",
+  "old": "decay := min(e.Rate, (1+n)/(10+n))",
+  "new": "decay := min(e.Rate, n/(9+n))",
+  "pkg": "./optim",
+  "run": "TestEMAFirstUpdates",
+  "tags": ""
+ },
+ {
+  "label": "EMA Updates++ after the decay (n−1 used)",
+  "file": "optim/optim.go",
+  "old": "\te.Updates++\n\tn := float64(e.Updates)\n",
+  "new": "\tn := float64(e.Updates)\n\te.Updates++\n",
+  "pkg": "./optim",
+  "run": "TestEMAFirstUpdates",
+  "tags": ""
+ },
+ {
+  "label": "EMA warm-up decay ×1.001",
+  "file": "optim/optim.go",
+  "old": "decay := min(e.Rate, (1+n)/(10+n))",
+  "new": "decay := min(e.Rate, (1+n)/(10+n)*1.001)",
+  "pkg": "./optim",
+  "run": "TestEMAFirstUpdates",
+  "tags": ""
+ },
+ {
+  "label": "vec generic Add (addRef) + 1e-6·a",
+  "file": "internal/vec/ref.go",
+  "old": "dst[i] = a[i] + b[i]",
+  "new": "dst[i] = a[i] + b[i] + a[i]*1e-6",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec generic Mul (mulRef) ×1.000001",
+  "file": "internal/vec/ref.go",
+  "old": "dst[i] = a[i] * b[i]",
+  "new": "dst[i] = a[i] * b[i] * 1.000001",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec generic AddScaled s·b ×1.000001",
+  "file": "internal/vec/ref.go",
+  "old": "dst[i] = a[i] + float32(s*b[i])",
+  "new": "dst[i] = a[i] + float32(s*b[i]*1.000001)",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec generic EMA k ×1.001",
+  "file": "internal/vec/ref.go",
+  "old": "shadow[i] -= float32(k * (shadow[i] - params[i]))",
+  "new": "shadow[i] -= float32(1.001 * k * (shadow[i] - params[i]))",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec generic Adam eps ×1.001",
+  "file": "internal/vec/ref.go",
+  "old": "denom := float32(math.Sqrt(float64(v[i])))/sqrtBC2 + eps",
+  "new": "denom := float32(math.Sqrt(float64(v[i])))/sqrtBC2 + eps*1.001",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec generic Sum (sumRef) ×(1+1e-7)",
+  "file": "internal/vec/ref.go",
+  "old": "\t\ts += float64(v)\n",
+  "new": "\t\ts += float64(v) * (1 + 1e-7)\n",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec generic SumSquares ×(1+1e-9)",
+  "file": "internal/vec/ref.go",
+  "old": "s += float64(v) * float64(v)",
+  "new": "s += float64(v) * float64(v) * (1 + 1e-9)",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec SumSqDev tail ×(1+1e-9)",
+  "file": "internal/vec/ref.go",
+  "old": "\t\ts += d * d\n",
+  "new": "\t\ts += d * d * (1 + 1e-9)\n",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "vec generic Mix (mixRef) ×(1+1e-9)",
+  "file": "internal/vec/ref.go",
+  "old": "o[i] = T(acc[r])",
+  "new": "o[i] = T(acc[r] * (1 + 1e-9))",
+  "pkg": "./internal/vec",
+  "run": "TestIndependent",
+  "tags": "noasm"
+ },
+ {
+  "label": "SgemmRef beta·C ×1.0001",
+  "file": "internal/gemm/ref.go",
+  "old": "*cij = alpha*dot + beta**cij",
+  "new": "*cij = alpha*dot + 1.0001*beta**cij",
+  "pkg": "./internal/gemm",
+  "run": "TestIndependentFloat64",
+  "tags": "noasm"
+ },
+ {
+  "label": "SgemmRef alpha·dot ×1.0001 (beta 0)",
+  "file": "internal/gemm/ref.go",
+  "old": "*cij = alpha * dot\n",
+  "new": "*cij = alpha * dot * 1.0001\n",
+  "pkg": "./internal/gemm",
+  "run": "TestIndependentFloat64",
+  "tags": "noasm"
+ },
+ {
+  "label": "generic micro-kernel beta·C ×1.0001 (row 0)",
+  "file": "internal/gemm/kernel_generic.go",
+  "old": "row[0] = alpha*x0 + beta*row[0]",
+  "new": "row[0] = alpha*x0 + 1.0001*beta*row[0]",
+  "pkg": "./internal/gemm",
+  "run": "TestIndependentFloat64",
+  "tags": "noasm"
+ },
+ {
+  "label": "paper mixture mean −0.6575 → −0.6574 (hold)",
+  "file": "hold/oracle.go",
+  "old": "{-0.6575}",
+  "new": "{-0.6574}",
+  "pkg": "./experiment",
+  "run": "TestPaperMixturesAgree",
+  "tags": ""
+ },
+ {
+  "label": "paper mixture weight 0.34 → 0.341 (hold)",
+  "file": "hold/oracle.go",
+  "old": "Weights: []float64{0.34, 0.33, 0.33}",
+  "new": "Weights: []float64{0.341, 0.33, 0.33}",
+  "pkg": "./experiment",
+  "run": "TestPaperMixturesAgree",
+  "tags": ""
+ },
+ {
+  "label": "paper mixture std 0.02 → 0.0201 (hold)",
+  "file": "hold/oracle.go",
+  "old": "Stds:    []float64{0.01, 0.02, 0.01}",
+  "new": "Stds:    []float64{0.01, 0.0201, 0.01}",
+  "pkg": "./experiment",
+  "run": "TestPaperMixturesAgree",
+  "tags": ""
+ },
+ {
+  "label": "Swiss-roll noise 0.02 → 0.2",
+  "file": "data/swissroll.go",
+  "old": "const DefaultSwissNoise = 0.02",
+  "new": "const DefaultSwissNoise = 0.2",
+  "pkg": "./experiment",
+  "run": "TestPaperMixturesAgree",
+  "tags": ""
+ },
+ {
+  "label": "holdctl nll exact −log p ×1.02",
+  "file": "cmd/holdctl/nll_points.go",
+  "old": "exact[i] = -mix.LogDensity(x[i*dim:(i+1)*dim]) / float64(dim)",
+  "new": "exact[i] = -1.02 * mix.LogDensity(x[i*dim:(i+1)*dim]) / float64(dim)",
+  "pkg": "./cmd/holdctl",
+  "run": "TestCLINLLNumbers",
+  "tags": ""
+ },
+ {
+  "label": "sample.NLL summary per dim ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "perDim[i] = v / float64(d)",
+  "new": "perDim[i] = 1.02 * v / float64(d)",
+  "pkg": "./cmd/holdctl",
+  "run": "TestCLINLLNumbers",
+  "tags": ""
+ },
+ {
+  "label": "sample.BitsPerDim ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "return natsPerDim/math.Ln2 + offsetBits",
+  "new": "return 1.02*natsPerDim/math.Ln2 + offsetBits",
+  "pkg": "./cmd/holdctl",
+  "run": "TestCLINLLNumbers",
+  "tags": ""
+ },
+ {
+  "label": "sample.MeanSE SE ×1.02",
+  "file": "sample/likelihood.go",
+  "old": "return Stat{Mean: mean, SE: math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))}",
+  "new": "return Stat{Mean: mean, SE: 1.02 * math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))}",
+  "pkg": "./cmd/holdctl",
+  "run": "TestCLINLLNumbers",
+  "tags": ""
+ },
+ {
+  "label": "data.Mixture log-density Gaussian term ×1.02",
+  "file": "data/mixture.go",
+  "old": "lp := math.Log(w/sum) - 0.5*sq - d*math.Log(s)",
+  "new": "lp := math.Log(w/sum) - 0.51*sq - d*math.Log(s)",
+  "pkg": "./cmd/holdctl",
+  "run": "TestCLINLLNumbers",
+  "tags": ""
+ }
+]
+""")
+
+
+def main():
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:
+        sys.exit("mutations.py: tracked files are modified; commit or stash first:\n" + dirty)
+    survived = 0
+    for m in MUTATIONS:
+        if only not in m["label"]:
+            continue
+        path = os.path.join(ROOT, m["file"])
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        if src.count(m["old"]) != 1:
+            print(f"STALE   {m['label']}: pattern found {src.count(m['old'])} times in {m['file']}")
+            survived += 1
+            continue
+        cmd = ["go", "test", "-count=1"] + (["-tags", m["tags"]] if m["tags"] else []) + [m["pkg"], "-run", m["run"]]
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(src.replace(m["old"], m["new"]))
+            r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        finally:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(src)
+        failed = [l.split()[2] for l in r.stdout.splitlines() if l.strip().startswith("--- FAIL")]
+        if r.returncode == 0:
+            survived += 1
+            print(f"SURVIVED {m['label']} ({' '.join(cmd)})")
+        else:
+            first = next((n for n in failed if "/" in n), failed[0] if failed else "build or run failure")
+            print(f"caught  {m['label']}: {first} ({len(failed)} failing tests and subtests)")
+    sys.exit(1 if survived else 0)
+
+
+if __name__ == "__main__":
+    main()

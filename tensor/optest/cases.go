@@ -1,0 +1,260 @@
+// Package optest is the tensor op list's backend test table, in the spirit of ggml's
+// test-backend-ops: one case table of every op on awkward shapes, and a runner that compares any
+// tensor.Device with tensor.Reference. tensor's tests run it on the CPU device at every
+// instruction-set level; cuda's on the host shim and, where there is one, on a GPU.
+package optest
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"holdgo/tensor"
+)
+
+// opCase builds operands with rng and runs one op through the public API on
+// whatever device the operands live on (toDev moves a host tensor there).
+type opCase struct {
+	name string
+	run  func(rng *tensor.RNG, toDev func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor
+}
+
+func positive(t *tensor.Tensor) *tensor.Tensor {
+	for i, v := range t.Data() {
+		t.Data()[i] = float32(math.Abs(float64(v))) + 0.1
+	}
+	return t
+}
+
+// shapes awkward for the kernels: size 0 and 1, odd sizes, above the grain.
+var testShapes = [][]int{{0}, {1}, {3}, {17}, {2, 3}, {1, 5, 1}, {4, 1, 7}, {3, 130, 129}}
+
+func unaryCase(name string, f func(out, a *tensor.Tensor) *tensor.Tensor, pos bool) []opCase {
+	var cs []opCase
+	for _, sh := range testShapes {
+		cs = append(cs, opCase{fmt.Sprintf("%s%v", name, sh), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			a := tensor.RandN(r, sh...)
+			if pos {
+				positive(a)
+			}
+			return f(nil, d(a))
+		}})
+	}
+	return cs
+}
+
+func binaryCases(name string, f func(out, a, b *tensor.Tensor) *tensor.Tensor) []opCase {
+	pairs := [][2][]int{{{0}, {0}}, {{5}, {5}}, {{3, 4}, {4}}, {{3, 4}, {3, 1}}, {{1, 4}, {3, 1}},
+		{{2, 3, 5}, {1, 3, 1}}, {{}, {2, 2}}, {{40, 300}, {300}}, {{200, 300}, {200, 300}}}
+	var cs []opCase
+	for _, p := range pairs {
+		cs = append(cs, opCase{fmt.Sprintf("%s%v%v", name, p[0], p[1]), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			a, b := tensor.RandN(r, p[0]...), positive(tensor.RandN(r, p[1]...))
+			if name == "Eq" { // make some elements equal
+				b = tensor.Copy(nil, tensor.Slice(nil, a.Reshape(append([]int{1}, p[0]...)...), 0, 0, 1).Reshape(p[0]...))
+				if len(p[0]) == len(p[1]) && slices.Equal(p[0], p[1]) && b.Len() > 1 {
+					b.Data()[0] += 1
+				} else {
+					b = tensor.RandN(r, p[1]...)
+				}
+			}
+			return f(nil, d(a), d(b))
+		}})
+	}
+	return cs
+}
+
+func baseCases() map[tensor.OpKind][]opCase {
+	mm := func(a, b []int, ta, tb bool, beta float32) opCase {
+		return opCase{fmt.Sprintf("MatMul%v%v/%v%v/%v", a, b, ta, tb, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, y := d(tensor.RandN(r, a...)), d(tensor.RandN(r, b...))
+			if beta == 0 {
+				return tensor.MatMul(nil, x, y, ta, tb)
+			}
+			shape, _ := tensor.MatMulShape(a, b, ta, tb)
+			return tensor.MatMulAcc(d(tensor.RandN(r, shape...)), x, y, ta, tb, beta)
+		}}
+	}
+	reduceCases := func(name string, f func(out, a *tensor.Tensor, axes ...int) *tensor.Tensor) []opCase {
+		type rc struct {
+			shape []int
+			axes  []int
+		}
+		var cs []opCase
+		for _, c := range []rc{{[]int{7}, nil}, {[]int{3, 4}, []int{0}}, {[]int{3, 4}, []int{-1}},
+			{[]int{2, 3, 5}, []int{0, 2}}, {[]int{2, 3, 5}, []int{1}}, {[]int{512, 130}, []int{0}}, {[]int{0, 3}, []int{1}}} {
+			cs = append(cs, opCase{fmt.Sprintf("%s%v%v", name, c.shape, c.axes), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return f(nil, d(tensor.RandN(r, c.shape...)), c.axes...)
+			}})
+		}
+		return cs
+	}
+	grad := func(name string, f func(out, a, b *tensor.Tensor) *tensor.Tensor) []opCase {
+		return []opCase{{name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x := tensor.RandN(r, 33, 65)
+			if name != "SiLUGrad" {
+				x = tensor.Tanh(nil, x)
+			}
+			return f(nil, d(x), d(tensor.RandN(r, 33, 65)))
+		}}}
+	}
+	return map[tensor.OpKind][]opCase{
+		tensor.OpFill: {{"Fill", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.Fill(d(tensor.Zeros(3, 5)), 2.5)
+		}}},
+		tensor.OpCopy: {{"Copy", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.Copy(d(tensor.Zeros(6, 5)), d(tensor.RandN(r, 30)))
+		}}},
+		tensor.OpNeg:     unaryCase("Neg", tensor.Neg, false),
+		tensor.OpExp:     unaryCase("Exp", tensor.Exp, false),
+		tensor.OpLog:     unaryCase("Log", tensor.Log, true),
+		tensor.OpSqrt:    unaryCase("Sqrt", tensor.Sqrt, true),
+		tensor.OpSquare:  unaryCase("Square", tensor.Square, false),
+		tensor.OpTanh:    unaryCase("Tanh", tensor.Tanh, false),
+		tensor.OpSigmoid: unaryCase("Sigmoid", tensor.Sigmoid, false),
+		tensor.OpSiLU:    unaryCase("SiLU", tensor.SiLU, false),
+		tensor.OpAddScalar: unaryCase("AddScalar", func(o, a *tensor.Tensor) *tensor.Tensor {
+			return tensor.AddScalar(o, a, -1.25)
+		}, false),
+		tensor.OpMulScalar: unaryCase("MulScalar", func(o, a *tensor.Tensor) *tensor.Tensor {
+			return tensor.MulScalar(o, a, 3.5)
+		}, false),
+		tensor.OpSiLUGrad:    grad("SiLUGrad", tensor.SiLUGrad),
+		tensor.OpTanhGrad:    grad("TanhGrad", tensor.TanhGrad),
+		tensor.OpSigmoidGrad: grad("SigmoidGrad", tensor.SigmoidGrad),
+		tensor.OpAdd:         binaryCases("Add", tensor.Add),
+		tensor.OpSub:         binaryCases("Sub", tensor.Sub),
+		tensor.OpMul:         binaryCases("Mul", tensor.Mul),
+		tensor.OpDiv:         binaryCases("Div", tensor.Div),
+		tensor.OpEq:          binaryCases("Eq", tensor.Eq),
+		tensor.OpMatMul: {
+			mm([]int{3, 4}, []int{4, 5}, false, false, 0), mm([]int{4, 3}, []int{4, 5}, true, false, 0),
+			mm([]int{3, 4}, []int{5, 4}, false, true, 0), mm([]int{4, 3}, []int{5, 4}, true, true, 0),
+			mm([]int{2, 3, 17, 9}, []int{2, 3, 9, 1}, false, false, 0), mm([]int{5, 1, 7}, []int{7, 3}, false, false, 0),
+			mm([]int{33, 65}, []int{65, 31}, false, false, 1), mm([]int{65, 33}, []int{31, 65}, true, true, 0.5),
+			mm([]int{1, 0}, []int{0, 3}, false, false, 0), mm([]int{130, 129}, []int{129, 67}, false, false, 0),
+		},
+		tensor.OpSum: reduceCases("Sum", tensor.Sum),
+		tensor.OpMax: reduceCases("Max", tensor.Max),
+		tensor.OpPermute: {
+			{"Permute2", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.Transpose(nil, d(tensor.RandN(r, 130, 129)))
+			}},
+			{"Permute3", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.Permute(nil, d(tensor.RandN(r, 2, 3, 4)), 2, 0, 1)
+			}},
+			{"Permute4", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.Permute(nil, d(tensor.RandN(r, 2, 1, 3, 5)), 3, 1, 0, 2)
+			}},
+		},
+		tensor.OpConcat: {
+			{"Concat0", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.Concat(nil, 0, d(tensor.RandN(r, 2, 3)), d(tensor.RandN(r, 0, 3)), d(tensor.RandN(r, 4, 3)))
+			}},
+			{"Concat1", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.Concat(nil, -1, d(tensor.RandN(r, 5, 6)), d(tensor.RandN(r, 5, 1)))
+			}},
+		},
+		tensor.OpSlice: {
+			{"Slice", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.Slice(nil, d(tensor.RandN(r, 4, 7, 3)), 1, 2, 6)
+			}},
+			{"Split", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.Split(d(tensor.RandN(r, 5, 9)), 1, 6, 3)[1]
+			}},
+		},
+		tensor.OpSliceAdd: {{"SliceAdd", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.SliceAdd(d(tensor.RandN(r, 4, 7, 3)), d(tensor.RandN(r, 4, 2, 3)), 1, 5)
+		}}},
+		tensor.OpGather: {{"Gather", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.Gather(nil, d(tensor.RandN(r, 6, 2, 3)), []int{5, 0, 0, 3})
+		}}},
+		tensor.OpScatterAdd: {{"ScatterAdd", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.ScatterAdd(d(tensor.RandN(r, 6, 2, 3)), d(tensor.RandN(r, 4, 2, 3)), []int{5, 0, 0, 3})
+		}}},
+	}
+}
+
+// imageCases are the image ops (conv.go, norm.go, fir.go): awkward sizes (1, odd, non-multiples of
+// the GEMM tiles), strides, padding, bias or none, and the accumulate (Beta) forms of the gradients.
+func imageCases(cases map[tensor.OpKind][]opCase) {
+	type conv struct{ n, c, h, w, o, k, stride, pad int }
+	convs := []conv{
+		{1, 1, 1, 1, 1, 1, 1, 0}, {2, 3, 5, 7, 4, 3, 1, 1}, {3, 5, 8, 8, 6, 3, 2, 1}, {2, 4, 9, 9, 3, 3, 2, 0},
+		{2, 17, 6, 5, 33, 1, 1, 0}, {1, 2, 3, 3, 2, 3, 1, 2}, {2, 9, 16, 16, 32, 3, 1, 1}, {1, 3, 7, 6, 5, 1, 2, 0},
+	}
+	for _, cv := range convs {
+		name := fmt.Sprintf("%+v", cv)
+		shapes := func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) (x, w, dy *tensor.Tensor) {
+			x, w = d(tensor.RandN(r, cv.n, cv.c, cv.h, cv.w)), d(tensor.RandN(r, cv.o, cv.c, cv.k, cv.k))
+			oh, ow := tensor.ConvOutSize(cv.h, cv.k, cv.stride, cv.pad), tensor.ConvOutSize(cv.w, cv.k, cv.stride, cv.pad)
+			return x, w, d(tensor.RandN(r, cv.n, cv.o, oh, ow))
+		}
+		cases[tensor.OpConv2d] = append(cases[tensor.OpConv2d],
+			opCase{"Conv2d" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, w, _ := shapes(r, d)
+				return tensor.Conv2d(nil, x, w, nil, cv.stride, cv.pad)
+			}},
+			opCase{"Conv2dBias" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, w, _ := shapes(r, d)
+				return tensor.Conv2d(nil, x, w, d(tensor.RandN(r, cv.o)), cv.stride, cv.pad)
+			}})
+		for _, beta := range []float32{0, 1, 0.5} {
+			cases[tensor.OpConv2dGradInput] = append(cases[tensor.OpConv2dGradInput],
+				opCase{fmt.Sprintf("Conv2dGradInput%s/%v", name, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+					x, w, dy := shapes(r, d)
+					return tensor.Conv2dGradInput(x, dy, w, cv.stride, cv.pad, beta)
+				}})
+			cases[tensor.OpConv2dGradWeight] = append(cases[tensor.OpConv2dGradWeight],
+				opCase{fmt.Sprintf("Conv2dGradWeight%s/%v", name, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+					x, w, dy := shapes(r, d)
+					return tensor.Conv2dGradWeight(w, x, dy, cv.stride, cv.pad, beta)
+				}})
+		}
+	}
+	type gn struct {
+		shape  []int
+		groups int
+	}
+	for _, c := range []gn{{[]int{1, 1, 1}, 1}, {[]int{2, 8, 5, 3}, 2}, {[]int{3, 12, 7}, 3}, {[]int{2, 64, 9, 9}, 16}, {[]int{1, 4}, 4}, {[]int{0, 4, 2}, 2}} {
+		name := fmt.Sprintf("%v/%d", c.shape, c.groups)
+		ch := c.shape[1]
+		inputs := func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) (x, gamma, beta, dy *tensor.Tensor) {
+			x = tensor.RandN(r, c.shape...)
+			tensor.MulScalar(x, tensor.AddScalar(x, x, 3), 2) // mean and scale away from 0 and 1
+			return d(x), d(tensor.RandN(r, ch)), d(tensor.RandN(r, ch)), d(tensor.RandN(r, c.shape...))
+		}
+		cases[tensor.OpGroupNorm] = append(cases[tensor.OpGroupNorm], opCase{"GroupNorm" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, g, b, _ := inputs(r, d)
+			return tensor.GroupNorm(nil, x, g, b, c.groups, 1e-6)
+		}})
+		cases[tensor.OpGroupNormGrad] = append(cases[tensor.OpGroupNormGrad], opCase{"GroupNormGrad" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, g, _, dy := inputs(r, d)
+			return tensor.GroupNormGrad(nil, x, g, dy, c.groups, 1e-6)
+		}})
+		cases[tensor.OpGroupNormParamGrad] = append(cases[tensor.OpGroupNormParamGrad], opCase{"GroupNormParamGrad" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, _, _, dy := inputs(r, d)
+			return tensor.GroupNormParamGrad(nil, x, dy, c.groups, 1e-6)
+		}})
+	}
+	for _, sh := range [][]int{{1}, {3}, {4, 17}, {2, 64, 64}, {5, 0}, {2, 3, 300}} {
+		cases[tensor.OpSoftmax] = append(cases[tensor.OpSoftmax], opCase{fmt.Sprintf("Softmax%v", sh), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x := tensor.RandN(r, sh...)
+			return tensor.Softmax(nil, d(tensor.MulScalar(x, x, 5)))
+		}})
+		cases[tensor.OpSoftmaxGrad] = append(cases[tensor.OpSoftmaxGrad], opCase{fmt.Sprintf("SoftmaxGrad%v", sh), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			y := tensor.Softmax(nil, tensor.RandN(r, sh...))
+			return tensor.SoftmaxGrad(nil, d(y), d(tensor.RandN(r, sh...)))
+		}})
+	}
+	for _, g := range []tensor.FIRGeom{tensor.FIRUpsample, tensor.FIRDownsample, tensor.FIRBlur, tensor.FIRUpsample.Adjoint(5), tensor.FIRDownsample.Adjoint(8), tensor.FIRBlur.Adjoint(6)} {
+		for _, sh := range [][]int{{1, 1, 2, 2}, {2, 3, 8, 6}, {1, 2, 5, 5}, {3, 4, 16, 16}} {
+			if !g.Valid(sh[2]) || !g.Valid(sh[3]) {
+				continue
+			}
+			cases[tensor.OpUpFIRDn2d] = append(cases[tensor.OpUpFIRDn2d], opCase{fmt.Sprintf("UpFIRDn2d%+v%v", g, sh), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				return tensor.UpFIRDn2d(nil, d(tensor.RandN(r, sh...)), g)
+			}})
+		}
+	}
+}
