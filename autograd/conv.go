@@ -107,6 +107,17 @@ func (g *Tape) dropout(y, x *tensor.Tensor, s rng.Stream, p float64) *tensor.Ten
 		s.Dropout(y.Data(), x.Data(), p)
 		return y
 	}
+	if x.Device() == tensor.Reference { // the plain definition, through host copies
+		in, out := make([]float32, x.Len()), make([]float32, y.Len())
+		if err := x.Buffer().Read(in); err != nil {
+			panic("autograd: Dropout: " + err.Error())
+		}
+		s.Dropout(out, in, p)
+		if err := y.Buffer().Write(out); err != nil {
+			panic("autograd: Dropout: " + err.Error())
+		}
+		return y
+	}
 	d, ok := x.Device().(dropouter)
 	if !ok {
 		panic(fmt.Sprintf("autograd: Dropout: device %s has no dropout kernel", x.Device().Name()))

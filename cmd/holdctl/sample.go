@@ -96,7 +96,8 @@ func ckptPath(p string) string {
 }
 
 // samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
-// Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em).
+// Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em; the other
+// samplers run on the host with the network on the device, see sampleDevice).
 func samplerOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64) (*sample.Result, error), error) {
 	cd, net, err := sampleDevice(device, s, m)
 	if err != nil || cd == nil {
@@ -134,14 +135,15 @@ func sampleDevice(device string, s *sample.Sampler, m *model) (*cuda.Device, lay
 	if !ok {
 		return nil, nil, usageErr("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", device)
 	}
-	if name := strings.TrimSuffix(s.Method.Name(), "@start"); name != "lt" && name != "em" {
-		return nil, nil, usageErr("--device %s: sampler %s runs on the CPU only; on cuda use --sampler lt or em", device, name)
-	}
-	if s.Denoise {
-		return nil, nil, usageErr("--device %s: --denoise runs on the CPU only", device)
-	}
 	if err := ns.Net.Parameters().ToDevice(cd); err != nil {
 		return nil, nil, usageErr("--device %s: %v", device, err)
+	}
+	// lt and em keep the whole state on the device. The other samplers (ode's adaptive step
+	// control, heun, rk4, pc, --denoise) integrate their float64 state on the host and evaluate
+	// the network on the device: NetworkScorer runs where the parameters are, one state upload
+	// and one score download per evaluation.
+	if name := strings.TrimSuffix(s.Method.Name(), "@start"); (name != "lt" && name != "em") || s.Denoise {
+		return nil, nil, nil
 	}
 	return cd, ns.Net, nil
 }
