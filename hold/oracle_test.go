@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"holdgo/rng"
 )
 
 // allKinds returns one SDE of every instance with test times spread over its range.
@@ -237,5 +239,71 @@ func TestOracleErrors(t *testing.T) {
 	}
 	if err := o.Score(make([]float64, 1), make([]float64, 3), []float64{0}); err == nil {
 		t.Error("t = 0 accepted")
+	}
+}
+
+// TestPointMassPath: for the empirical distribution of a finite point set (every σ_k = 0) the fast
+// point-mass path (one product of the batch with the points) gives the general path's score, full
+// score, log-density and x̂₀ (rank-one updated factors per component), for HOLD-3, CLD and VP.
+func TestPointMassPath(t *testing.T) {
+	const d, k, batch = 5, 7, 4
+	r := rng.New(11)
+	mix := Mixture{Weights: make([]float64, k), Means: make([][]float64, k), Stds: make([]float64, k)}
+	for c := range k {
+		mix.Weights[c] = 1.0 / k
+		mix.Means[c] = make([]float64, d)
+		for i := range d {
+			mix.Means[c][i] = 0.5 * r.Normal()
+		}
+	}
+	for _, kind := range []string{KindHOLD, KindCLD, KindVP} {
+		s, err := New(DefaultConfig(kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, _ := NewMixtureOracle(s, mix)
+		slow, _ := NewMixtureOracle(s, mix)
+		slow.generic = true
+		if !fast.points {
+			t.Fatal("point-mass mixture not detected")
+		}
+		n := s.Blocks()
+		for _, frac := range []float64{1e-3, 0.05, 0.5} {
+			tt := frac * s.Horizon()
+			x := make([]float64, batch*n*d)
+			times := make([]float64, batch)
+			for b := range times {
+				times[b] = tt
+			}
+			for i := range x {
+				x[i] = 0.3 * r.Normal()
+			}
+			for name, pair := range map[string][2][]float64{
+				"full": {make([]float64, len(x)), make([]float64, len(x))}, "last": {make([]float64, batch*d), make([]float64, batch*d)},
+				"logp": {make([]float64, batch), make([]float64, batch)}, "x0": {make([]float64, batch*d), make([]float64, batch*d)},
+			} {
+				for j, o := range []*MixtureOracle{fast, slow} {
+					var err error
+					switch name {
+					case "full":
+						err = o.FullScore(pair[j], x, times)
+					case "last":
+						err = o.Score(pair[j], x, times)
+					case "logp":
+						err = o.LogDensity(pair[j], x, times)
+					case "x0":
+						err = o.PredictX0(pair[j], x, times)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i := range pair[0] {
+					if e := math.Abs(pair[0][i] - pair[1][i]); e > 1e-9*math.Max(1, math.Abs(pair[1][i])) {
+						t.Errorf("%s t=%g %s[%d]: point-mass path %.12g, general %.12g", kind, tt, name, i, pair[0][i], pair[1][i])
+					}
+				}
+			}
+		}
 	}
 }

@@ -17,7 +17,7 @@ func TestOracleMatchesHold(t *testing.T) {
 		sde := newSDE(t, kind)
 		n := sde.Blocks()
 		ref, _ := hold.NewMixtureOracle(sde, mix)
-		orc, err := NewOracle(sde, mix)
+		orc, err := hold.NewMixtureOracle(sde, mix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestGaussianNLL(t *testing.T) {
 	sigmas := []float64{0.4, 0.4, 0.4}
 	for _, kind := range []string{hold.KindHOLD, hold.KindCLD, hold.KindVP} {
 		sde := newSDE(t, kind)
-		orc, _ := NewOracle(sde, hold.Mixture{Weights: []float64{1}, Means: [][]float64{m}, Stds: sigmas[:1]})
+		orc, _ := hold.NewMixtureOracle(sde, hold.Mixture{Weights: []float64{1}, Means: [][]float64{m}, Stds: sigmas[:1]})
 		r := rng.New(21)
 		data := make([]float64, points*d)
 		exact := make([]float64, points) // −log N(q0; m, σ²I) per dimension
@@ -145,7 +145,7 @@ func TestGaussianNLL(t *testing.T) {
 func TestHutchinsonUnbiased(t *testing.T) {
 	sde := newSDE(t, hold.KindCLD)
 	mix := hold.Mixture{Weights: []float64{0.5, 0.5}, Means: [][]float64{{-0.4, -0.4}, {0.4, 0.4}}, Stds: []float64{0.2, 0.2}}
-	orc, _ := NewOracle(sde, mix)
+	orc, _ := hold.NewMixtureOracle(sde, mix)
 	const d, points = 2, 200
 	r := rng.New(8)
 	data := make([]float64, points*d)

@@ -39,7 +39,7 @@ func TestGaussianNLLTight(t *testing.T) {
 	data, exact := gaussianPoints(rng.New(21), m, sigma, points)
 	for _, kind := range []string{hold.KindHOLD, hold.KindCLD, hold.KindVP} {
 		sde := newSDE(t, kind)
-		orc, err := NewOracle(sde, hold.Mixture{Weights: []float64{1}, Means: [][]float64{m}, Stds: []float64{sigma}})
+		orc, err := hold.NewMixtureOracle(sde, hold.Mixture{Weights: []float64{1}, Means: [][]float64{m}, Stds: []float64{sigma}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestGaussianProbesUnbiased(t *testing.T) {
 	}
 	data, exact := gaussianPoints(rng.New(4), m, sigma, points)
 	sde := newSDE(t, hold.KindVP)
-	orc, err := NewOracle(sde, hold.Mixture{Weights: []float64{1}, Means: [][]float64{m}, Stds: []float64{sigma}})
+	orc, err := hold.NewMixtureOracle(sde, hold.Mixture{Weights: []float64{1}, Means: [][]float64{m}, Stds: []float64{sigma}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,20 +48,25 @@ type LieTrotter struct {
 	ScoreAt string // ScoreMidpoint (default "") or ScoreStart
 }
 
-// Name returns "lt" (Euler B-step), "lt-exp" (kernel exponential integrator) or "lt-expfrozen",
-// with "@start" appended when the score is taken at the step's start.
+// Name returns the registry name: "lt" (Euler B-step, score at the step's start: the paper's sampler,
+// CLD-SGM's SSCS for CLD), "lt-mid" (Euler, score at the midpoint), "lt-exp" (kernel exponential
+// integrator, midpoint) or "lt-expfrozen", the last two with "@start" when the score is taken at the start.
 func (m LieTrotter) Name() string {
-	name := "lt"
 	switch m.BStep {
-	case BExpKernel:
-		name = "lt-exp"
-	case BExpFrozen:
-		name = "lt-expfrozen"
+	case BExpKernel, BExpFrozen:
+		name := "lt-exp"
+		if m.BStep == BExpFrozen {
+			name = "lt-expfrozen"
+		}
+		if m.ScoreAt == ScoreStart {
+			name += "@start"
+		}
+		return name
 	}
 	if m.ScoreAt == ScoreStart {
-		name += "@start"
+		return "lt"
 	}
-	return name
+	return "lt-mid"
 }
 
 func (m LieTrotter) integrate(r *run, x []float64, batch int) error {

@@ -179,20 +179,59 @@ func (s *Sampler) Run(x []float64, batch int, r *rng.RNG) (int, *Trajectory, err
 	if batch < 1 || len(x) != batch*s.SDE.Blocks()*s.Dim {
 		return 0, nil, fmt.Errorf("sample: %d state values for batch %d with n = %d, d = %d", len(x), batch, s.SDE.Blocks(), s.Dim)
 	}
-	return s.run(x, batch, rngNoise{r})
+	m, err := s.prepared()
+	if err != nil {
+		return 0, nil, err
+	}
+	return s.runWith(m, x, batch, rngNoise{r})
+}
+
+// preparer is a method that precomputes per-grid coefficients (the x̂₀ samplers).
+type preparer interface {
+	prepare(sde *hold.SDE, grid []float64) (Method, error)
+}
+
+// readouter is a method with its own final denoising step (the x̂₀ samplers' read-out).
+type readouter interface {
+	readout(r *run, x []float64, batch int) error
+}
+
+// prepared returns the method with its per-grid coefficients computed once for all chunks.
+func (s *Sampler) prepared() (Method, error) {
+	p, ok := s.Method.(preparer)
+	if !ok {
+		return s.Method, nil
+	}
+	m, err := p.prepare(s.SDE, s.Grid)
+	if err != nil {
+		return nil, fmt.Errorf("sample: %s: %w", s.Method.Name(), err)
+	}
+	return m, nil
 }
 
 func (s *Sampler) run(x []float64, batch int, noise noiseSource) (int, *Trajectory, error) {
+	m, err := s.prepared()
+	if err != nil {
+		return 0, nil, err
+	}
+	return s.runWith(m, x, batch, noise)
+}
+
+func (s *Sampler) runWith(method Method, x []float64, batch int, noise noiseSource) (int, *Trajectory, error) {
 	ru := s.newRun(batch, noise)
 	if len(s.Record) > 0 {
 		ru.rec = newRecorder(s.Record, s.Grid, len(x))
 		ru.rec.offer(s.Grid[0], x)
 	}
-	if err := s.Method.integrate(ru, x, batch); err != nil {
-		return ru.nfe, nil, fmt.Errorf("sample: %s: %w", s.Method.Name(), err)
+	if err := method.integrate(ru, x, batch); err != nil {
+		return ru.nfe, nil, fmt.Errorf("sample: %s: %w", method.Name(), err)
 	}
 	if s.Denoise {
-		if err := denoise(ru, x, batch); err != nil {
+		if ro, ok := method.(readouter); ok {
+			if err := ro.readout(ru, x, batch); err != nil {
+				return ru.nfe, nil, err
+			}
+		} else if err := denoise(ru, x, batch); err != nil {
 			return ru.nfe, nil, err
 		}
 	}
@@ -239,6 +278,10 @@ func (s *Sampler) Sample(n int, seed uint64) (*Result, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("sample: want at least one sample, got %d", n)
 	}
+	method, err := s.prepared()
+	if err != nil {
+		return nil, err
+	}
 	maxBatch := s.MaxBatch
 	if maxBatch == 0 {
 		maxBatch = DefaultMaxBatch
@@ -254,7 +297,7 @@ func (s *Sampler) Sample(n int, seed uint64) (*Result, error) {
 		x := res.X[lo*row : hi*row]
 		key := ChunkSeed(seed, c)
 		philoxPrior(s.SDE, x, batch, key)
-		res.ChunkNFE[c], trajs[c], errs[c] = s.run(x, batch, &philoxNoise{key: key})
+		res.ChunkNFE[c], trajs[c], errs[c] = s.runWith(method, x, batch, &philoxNoise{key: key})
 	}
 	workers := max(1, s.Workers)
 	if workers == 1 {

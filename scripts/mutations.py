@@ -628,7 +628,7 @@ MUTATIONS = json.loads(r"""
   "file": "hold/oracle.go",
   "old": "{-0.6575}",
   "new": "{-0.6574}",
-  "pkg": "./sample",
+  "pkg": "./experiment",
   "run": "TestPaperMixturesAgree",
   "tags": ""
  },
@@ -637,7 +637,7 @@ MUTATIONS = json.loads(r"""
   "file": "hold/oracle.go",
   "old": "Weights: []float64{0.34, 0.33, 0.33}",
   "new": "Weights: []float64{0.341, 0.33, 0.33}",
-  "pkg": "./sample",
+  "pkg": "./experiment",
   "run": "TestPaperMixturesAgree",
   "tags": ""
  },
@@ -646,7 +646,7 @@ MUTATIONS = json.loads(r"""
   "file": "hold/oracle.go",
   "old": "Stds:    []float64{0.01, 0.02, 0.01}",
   "new": "Stds:    []float64{0.01, 0.0201, 0.01}",
-  "pkg": "./sample",
+  "pkg": "./experiment",
   "run": "TestPaperMixturesAgree",
   "tags": ""
  },
@@ -655,7 +655,7 @@ MUTATIONS = json.loads(r"""
   "file": "data/swissroll.go",
   "old": "const DefaultSwissNoise = 0.02",
   "new": "const DefaultSwissNoise = 0.2",
-  "pkg": "./sample",
+  "pkg": "./experiment",
   "run": "TestPaperMixturesAgree",
   "tags": ""
  },

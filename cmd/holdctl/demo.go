@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,12 +33,13 @@ const (
 func demoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
-		Usage: "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample with Lie–Trotter, score the samples",
+		Usage: "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample (Lie–Trotter unless --sampler), score the samples",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "output directory (run files, samples.png, samples.npy)"},
 			&cli.IntFlag{Name: "steps", Value: demoSteps, Usage: "training steps"},
 			&cli.IntFlag{Name: "n", Value: 5000, Usage: "samples drawn and fresh data points compared with"},
-			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the Lie–Trotter sampler (its Euler B-step narrows thin structures below ≈500)"},
+			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"},
+			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ samplers end with the x̂₀ read-out, counted in --nfe)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringFlag{Name: "times", Value: train.TimesUniform, Usage: "training-time sampling: uniform or mixed"},
 			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate"},
@@ -47,7 +49,19 @@ func demoCommand() *cli.Command {
 	}
 }
 
+// demoSamplerSpec is the demo's sampler: --sampler at --nfe on the quadratic grid to ε = 1e-3; the
+// x̂₀ samplers finish with their read-out step (inside the budget).
+func demoSamplerSpec(c *cli.Context) samplerSpec {
+	name := c.String("sampler")
+	return samplerSpec{Method: name, NFE: c.Int("nfe"), Grid: sample.GridQuadratic, End: 1e-3, Denoise: strings.HasPrefix(name, "x")}
+}
+
 func runDemo(c *cli.Context) error {
+	if spec := demoSamplerSpec(c); true {
+		if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
+			return usageErr("demo: --sampler/--nfe: %v", err)
+		}
+	}
 	begin := time.Now()
 	dir, n := c.String("out"), c.Int("n")
 	if n < 2 || c.Int("steps") < 1 {
@@ -104,7 +118,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	spec := samplerSpec{Method: "lt", NFE: c.Int("nfe"), Grid: sample.GridQuadratic, End: 1e-3}
+	spec := demoSamplerSpec(c)
 	smp, err := spec.build(m.sde, m.score, 2)
 	if err != nil {
 		return usageErr("demo: %v", err)
@@ -121,7 +135,7 @@ func runDemo(c *cli.Context) error {
 	sampled := time.Since(t0)
 	q := firstBlock(res.X, n, m.sde.Blocks(), 2)
 	png := filepath.Join(dir, "samples.png")
-	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, Lie–Trotter, NFE %d, %d samples", res.NFE, n)); err != nil {
+	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
 	if err := data.WriteNPY32(filepath.Join(dir, "samples.npy"), q, n, 2); err != nil {
@@ -153,7 +167,7 @@ func runDemo(c *cli.Context) error {
 		sw, floor = append(sw, a), append(floor, b)
 	}
 	mSW, mFloor := sample.MeanSE(sw), sample.MeanSE(floor)
-	fmt.Fprintf(c.App.Writer, "sampled %d points with Lie–Trotter (NFE %d) in %.1fs; picture: %s\n", n, res.NFE, sampled.Seconds(), png)
+	fmt.Fprintf(c.App.Writer, "sampled %d points with sampler %s (NFE %d) in %.1fs; picture: %s\n", n, spec.Method, res.NFE, sampled.Seconds(), png)
 	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", proj, reps, n)
 	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
 	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)

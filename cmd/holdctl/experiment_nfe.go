@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ import (
 // nfeRow is one row of the paper's Table 2: an SDE and its sampler.
 type nfeRow struct {
 	Model, Sampler string // as the paper prints them
-	Kind, Method   string // hold kind and samplerSpec method
+	Kind, Method   string // hold kind and sample.Registry name
 }
 
 // nfeRows are the rows of the paper's Table 2.
@@ -32,6 +33,14 @@ var nfeRows = []nfeRow{
 	{"CLD", "SSCS", hold.KindCLD, "lt"}, // Lie–Trotter on CLD is CLD-SGM's SSCS
 	{"VP", "EM", hold.KindVP, "em"},
 	{"VE", "PC", hold.KindVE, "pc"},
+	// beyond the paper: the x̂₀ exponential integrators on every SDE (docs/samplers.md)
+	{"HOLD", "x̂₀-DDIM", hold.KindHOLD, "xddim"},
+	{"HOLD", "x̂₀-DPM 2M", hold.KindHOLD, "xdpm2"},
+	{"HOLD", "x̂₀-DPM 3M", hold.KindHOLD, "xdpm3"},
+	{"CLD", "gDDIM-style x̂₀ 2M", hold.KindCLD, "xdpm2"},
+	{"VP", "DDIM", hold.KindVP, "xddim"},
+	{"VP", "DPM-Solver++ 2M", hold.KindVP, "xdpm2"},
+	{"VP", "DPM-Solver++ 3M", hold.KindVP, "xdpm3"},
 }
 
 // nfeKinds are the SDE kinds of the rows, in flag order.
@@ -58,7 +67,7 @@ func experimentNFECommand() *cli.Command {
 			&cli.IntFlag{Name: "samples", Value: 20000, Usage: "samples per oracle cell"},
 			&cli.IntFlag{Name: "trained-samples", Value: 2000, Usage: "samples per trained-model cell"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed (every cell uses it)"},
-			&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid of every row: uniform, quadratic or geometric"},
+			&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid of every row: uniform, quadratic, geometric, logsnr or edm"},
 			&cli.StringSliceFlag{Name: "end-time", Usage: "end time per SDE as kind=t (defaults hold=1e-3, cld=1e-3, vp=1e-5, ve=1e-5)"},
 			&cli.BoolFlag{Name: "no-denoise", Usage: "drop the final denoising step"},
 			&cli.StringFlag{Name: "hold", Usage: "HOLD checkpoint (run directory) for the trained table"},
@@ -119,8 +128,8 @@ func runExperimentNFE(c *cli.Context) error {
 			return usageErr("experiment nfe: --nfe %d < 3", n)
 		}
 	}
-	if _, err := sample.NewGrid(set.grid, 1, 0.5, 1); err != nil {
-		return usageErr("experiment nfe: %v", err)
+	if !slices.Contains(sample.GridKinds, set.grid) {
+		return usageErr("experiment nfe: unknown grid %q (want %s)", set.grid, strings.Join(sample.GridKinds, ", "))
 	}
 	for _, kv := range c.StringSlice("end-time") {
 		kind, val, ok := strings.Cut(kv, "=")
@@ -203,20 +212,12 @@ func runExperimentNFE(c *cli.Context) error {
 // sampleRow draws n samples for each NFE with the row's sampler and returns the cells, measuring the
 // data block with dist (NaN when a sample is not finite).
 func sampleRow(set nfeSetup, row nfeRow, m *model, n, workers int, dist func(q []float32) (float64, error)) ([]nfeCell, error) {
-	perStep := 1
-	if row.Method == "pc" {
-		perStep = 2
-	}
-	extra := 0
-	if set.denoise {
-		extra = 1
-	}
 	d := m.source.Dimension()
 	var cells []nfeCell
 	for _, nfe := range set.nfes {
-		steps := (nfe - extra) / perStep
+		steps, err := sample.StepsFor(row.Method, nfe, set.denoise)
 		cell := nfeCell{NFE: nfe, Value: math.NaN()}
-		if steps < 1 {
+		if err != nil {
 			cells = append(cells, cell)
 			continue
 		}

@@ -4,39 +4,47 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
+	"holdgo/imagedata"
 	"holdgo/sample"
 )
 
 // experimentSamplersCommand runs the W1-vs-NFE study of the samplers on the paper's 1-D mixture with
-// the exact score (sample.MixtureStudy):
+// the exact score (experiment.MixtureStudy):
 //
 //	holdctl experiment samplers --nfe 25,50,100 --grids quadratic --samples 20000 --format markdown
 func experimentSamplersCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "samplers",
 		Usage: "W1 to the paper's 1-D mixture against NFE for the samplers, with the exact score",
-		Description: "Runs each sampler (sde-method, e.g. hold-lt, cld-sscs, vp-em; hold-ode is the adaptive RK45 solver,\n" +
+		Description: "Runs each sampler (kind-method, e.g. hold-lt, cld-lt (SSCS), vp-xdpm2; hold-ode is the adaptive RK45 solver,\n" +
 			"run per tolerance) on each grid at each NFE (denoising step included), and reports the exact W1\n" +
 			"distance to the mixture and the within-mode width ratio, next to the Monte-Carlo floor of exact\n" +
-			"samples of the same size. Samplers: " + strings.Join(sample.StudySamplers, ", ") + ".",
+			"samples of the same size; cells are the mean over --seeds seeds and, in brackets, the largest\n" +
+			"|mode width ratio − 1|. Samplers are kind-method with kind hold, cld, vp or ve and method one of\n" +
+			strings.Join(sample.MethodNames(), ", ") + " (the names and meanings of holdctl sample --sampler).",
 		Flags: []cli.Flag{
 			&cli.IntSliceFlag{Name: "nfe", Value: cli.NewIntSlice(25, 50, 100, 150, 250, 500, 1000), Usage: "score evaluations per sample"},
-			&cli.StringSliceFlag{Name: "grids", Value: cli.NewStringSlice(sample.GridKinds...), Usage: "time grids: uniform, quadratic, geometric"},
-			&cli.StringSliceFlag{Name: "samplers", Value: cli.NewStringSlice(sample.DefaultStudySamplers...), Usage: "samplers as sde-method"},
+			&cli.StringSliceFlag{Name: "grids", Value: cli.NewStringSlice(sample.GridKinds...), Usage: "time grids: " + strings.Join(sample.GridKinds, ", ")},
+			&cli.StringSliceFlag{Name: "samplers", Value: cli.NewStringSlice(experiment.DefaultStudySamplers...), Usage: "samplers as sde-method"},
 			&cli.Float64SliceFlag{Name: "ode-tols", Value: cli.NewFloat64Slice(1e-2, 1e-3, 1e-4, 1e-5), Usage: "rtol = atol of the adaptive ODE runs"},
 			&cli.IntFlag{Name: "samples", Value: 20000, Usage: "samples per run"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed (every run uses it)"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "first seed (every cell uses the same seeds)"},
+			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "seeds per cell (seed, seed+1, …); cells report the mean"},
 			&cli.BoolFlag{Name: "no-denoise", Usage: "drop the final denoising step"},
 			&cli.StringSliceFlag{Name: "end-time", Usage: "end time per SDE as kind=t (defaults hold=1e-3, cld=1e-3, vp=1e-5)"},
 			&cli.IntFlag{Name: "floor-reps", Value: 5, Usage: "replicates of exact samples for the Monte-Carlo floor"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "chunks sampled in parallel"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "output format: markdown or csv"},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
+			&cli.StringFlag{Name: "data", Usage: "image data (fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH): the empirical-distribution oracle of its first --oracle-n images instead of the 1-D mixture"},
+			&cli.IntFlag{Name: "oracle-n", Value: 1000, Usage: "images in the empirical oracle (--data)"},
 		},
 		Action: runExperimentSamplers,
 	}
@@ -50,8 +58,8 @@ func runExperimentSamplers(c *cli.Context) error {
 	if format != "markdown" && format != "csv" {
 		return badParams("unknown format %q (want markdown or csv)", format)
 	}
-	if c.Int("samples") < 2 || c.Int("floor-reps") < 1 || c.Int("workers") < 1 {
-		return badParams("samples (%d) must be ≥ 2, floor-reps (%d) and workers (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"))
+	if c.Int("samples") < 2 || c.Int("floor-reps") < 1 || c.Int("workers") < 1 || c.Int("seeds") < 1 {
+		return badParams("samples (%d) must be ≥ 2, floor-reps (%d), workers (%d) and seeds (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"), c.Int("seeds"))
 	}
 	for _, n := range c.IntSlice("nfe") {
 		if n < 2 {
@@ -67,17 +75,20 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 		ends[kind] = v
 	}
-	cfg := sample.StudyConfig{
+	if spec := c.String("data"); spec != "" {
+		return runImageStudy(c, spec, ends)
+	}
+	cfg := experiment.StudyConfig{
 		NFEs: c.IntSlice("nfe"), Grids: c.StringSlice("grids"), Samplers: c.StringSlice("samplers"),
-		ODETols: c.Float64Slice("ode-tols"), Samples: c.Int("samples"), Seed: c.Uint64("seed"),
+		ODETols: c.Float64Slice("ode-tols"), Samples: c.Int("samples"), Seed: c.Uint64("seed"), Seeds: c.Int("seeds"),
 		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: c.Int("floor-reps"), Workers: c.Int("workers"),
 	}
 	for _, g := range cfg.Grids {
-		if _, err := sample.NewGrid(g, 1, 0.5, 1); err != nil {
-			return badParams("%v", err)
+		if !slices.Contains(sample.GridKinds, g) {
+			return badParams("unknown grid %q (want %s)", g, strings.Join(sample.GridKinds, ", "))
 		}
 	}
-	tab, err := sample.MixtureStudy(cfg)
+	tab, err := experiment.MixtureStudy(cfg)
 	if err != nil {
 		if strings.Contains(err.Error(), "unknown study sampler") {
 			return badParams("%v", err)
@@ -102,4 +113,50 @@ func runExperimentSamplers(c *cli.Context) error {
 		return fmt.Errorf("holdctl experiment samplers: write: %w", err)
 	}
 	return nil
+}
+
+// runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,
+// --samples samples per cell on the first of --grids; Markdown only.
+func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
+	badParams := func(format string, args ...any) error {
+		return cli.Exit("holdctl experiment samplers: "+fmt.Sprintf(format, args...), exitBadParams)
+	}
+	if !imagedata.IsSpec(spec) {
+		return badParams("--data %q: want KIND:PATH with KIND one of %s", spec, strings.Join(imagedata.Kinds, ", "))
+	}
+	ds, err := imagedata.Open(spec, imagedata.Options{})
+	if err != nil {
+		return badParams("--data: %v", err)
+	}
+	n := c.Int("oracle-n")
+	if n < 2 || n > ds.Len() {
+		return badParams("--oracle-n %d: want 2 … %d (the images in %s)", n, ds.Len(), spec)
+	}
+	dim := ds.Dimension()
+	img := make([]float32, dim)
+	flat := make([]float64, 0, n*dim)
+	for i := range n {
+		ds.Scale(img, ds.Pixels(i), false, nil)
+		for _, v := range img {
+			flat = append(flat, float64(v))
+		}
+	}
+	tab, err := experiment.ImageStudy(experiment.ImageStudyConfig{Images: flat, Dim: dim, Samplers: c.StringSlice("samplers"),
+		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: c.Int("samples"), Seed: c.Uint64("seed"), EndTime: ends, Workers: c.Int("workers")})
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown study sampler") {
+			return badParams("%v", err)
+		}
+		return fmt.Errorf("holdctl experiment samplers: %w", err)
+	}
+	var w io.Writer = c.App.Writer
+	if path := c.String("out"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("holdctl experiment samplers: %w", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	return tab.WriteMarkdown(w)
 }

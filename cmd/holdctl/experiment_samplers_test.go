@@ -3,6 +3,10 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"holdgo/experiment"
+	"holdgo/hold"
+	"holdgo/sample"
 )
 
 func runSamplersCommand(t *testing.T, args ...string) (string, int) {
@@ -11,13 +15,13 @@ func runSamplersCommand(t *testing.T, args ...string) (string, int) {
 }
 
 func TestExperimentSamplers(t *testing.T) {
-	out, code := runSamplersCommand(t, "--nfe", "20,30", "--grids", "quadratic", "--samplers", "hold-lt,cld-sscs",
+	out, code := runSamplersCommand(t, "--nfe", "20,30", "--grids", "quadratic", "--samplers", "hold-lt,cld-lt,hold-xdpm2",
 		"--samples", "300", "--floor-reps", "2", "--format", "csv")
 	if code != 0 {
 		t.Fatalf("exit status %d", code)
 	}
-	if !strings.HasPrefix(out, "sampler,grid,nfe,steps,tol,w1,width_ratio\n") || !strings.Contains(out, "hold-lt,quadratic,30,29,") ||
-		!strings.Contains(out, "cld-sscs,quadratic,20,19,") || !strings.Contains(out, "floor-mean,exact") {
+	if !strings.HasPrefix(out, "sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\n") || !strings.Contains(out, "hold-lt,quadratic,30,29,") ||
+		!strings.Contains(out, "cld-lt,quadratic,20,19,") || !strings.Contains(out, "hold-xdpm2,quadratic,20,19,") || !strings.Contains(out, "floor-mean,exact") {
 		t.Errorf("CSV output:\n%s", out)
 	}
 	out, code = runSamplersCommand(t, "--nfe", "20", "--grids", "geometric", "--samplers", "vp-em", "--samples", "200",
@@ -27,9 +31,53 @@ func TestExperimentSamplers(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--format", "json"}, {"--samplers", "hold-nope"}, {"--grids", "cubic"}, {"--nfe", "1"}, {"--end-time", "vp"},
+		{"--data", "fashion-mnist:/nonexistent"}, {"--data", "nope:x"},
 	} {
 		if _, code := runSamplersCommand(t, append(bad, "--samples", "100", "--nfe", "20")...); code != exitBadParams {
 			t.Errorf("%v: exit status %d, want %d", bad, code, exitBadParams)
 		}
+	}
+}
+
+// TestSamplerNamesAgree: holdctl sample (samplerSpec), experiment samplers (experiment.StudyMethod) and
+// experiment nfe (nfeRows) take the registry's names with one meaning: the same method (its Name is
+// the registry name) and the same steps for an NFE budget.
+func TestSamplerNamesAgree(t *testing.T) {
+	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orc, _ := hold.NewMixtureOracle(sde, hold.PaperMixture())
+	for _, info := range sample.Registry {
+		for _, denoise := range []bool{false, true} {
+			spec := samplerSpec{Method: info.Name, NFE: 21, Grid: sample.GridQuadratic, End: 1e-3, Denoise: denoise, Tol: 1e-3}
+			s, err := spec.build(sde, orc, 1)
+			if err != nil {
+				t.Fatalf("holdctl sample --sampler %s: %v", info.Name, err)
+			}
+			kind, m, perStep, err := experiment.StudyMethod("hold-" + info.Name)
+			if err != nil || kind != hold.KindHOLD {
+				t.Fatalf("experiment samplers hold-%s: %v", info.Name, err)
+			}
+			if s.Method.Name() != info.Name || m.Name() != info.Name || perStep != info.PerStep {
+				t.Errorf("%s: sample builds %s, experiment samplers %s (%d per step, registry %d)", info.Name, s.Method.Name(), m.Name(), perStep, info.PerStep)
+			}
+			want := 1
+			if perStep > 0 {
+				extra := map[bool]int{true: 1, false: 0}[denoise]
+				want = (21 - extra) / perStep
+			}
+			if steps := len(s.Grid) - 1; steps != want {
+				t.Errorf("%s denoise=%v: %d steps for NFE 21, want %d", info.Name, denoise, steps, want)
+			}
+		}
+	}
+	for _, row := range nfeRows {
+		if _, err := sample.Lookup(row.Method); err != nil {
+			t.Errorf("experiment nfe row %s-%s: %v", row.Model, row.Sampler, err)
+		}
+	}
+	if _, err := (samplerSpec{Method: "nope", NFE: 10, Grid: sample.GridQuadratic, End: 1e-3}).build(sde, orc, 1); err == nil {
+		t.Error("unknown sampler accepted")
 	}
 }

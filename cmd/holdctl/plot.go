@@ -57,7 +57,7 @@ func plotCommand() *cli.Command {
 					"--sampler, default Lie–Trotter; 'ode' for the probability-flow ODE): q white, p yellow, s green.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "out", Value: "fig4-blocks.png", Usage: "output .png"},
-					&cli.StringFlag{Name: "sampler", Value: "lt", Usage: strings.Join(methodNames, ", ")},
+					&cli.StringFlag{Name: "sampler", Value: "lt", Usage: strings.Join(sample.MethodNames(), ", ")},
 					&cli.IntFlag{Name: "steps", Value: 500, Usage: "steps of fixed-step samplers"},
 					&cli.IntFlag{Name: "order", Value: 3, Usage: "HOLD order (2, 3 or 4)"},
 					&cli.IntFlag{Name: "paths", Value: 20, Usage: "paths per panel"},
@@ -298,7 +298,7 @@ func runPlotBlocks(c *cli.Context) error {
 		return usageErr("plot blocks: --paths and --steps must be ≥ 1, got --paths %d --steps %d", c.Int("paths"), c.Int("steps"))
 	}
 	spec := samplerSpec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: 1e-3, Tol: 1e-5}
-	if _, _, err := spec.method(); err != nil {
+	if _, err := sample.Lookup(spec.Method); err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
 	m, err := oracle1D(hold.KindHOLD, c.Int("order"))

@@ -23,66 +23,38 @@ import (
 	"holdgo/train"
 )
 
-// samplerSpec is how to sample: the method, its step budget and grid.
+// samplerSpec is how to sample: the method (a sample.Registry name), its step budget and grid.
 type samplerSpec struct {
-	Method  string  // lt, lt-exp, em, ode, heun, rk4, pc
+	Method  string  // a name of sample.Registry
 	NFE     int     // score evaluations (fixed-step methods); 0: use Steps
 	Steps   int     // steps (fixed-step methods)
-	Grid    string  // uniform, quadratic, geometric
+	Grid    string  // uniform, quadratic, geometric, logsnr, edm
 	End     float64 // end time ε of the reverse process
-	Denoise bool    // CLD-SGM's final noise-free step (one more evaluation)
+	Denoise bool    // final step at ε: CLD-SGM's denoising, or the x̂₀ read-out (one more evaluation)
 	Tol     float64 // adaptive ODE rtol = atol
-}
-
-var methodNames = []string{"lt", "lt-exp", "em", "ode", "heun", "rk4", "pc"}
-
-// method returns the sampling scheme and its score evaluations per step.
-func (s samplerSpec) method() (sample.Method, int, error) {
-	switch s.Method {
-	case "lt":
-		// Score at the step's start, as CLD-SGM's SSCS; the better choice with an Euler B-step
-		// (sampler-notes §3).
-		return sample.LieTrotter{BStep: sample.BEuler, ScoreAt: sample.ScoreStart}, 1, nil
-	case "lt-exp":
-		return sample.LieTrotter{BStep: sample.BExpKernel}, 1, nil
-	case "em":
-		return sample.EulerMaruyama{}, 1, nil
-	case "ode":
-		return sample.DormandPrince{RTol: s.Tol, ATol: s.Tol}, 0, nil
-	case "heun":
-		return sample.Heun{}, 2, nil
-	case "rk4":
-		return sample.RK4{}, 4, nil
-	case "pc":
-		return sample.PredictorCorrector{}, 2, nil
-	}
-	return nil, 0, fmt.Errorf("unknown sampler %q (want %s)", s.Method, strings.Join(methodNames, ", "))
+	Eta     float64 // xanc: 1 the posterior step, 0 xddim
+	EtaSet  bool
 }
 
 // build returns a sampler for sde and score on data of dimension d.
 func (s samplerSpec) build(sde *hold.SDE, score hold.Scorer, d int) (*sample.Sampler, error) {
-	m, perStep, err := s.method()
+	m, perStep, err := sample.NewMethod(s.Method, sample.Options{Tol: s.Tol, Eta: s.Eta, EtaSet: s.EtaSet})
 	if err != nil {
 		return nil, err
 	}
 	steps := s.Steps
-	if s.NFE > 0 && perStep > 0 {
-		budget := s.NFE
-		if s.Denoise {
-			budget--
+	if s.NFE > 0 || perStep == 0 {
+		if steps, err = sample.StepsFor(s.Method, s.NFE, s.Denoise); err != nil {
+			return nil, fmt.Errorf("--nfe: %w", err)
 		}
-		steps = budget / perStep
-	}
-	if perStep == 0 {
-		steps = 1 // the adaptive solver uses only the grid's ends
 	}
 	if steps < 1 {
-		return nil, fmt.Errorf("--nfe %d is too small for %s (needs at least %d per step)", s.NFE, s.Method, perStep)
+		return nil, fmt.Errorf("--steps %d: want at least one step", steps)
 	}
 	if !(s.End > 0 && s.End < sde.Horizon()) {
 		return nil, fmt.Errorf("--eps %g must be in (0, T = %g)", s.End, sde.Horizon())
 	}
-	grid, err := sample.NewGrid(s.Grid, sde.Horizon(), s.End, steps)
+	grid, err := sample.NewSDEGrid(sde, s.Grid, sde.Horizon(), s.End, steps)
 	if err != nil {
 		return nil, err
 	}
@@ -91,19 +63,20 @@ func (s samplerSpec) build(sde *hold.SDE, score hold.Scorer, d int) (*sample.Sam
 
 func samplerFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "sampler", Value: "lt", Usage: strings.Join(methodNames, ", ")},
+		&cli.StringFlag{Name: "sampler", Value: "lt", Usage: strings.Join(sample.MethodNames(), ", ")},
 		&cli.IntFlag{Name: "nfe", Usage: "score evaluations (sets the steps of fixed-step samplers)"},
 		&cli.IntFlag{Name: "steps", Value: 150, Usage: "steps of fixed-step samplers (when --nfe is not given)"},
-		&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: uniform, quadratic or geometric"},
+		&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: " + strings.Join(sample.GridKinds, ", ")},
 		&cli.Float64Flag{Name: "eps", Value: 1e-3, Usage: "end time ε of the reverse process"},
 		&cli.BoolFlag{Name: "denoise", Usage: "final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"},
 		&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the adaptive ODE sampler"},
+		&cli.Float64Flag{Name: "eta", Value: 1, Usage: "xanc: 1 the exact Gaussian-posterior step, 0 xddim, in between the DDIM-style blend"},
 	}
 }
 
 func samplerSpecFrom(c *cli.Context) samplerSpec {
 	return samplerSpec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
-		End: c.Float64("eps"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol")}
+		End: c.Float64("eps"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true}
 }
 
 // model is what sampling needs: the SDE, a score and the data it models.

@@ -1,4 +1,6 @@
-package sample
+// Package experiment holds the study harnesses: samplers against exact scores, with the distances of
+// package metrics and the data of package data (package sample stays free of both).
+package experiment
 
 import (
 	"fmt"
@@ -11,27 +13,27 @@ import (
 	"holdgo/hold"
 	"holdgo/metrics"
 	"holdgo/rng"
+	"holdgo/sample"
 )
 
-// StudySamplers lists the samplers MixtureStudy knows, as "sde-method": the SDE's default configuration
-// (hold.DefaultConfig) and a Method. "ode" is the adaptive solver, run once per tolerance and not per
-// grid; the others run on every grid at every NFE.
-var StudySamplers = []string{
-	"hold-lt", "hold-lt@start", "hold-lt-exp", "hold-lt-expfrozen", "hold-em", "hold-heun", "hold-ode",
-	"cld-sscs", "cld-lt", "cld-lt-exp", "cld-em", "cld-ode", "vp-em", "vp-ode",
-}
+// StudyKinds are the SDE kinds a study sampler name may start with.
+var StudyKinds = []string{hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE}
 
-// DefaultStudySamplers is the paper's comparison plus LT with the score at the step's start and LT-exp.
-var DefaultStudySamplers = []string{"hold-lt", "hold-lt@start", "hold-lt-exp", "hold-em", "hold-ode", "cld-sscs", "cld-em", "vp-em"}
+// DefaultStudySamplers are the paper's samplers and the x̂₀ samplers for HOLD, CLD and VP, as
+// "kind-method" with method a registry name (Registry): cld-lt is CLD-SGM's SSCS, vp-xddim is DDIM,
+// vp-xdpm2/3 are DPM-Solver++(2M/3M)-like, cld-xd* are gDDIM-style x̂₀ steps.
+var DefaultStudySamplers = []string{"hold-lt", "hold-em", "hold-xddim", "hold-xdpm2", "hold-xdpm3",
+	"cld-lt", "cld-em", "cld-xdpm2", "vp-em", "vp-xddim", "vp-xdpm2", "vp-xdpm3"}
 
 // StudyConfig configures MixtureStudy. Zero fields take the defaults in brackets.
 type StudyConfig struct {
 	NFEs     []int     // score evaluations per sample, denoising included [25 50 100 150 250 500 1000]
 	Grids    []string  // [uniform quadratic geometric]
-	Samplers []string  // names from StudySamplers [DefaultStudySamplers]
+	Samplers []string  // "kind-method", method from Registry [DefaultStudySamplers]
 	ODETols  []float64 // rtol = atol of the adaptive "ode" rows [1e-2 1e-3 1e-4 1e-5]
 	Samples  int       // samples per run [20000]
 	Seed     uint64
+	Seeds    int // runs per cell with seeds Seed, Seed+1, …; cells report the mean [1]
 	// NoDenoise drops CLD-SGM's final denoising step (by default on, and counted in the NFE).
 	NoDenoise bool
 	// EndTime per SDE kind [hold 1e-3, cld 1e-3, vp 1e-5 (sampler-notes §5: VP with 1e-3 cannot resolve
@@ -46,8 +48,11 @@ type StudyPoint struct {
 	NFE   int
 	Steps int
 	Tol   float64 // adaptive runs only
-	W1    float64 // NaN if the sampler diverged
+	W1    float64 // mean over the seeds; NaN if the sampler diverged
+	W1SD  float64 // standard deviation over the seeds
 	Width float64 // mean over the modes of (std of the samples assigned to the mode)/(its true std)
+	// WidthDev is the largest |width ratio − 1| over the modes (each mode's ratio averaged over seeds).
+	WidthDev float64
 }
 
 // StudyRow is one sampler on one grid (Grid "adaptive" for the ODE solver).
@@ -70,7 +75,7 @@ func (c *StudyConfig) fill() {
 		c.NFEs = []int{25, 50, 100, 150, 250, 500, 1000}
 	}
 	if len(c.Grids) == 0 {
-		c.Grids = slices.Clone(GridKinds)
+		c.Grids = slices.Clone(sample.GridKinds)
 	}
 	if len(c.Samplers) == 0 {
 		c.Samplers = slices.Clone(DefaultStudySamplers)
@@ -80,6 +85,9 @@ func (c *StudyConfig) fill() {
 	}
 	if c.Samples == 0 {
 		c.Samples = 20000
+	}
+	if c.Seeds == 0 {
+		c.Seeds = 1
 	}
 	if c.FloorReps == 0 {
 		c.FloorReps = 5
@@ -91,29 +99,17 @@ func (c *StudyConfig) fill() {
 	c.EndTime = ends
 }
 
-// studyMethod returns the SDE kind, the method and the NFE per step of a study sampler name.
-func studyMethod(name string) (kind string, m Method, perStep int, err error) {
+// StudyMethod returns the SDE kind, the method and the NFE per step of a study sampler name.
+func StudyMethod(name string) (kind string, m sample.Method, perStep int, err error) {
 	kind, method, ok := strings.Cut(name, "-")
-	if !ok || !slices.Contains(StudySamplers, name) {
-		return "", nil, 0, fmt.Errorf("sample: unknown study sampler %q (want one of %s)", name, strings.Join(StudySamplers, ", "))
+	if !ok || !slices.Contains(StudyKinds, kind) {
+		return "", nil, 0, fmt.Errorf("experiment: unknown study sampler %q (want kind-method, kind one of %s)", name, strings.Join(StudyKinds, ", "))
 	}
-	switch method {
-	case "lt":
-		m = LieTrotter{}
-	case "lt@start", "sscs":
-		m = LieTrotter{ScoreAt: ScoreStart}
-	case "lt-exp":
-		m = LieTrotter{BStep: BExpKernel}
-	case "lt-expfrozen":
-		m = LieTrotter{BStep: BExpFrozen}
-	case "em":
-		m = EulerMaruyama{}
-	case "heun":
-		return kind, Heun{}, 2, nil
-	case "ode":
-		return kind, DormandPrince{}, 0, nil
+	m, perStep, err = sample.NewMethod(method, sample.Options{})
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("experiment: unknown study sampler %q: %w", name, err)
 	}
-	return kind, m, 1, nil
+	return kind, m, perStep, nil
 }
 
 // MixtureStudy measures the W1 distance to the paper's 1-D three-component mixture (exact, via
@@ -126,7 +122,7 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 	tab := &Table{Config: cfg}
 	sdes := map[string]*hold.SDE{}
 	for _, name := range cfg.Samplers {
-		kind, method, perStep, err := studyMethod(name)
+		kind, method, perStep, err := StudyMethod(name)
 		if err != nil {
 			return nil, err
 		}
@@ -143,33 +139,49 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 		}
 		end, ok := cfg.EndTime[kind]
 		if !ok {
-			return nil, fmt.Errorf("sample: no end time for %s", kind)
+			return nil, fmt.Errorf("experiment: no end time for %s", kind)
 		}
 		extra := 1
 		if cfg.NoDenoise {
 			extra = 0
 		}
-		runOne := func(m Method, grid []float64) (StudyPoint, error) {
-			s := &Sampler{SDE: sde, Score: orc, Method: m, Grid: grid, Dim: 1, Denoise: !cfg.NoDenoise, Workers: cfg.Workers}
-			res, err := s.Sample(cfg.Samples, cfg.Seed)
-			if err != nil {
-				return StudyPoint{}, fmt.Errorf("sample: study %s: %w", name, err)
+		runOne := func(m sample.Method, grid []float64) (StudyPoint, error) {
+			s := &sample.Sampler{SDE: sde, Score: orc, Method: m, Grid: grid, Dim: 1, Denoise: !cfg.NoDenoise, Workers: cfg.Workers}
+			pt := StudyPoint{Steps: len(grid) - 1, W1: math.NaN(), Width: math.NaN(), WidthDev: math.NaN()}
+			var w1s []float64
+			widths := make([]float64, mixData.Components())
+			for rep := range cfg.Seeds {
+				res, err := s.Sample(cfg.Samples, cfg.Seed+uint64(rep))
+				if err != nil {
+					return StudyPoint{}, fmt.Errorf("experiment: study %s: %w", name, err)
+				}
+				pt.NFE = res.NFE
+				q := make([]float32, cfg.Samples)
+				for i := range q {
+					q[i] = float32(res.X[i*sde.Blocks()])
+				}
+				w1, err := metrics.W1Mixture(q, mixData)
+				if err != nil {
+					return pt, nil // diverged
+				}
+				w1s = append(w1s, w1)
+				for c, v := range modeWidths(q, mixData) {
+					widths[c] += v / float64(cfg.Seeds)
+				}
 			}
-			q := make([]float32, cfg.Samples)
-			for i := range q {
-				q[i] = float32(res.X[i*sde.Blocks()])
-			}
-			pt := StudyPoint{NFE: res.NFE, Steps: len(grid) - 1, W1: math.NaN(), Width: math.NaN()}
-			if w1, err := metrics.W1Mixture(q, mixData); err == nil {
-				pt.W1 = w1
-				pt.Width = widthRatio(q, mixData)
+			st := sample.MeanSE(w1s)
+			pt.W1, pt.W1SD = st.Mean, st.SE*math.Sqrt(float64(len(w1s)))
+			pt.Width, pt.WidthDev = 0, 0
+			for _, v := range widths {
+				pt.Width += v / float64(len(widths))
+				pt.WidthDev = math.Max(pt.WidthDev, math.Abs(v-1))
 			}
 			return pt, nil
 		}
 		if perStep == 0 {
 			row := StudyRow{Sampler: name, Grid: "adaptive"}
 			for _, tol := range cfg.ODETols {
-				pt, err := runOne(DormandPrince{RTol: tol, ATol: tol}, []float64{sde.Horizon(), end})
+				pt, err := runOne(sample.DormandPrince{RTol: tol, ATol: tol}, []float64{sde.Horizon(), end})
 				if err != nil {
 					return nil, err
 				}
@@ -186,7 +198,7 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 				if steps < 1 {
 					continue
 				}
-				grid, err := NewGrid(g, sde.Horizon(), end, steps)
+				grid, err := sample.NewSDEGrid(sde, g, sde.Horizon(), end, steps)
 				if err != nil {
 					return nil, err
 				}
@@ -202,26 +214,23 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 	floor := make([]float64, cfg.FloorReps)
 	q := make([]float32, cfg.Samples)
 	for i := range floor {
-		mixData.Sample(rng.New(ChunkSeed(cfg.Seed^0xf100, i)), q)
+		mixData.Sample(rng.New(sample.ChunkSeed(cfg.Seed^0xf100, i)), q)
 		w1, err := metrics.W1Mixture(q, mixData)
 		if err != nil {
 			return nil, err
 		}
 		floor[i] = w1
 	}
-	st := MeanSE(floor)
+	st := sample.MeanSE(floor)
 	tab.FloorMean, tab.FloorSD = st.Mean, st.SE*math.Sqrt(float64(len(floor)))
 	return tab, nil
 }
 
-// widthRatio assigns each sample to its most probable component and returns the mean over components
-// of (std of the assigned samples)/(component std); NaN if a component gets fewer than 2 samples.
-func widthRatio(q []float32, m data.Mixture) float64 {
+// modeWidths assigns each sample to its most probable component and returns per component
+// (std of the assigned samples)/(component std); NaN for a component with fewer than 2 samples.
+func modeWidths(q []float32, m data.Mixture) []float64 {
 	k := m.Components()
-	var sum, sumSq, count [8]float64
-	if k > len(count) {
-		return math.NaN()
-	}
+	sum, sumSq, count := make([]float64, k), make([]float64, k), make([]float64, k)
 	for _, v := range q {
 		x := float64(v)
 		best, bestLog := 0, math.Inf(-1)
@@ -235,24 +244,25 @@ func widthRatio(q []float32, m data.Mixture) float64 {
 		sumSq[best] += x * x
 		count[best]++
 	}
-	var ratio float64
-	for c := 0; c < k; c++ {
+	out := make([]float64, k)
+	for c := range out {
 		if count[c] < 2 {
-			return math.NaN()
+			out[c] = math.NaN()
+			continue
 		}
 		mean := sum[c] / count[c]
 		variance := (sumSq[c] - count[c]*mean*mean) / (count[c] - 1)
-		ratio += math.Sqrt(math.Max(variance, 0)) / m.Stds[c]
+		out[c] = math.Sqrt(math.Max(variance, 0)) / m.Stds[c]
 	}
-	return ratio / float64(k)
+	return out
 }
 
 // WriteMarkdown writes one table per grid (rows: samplers; columns: NFE; cells: W1 ×10³ and the
 // within-mode width ratio) and the adaptive ODE rows, with the Monte-Carlo floor.
 func (t *Table) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "W1 to the paper's 1-D mixture (×10⁻³) and within-mode width ratio, %d samples, seed %d, denoising %v.\n",
-		t.Config.Samples, t.Config.Seed, !t.Config.NoDenoise)
+	fmt.Fprintf(&b, "W1 to the paper's 1-D mixture (×10⁻³, mean over %d seeds from %d) and the largest |mode width ratio − 1| over the modes, %d samples per run, final step %v.\n",
+		t.Config.Seeds, t.Config.Seed, t.Config.Samples, !t.Config.NoDenoise)
 	fmt.Fprintf(&b, "Monte-Carlo floor (exact samples, %d replicates): W1 = %.2f ± %.2f ×10⁻³ (mean ± sd).\n\n", t.Config.FloorReps, 1e3*t.FloorMean, 1e3*t.FloorSD)
 	for _, g := range t.Config.Grids {
 		var rows []StudyRow
@@ -306,19 +316,19 @@ func formatCell(p StudyPoint) string {
 	if math.IsNaN(p.W1) {
 		return "diverged"
 	}
-	return fmt.Sprintf("%.2f (%.2f)", 1e3*p.W1, p.Width)
+	return fmt.Sprintf("%.2f (%.2f)", 1e3*p.W1, p.WidthDev)
 }
 
 // WriteCSV writes one line per run: sampler,grid,nfe,steps,tol,w1,width_ratio, then the floor.
 func (t *Table) WriteCSV(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("sampler,grid,nfe,steps,tol,w1,width_ratio\n")
+	b.WriteString("sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\n")
 	for _, r := range t.Rows {
 		for _, p := range r.Points {
-			fmt.Fprintf(&b, "%s,%s,%d,%d,%g,%g,%g\n", r.Sampler, r.Grid, p.NFE, p.Steps, p.Tol, p.W1, p.Width)
+			fmt.Fprintf(&b, "%s,%s,%d,%d,%g,%g,%g,%g,%g\n", r.Sampler, r.Grid, p.NFE, p.Steps, p.Tol, p.W1, p.W1SD, p.Width, p.WidthDev)
 		}
 	}
-	fmt.Fprintf(&b, "floor-mean,exact,0,0,0,%g,1\nfloor-sd,exact,0,0,0,%g,0\n", t.FloorMean, t.FloorSD)
+	fmt.Fprintf(&b, "floor-mean,exact,0,0,0,%g,0,1,0\nfloor-sd,exact,0,0,0,%g,0,0,0\n", t.FloorMean, t.FloorSD)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
