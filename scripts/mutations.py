@@ -365,8 +365,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Dropout dy·m ×1.001",
   "file": "autograd/conv.go",
-  "old": "g.accum(x, tensor.Mul(g.tmp(x.Shape()...), dy, m))",
-  "new": "g.accum(x, tensor.MulScalar(nil, tensor.Mul(g.tmp(x.Shape()...), dy, m), 1.001))",
+  "old": "\t\t\tg.dropout(gx, dy, st, p)\n\t\t\treturn",
+  "new": "\t\t\ttensor.MulScalar(gx, g.dropout(gx, dy, st, p), 1.001)\n\t\t\treturn",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -491,8 +491,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "EMA off-by-one n/(9+n)",
   "file": "optim/optim.go",
-  "old": "decay := min(e.Rate, (1+n)/(10+n))",
-  "new": "decay := min(e.Rate, n/(9+n))",
+  "old": "return min(e.Rate, (1+n)/(10+n))",
+  "new": "return min(e.Rate, n/(9+n))",
   "pkg": "./optim",
   "run": "TestEMAFirstUpdates",
   "tags": ""
@@ -500,8 +500,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "EMA Updates++ after the decay (n−1 used)",
   "file": "optim/optim.go",
-  "old": "\te.Updates++\n\tn := float64(e.Updates)\n",
-  "new": "\tn := float64(e.Updates)\n\te.Updates++\n",
+  "old": "n := float64(e.Updates + 1)",
+  "new": "n := float64(e.Updates)",
   "pkg": "./optim",
   "run": "TestEMAFirstUpdates",
   "tags": ""
@@ -509,8 +509,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "EMA warm-up decay ×1.001",
   "file": "optim/optim.go",
-  "old": "decay := min(e.Rate, (1+n)/(10+n))",
-  "new": "decay := min(e.Rate, (1+n)/(10+n)*1.001)",
+  "old": "return min(e.Rate, (1+n)/(10+n))",
+  "new": "return min(e.Rate, (1+n)/(10+n)*1.001)",
   "pkg": "./optim",
   "run": "TestEMAFirstUpdates",
   "tags": ""
