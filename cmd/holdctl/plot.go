@@ -65,6 +65,7 @@ func plotCommand() *cli.Command {
 				},
 				Action: runPlotBlocks,
 			},
+			plotNFECommand(),
 			{
 				Name: "moments", Aliases: []string{"fig5"},
 				Usage: "Figure 5: 2-D samples at six moments (steps) of the generation path, CLD and HOLD",

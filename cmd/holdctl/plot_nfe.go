@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/plot"
+)
+
+// plotNFECommand draws a sampler study's metric against NFE on log axes, one line per sampler:
+//
+//	holdctl experiment samplers --format csv --out study.csv && holdctl plot nfe --csv study.csv --out nfe.png
+func plotNFECommand() *cli.Command {
+	return &cli.Command{
+		Name:  "nfe",
+		Usage: "W1 (or another metric) against NFE on log axes, one line per sampler, from the CSV of experiment samplers or experiment nfe",
+		Description: "Reads the CSV of 'holdctl experiment samplers --format csv' (columns sampler, grid, nfe, w1, …: each\n" +
+			"sampler's best grid at each NFE, or --grid NAME) or of 'holdctl experiment nfe' (columns model, sampler,\n" +
+			"nfe, metric, value). The Monte-Carlo floor rows, when present, are drawn as a flat line.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "csv", Usage: "the study's CSV file (required)"},
+			&cli.StringFlag{Name: "out", Value: "nfe.png", Usage: "output .png"},
+			&cli.StringFlag{Name: "metric", Value: "w1", Usage: "column to plot (experiment samplers CSV)"},
+			&cli.StringFlag{Name: "grid", Value: "best", Usage: "time grid to plot, or best: each sampler's lowest value over its grids"},
+			&cli.StringFlag{Name: "title", Usage: "plot title"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErr("plot nfe: unexpected argument %q", c.Args().First())
+			}
+			path := c.String("csv")
+			if path == "" {
+				return usageErr("plot nfe: --csv FILE is required (the output of experiment samplers --format csv or experiment nfe)")
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return usageErr("plot nfe: %v", err)
+			}
+			defer f.Close()
+			series, metric, err := readNFECSV(f, c.String("metric"), c.String("grid"))
+			if err != nil {
+				return usageErr("plot nfe: %s: %v", path, err)
+			}
+			opt := plot.LogLogOptions{Title: c.String("title"), XLabel: "NFE (score evaluations per sample)", YLabel: metric}
+			if err := plot.LogLog(c.String("out"), series, opt); err != nil {
+				return usageErr("%v", err)
+			}
+			fmt.Fprintf(c.App.Writer, "wrote %s: %d lines\n", c.String("out"), len(series))
+			return nil
+		},
+	}
+}
+
+// nfeCSVMaxRows bounds what readNFECSV accepts: a study has hundreds of rows, not millions.
+const nfeCSVMaxRows = 1 << 20
+
+// readNFECSV turns a study CSV into one series per sampler (NFE ascending) plus the floor, and
+// names the metric plotted.
+func readNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error) {
+	cr := csv.NewReader(r)
+	header, err := cr.Read()
+	if err != nil {
+		return nil, "", fmt.Errorf("no CSV header: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	need := func(names ...string) error {
+		for _, n := range names {
+			if _, ok := col[n]; !ok {
+				return fmt.Errorf("no column %q in the header %v", n, header)
+			}
+		}
+		return nil
+	}
+	// key: the line's name; value and nfe: which columns hold them.
+	var key func(rec []string) string
+	valueCol := ""
+	switch _, isNFETable := col["model"]; {
+	case isNFETable: // experiment nfe
+		if err := need("sampler", "nfe", "metric", "value"); err != nil {
+			return nil, "", err
+		}
+		key = func(rec []string) string { return rec[col["model"]] + " " + rec[col["sampler"]] }
+		valueCol = "value"
+	default: // experiment samplers
+		if err := need("sampler", "nfe", metric); err != nil {
+			return nil, "", err
+		}
+		key = func(rec []string) string { return rec[col["sampler"]] }
+		valueCol = metric
+	}
+	best := map[string]map[float64]float64{} // line → nfe → value
+	var order []string
+	floor := math.NaN()
+	for row := 2; ; row++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if row > nfeCSVMaxRows {
+			return nil, "", fmt.Errorf("more than %d rows: not a sampler study", nfeCSVMaxRows)
+		}
+		name := key(rec)
+		v, err := strconv.ParseFloat(rec[col[valueCol]], 64)
+		if err != nil {
+			return nil, "", fmt.Errorf("row %d: %s %q: %v", row, valueCol, rec[col[valueCol]], err)
+		}
+		if i, ok := col["metric"]; ok && valueCol == "value" && metric == "w1" {
+			metric = rec[i] // experiment nfe names its metric per row
+		}
+		switch {
+		case slices.Contains([]string{"floor-mean", "floor-mean exact"}, name):
+			floor = v
+			continue
+		case name == "floor-sd" || name == "floor-sd exact":
+			continue
+		}
+		if g, ok := col["grid"]; ok && grid != "best" && rec[g] != grid {
+			continue
+		}
+		nfe, err := strconv.ParseFloat(rec[col["nfe"]], 64)
+		if err != nil || !(nfe >= 1) || math.IsInf(nfe, 0) {
+			return nil, "", fmt.Errorf("row %d: nfe %q: want a positive number", row, rec[col["nfe"]])
+		}
+		if best[name] == nil {
+			best[name] = map[float64]float64{}
+			order = append(order, name)
+		}
+		if old, ok := best[name][nfe]; !ok || v < old || math.IsNaN(old) {
+			best[name][nfe] = v
+		}
+	}
+	if len(order) == 0 {
+		if grid != "best" {
+			return nil, "", fmt.Errorf("no rows with grid %q", grid)
+		}
+		return nil, "", fmt.Errorf("no sampler rows")
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	series := make([]plot.Series, 0, len(order)+1)
+	for _, name := range order {
+		s := plot.Series{Name: name}
+		for nfe := range best[name] {
+			s.X = append(s.X, nfe)
+		}
+		slices.Sort(s.X)
+		for _, nfe := range s.X {
+			s.Y = append(s.Y, best[name][nfe])
+		}
+		lo, hi = min(lo, s.X[0]), max(hi, s.X[len(s.X)-1])
+		series = append(series, s)
+	}
+	if floor > 0 {
+		series = append(series, plot.Series{Name: "Monte-Carlo floor", X: []float64{lo, hi}, Y: []float64{floor, floor}})
+	}
+	return series, metric, nil
+}

@@ -1,0 +1,58 @@
+package plot
+
+import (
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLogLogWritesPNG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nfe.png")
+	series := []Series{
+		{Name: "a", X: []float64{10, 20, 50}, Y: []float64{0.1, 0.03, 0.005}},
+		{Name: "b", X: []float64{10, 20, 50}, Y: []float64{0.2, math.NaN(), 0.01}}, // the NaN is left out
+	}
+	if err := LogLog(path, series, LogLogOptions{Title: "t", Width: 400, Height: 300}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 400 || b.Dy() != 300 {
+		t.Errorf("image %v, want 400×300", b)
+	}
+}
+
+func TestLogLogRejects(t *testing.T) {
+	dir := t.TempDir()
+	for name, series := range map[string][]Series{
+		"no series":         nil,
+		"lengths differ":    {{Name: "a", X: []float64{1, 2}, Y: []float64{1}}},
+		"no positive point": {{Name: "a", X: []float64{1, 2}, Y: []float64{0, -1}}},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".png")
+		if err := LogLog(path, series, LogLogOptions{}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if _, err := os.Stat(path); err == nil {
+			t.Errorf("%s: a file was written", name)
+		}
+	}
+}
+
+// A single point (an empty range) still gets a positive log axis.
+func TestLogLogSinglePoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.png")
+	if err := LogLog(path, []Series{{Name: "a", X: []float64{20}, Y: []float64{0.06}}}, LogLogOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
