@@ -92,11 +92,9 @@ func ImageStudy(cfg ImageStudyConfig) (*ImageTable, error) {
 		ends[k] = v
 	}
 	n := len(cfg.Images) / cfg.Dim
-	mix := hold.Mixture{Weights: make([]float64, n), Means: make([][]float64, n), Stds: make([]float64, n)}
+	mix := hold.PointMasses(cfg.Images, cfg.Dim)
 	norms := make([]float64, n)
 	for k := range n {
-		mix.Weights[k] = 1 / float64(n)
-		mix.Means[k] = cfg.Images[k*cfg.Dim : (k+1)*cfg.Dim]
 		for _, v := range mix.Means[k] {
 			norms[k] += v * v
 		}

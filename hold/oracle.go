@@ -30,6 +30,22 @@ func PaperMixture() Mixture {
 	}
 }
 
+// PointMasses returns the empirical distribution of n points (the rows of the n × dim
+// matrix points, not copied): n zero-width components of weight 1/n. Its perturbed score is
+// the exact score of a finite data set, and x̂₀ a softmax-weighted average of the points.
+func PointMasses(points []float64, dim int) Mixture {
+	n := 0
+	if dim > 0 {
+		n = len(points) / dim
+	}
+	m := Mixture{Weights: make([]float64, n), Means: make([][]float64, n), Stds: make([]float64, n)}
+	for k := range n {
+		m.Weights[k] = 1 / float64(n)
+		m.Means[k] = points[k*dim : (k+1)*dim : (k+1)*dim]
+	}
+	return m
+}
+
 // Dim returns d.
 func (m Mixture) Dim() int {
 	if len(m.Means) == 0 {

@@ -124,23 +124,11 @@ func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
 	if !imagedata.IsSpec(spec) {
 		return badParams("--data %q: want KIND:PATH with KIND one of %s", spec, strings.Join(imagedata.Kinds, ", "))
 	}
-	ds, err := imagedata.Open(spec, imagedata.Options{})
+	ds, flat, err := imageSet(spec, c.Int("oracle-n"))
 	if err != nil {
-		return badParams("--data: %v", err)
-	}
-	n := c.Int("oracle-n")
-	if n < 2 || n > ds.Len() {
-		return badParams("--oracle-n %d: want 2 … %d (the images in %s)", n, ds.Len(), spec)
+		return badParams("%v", err)
 	}
 	dim := ds.Dimension()
-	img := make([]float32, dim)
-	flat := make([]float64, 0, n*dim)
-	for i := range n {
-		ds.Scale(img, ds.Pixels(i), false, nil)
-		for _, v := range img {
-			flat = append(flat, float64(v))
-		}
-	}
 	tab, err := experiment.ImageStudy(experiment.ImageStudyConfig{Images: flat, Dim: dim, Samplers: c.StringSlice("samplers"),
 		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: c.Int("samples"), Seed: c.Uint64("seed"), EndTime: ends, Workers: c.Int("workers")})
 	if err != nil {
@@ -159,4 +147,26 @@ func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
 		w = f
 	}
 	return tab.WriteMarkdown(w)
+}
+
+// imageSet opens image data and returns its first n images in [−1, 1], flat (n × C·H·W): the
+// points of an empirical-distribution oracle (hold.PointMasses).
+func imageSet(spec string, n int) (*imagedata.Dataset, []float64, error) {
+	ds, err := imagedata.Open(spec, imagedata.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--data: %v", err)
+	}
+	if n < 2 || n > ds.Len() {
+		return nil, nil, fmt.Errorf("--oracle-n %d: want 2 … %d (the images in %s)", n, ds.Len(), spec)
+	}
+	dim := ds.Dimension()
+	img := make([]float32, dim)
+	flat := make([]float64, 0, n*dim)
+	for i := range n {
+		ds.Scale(img, ds.Pixels(i), false, nil)
+		for _, v := range img {
+			flat = append(flat, float64(v))
+		}
+	}
+	return ds, flat, nil
 }

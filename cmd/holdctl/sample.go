@@ -15,6 +15,7 @@ import (
 	"holdgo/cuda"
 	"holdgo/data"
 	"holdgo/hold"
+	"holdgo/imagedata"
 	"holdgo/internal/atomicfile"
 	"holdgo/layers"
 	"holdgo/plot"
@@ -183,17 +184,30 @@ func loadModelData(path string, raw bool, trainData string) (*model, error) {
 }
 
 // oracleModel is the exact score of mixture data under the SDE of cfg.
-func oracleModel(cfg train.RunConfig) (*model, error) {
+func oracleModel(cfg train.RunConfig, oracleN int) (*model, error) {
 	if err := cfg.Validate(); err != nil { // every setting, also those the SDE ignores (α of VP)
 		return nil, err
 	}
-	src, err := data.Open(cfg.Data, cfg.SwissNoise)
-	if err != nil {
-		return nil, err
-	}
-	mix, ok := src.(data.Mixture)
-	if !ok {
-		return nil, fmt.Errorf("--oracle needs mixture data with a closed-form score (gmm1d), not %s", src.Name())
+	var (
+		src  data.Source
+		hmix hold.Mixture
+	)
+	if imagedata.IsSpec(cfg.Data) { // the empirical distribution of the first oracleN images
+		ds, flat, err := imageSet(cfg.Data, oracleN)
+		if err != nil {
+			return nil, err
+		}
+		src, hmix = ds, hold.PointMasses(flat, ds.Dimension())
+	} else {
+		s, err := data.Open(cfg.Data, cfg.SwissNoise)
+		if err != nil {
+			return nil, err
+		}
+		mix, ok := s.(data.Mixture)
+		if !ok {
+			return nil, fmt.Errorf("--oracle needs mixture data with a closed-form score (gmm1d) or image data (the empirical distribution of --oracle-n images), not %s", s.Name())
+		}
+		src, hmix = s, mix.Hold()
 	}
 	hc, err := cfg.SDEConfig()
 	if err != nil {
@@ -203,7 +217,7 @@ func oracleModel(cfg train.RunConfig) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	oracle, err := hold.NewMixtureOracle(sde, mix.Hold())
+	oracle, err := hold.NewMixtureOracle(sde, hmix)
 	if err != nil {
 		return nil, err
 	}
@@ -255,8 +269,9 @@ func sampleCommand() *cli.Command {
 		Flags: append(samplerFlags(),
 			&cli.StringFlag{Name: "ckpt", Usage: "run directory or checkpoint file of holdctl train"},
 			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights"},
-			&cli.BoolFlag{Name: "oracle", Usage: "use the exact score of the data (mixture data only: --data gmm1d)"},
-			&cli.StringFlag{Name: "data", Value: data.NameGMM1D, Usage: "data of --oracle"},
+			&cli.BoolFlag{Name: "oracle", Usage: "use the exact score of the data (mixture data, --data gmm1d, or the empirical distribution of images)"},
+			&cli.StringFlag{Name: "data", Value: data.NameGMM1D, Usage: "data of --oracle: a mixture (gmm1d) or images (fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH: the empirical distribution of --oracle-n images)"},
+			&cli.IntFlag{Name: "oracle-n", Value: 1000, Usage: "images in the empirical oracle of --oracle --data IMAGES"},
 			&cli.StringFlag{Name: "sde", Value: d.SDE, Usage: "SDE of --oracle: hold, cld, vp or ve"},
 			&cli.IntFlag{Name: "order", Value: d.Order, Usage: "HOLD order of --oracle"},
 			&cli.Float64Flag{Name: "L", Value: d.L, Usage: "HOLD L of --oracle"},
@@ -285,7 +300,7 @@ func sampleCommand() *cli.Command {
 			case c.Bool("oracle"):
 				cfg := d
 				cfg.Data, cfg.SDE, cfg.Order, cfg.L, cfg.Alpha = c.String("data"), c.String("sde"), c.Int("order"), c.Float64("L"), c.Float64("alpha")
-				m, err = oracleModel(cfg)
+				m, err = oracleModel(cfg, c.Int("oracle-n"))
 			case c.IsSet("ckpt"):
 				m, err = loadModelData(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
 			default:
