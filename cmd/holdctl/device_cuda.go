@@ -9,21 +9,7 @@ import (
 	"strings"
 
 	"holdgo/cuda"
-	"holdgo/tensor"
 )
-
-// openDevice returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:N".
-func openDevice(name string) (tensor.Device, error) {
-	switch {
-	case name == "" || name == "cpu":
-		return tensor.CPU, nil
-	case name == "reference":
-		return tensor.Reference, nil
-	case name == "cuda" || strings.HasPrefix(name, "cuda:"):
-		return openCUDA(name)
-	}
-	return nil, fmt.Errorf("unknown device %q (want cpu, reference, cuda or cuda:N)", name)
-}
 
 func openCUDA(name string) (*cuda.Device, error) {
 	ordinal := 0

@@ -5,30 +5,14 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"holdgo/cuda"
-	"holdgo/tensor"
 )
 
 // holdctl-shim (go build -tags cudashim -o holdctl-shim ./cmd/holdctl): --device cuda opens the
 // host shim, which runs the CUDA kernels of kernels/*.cu compiled for the CPU behind the real
 // device glue, so the whole GPU path can be run and compared with the CPU on a machine without a
 // GPU (slowly: every GPU thread is a fiber).
-
-// openDevice returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:0" (the
-// shim).
-func openDevice(name string) (tensor.Device, error) {
-	switch {
-	case name == "" || name == "cpu":
-		return tensor.CPU, nil
-	case name == "reference":
-		return tensor.Reference, nil
-	case name == "cuda" || strings.HasPrefix(name, "cuda:"):
-		return openCUDA(name)
-	}
-	return nil, fmt.Errorf("unknown device %q (want cpu, reference, cuda or cuda:N)", name)
-}
 
 func openCUDA(name string) (*cuda.Device, error) {
 	if name != "cuda" && name != "cuda:0" {
