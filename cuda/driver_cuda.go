@@ -41,6 +41,11 @@ static cublasStatus_t hg_cublas_sgemm(cublasHandle_t h, int tf32, int ta, int tb
 		uintptr_t c, int ldc, long long sc, int batch) {
 	cublasStatus_t s = cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
 	if (s != CUBLAS_STATUS_SUCCESS) return s;
+	// cuBLAS rejects a leading dimension below 1 (status 7) even where a zero-length side makes
+	// it meaningless: a product with k = 0, whose result is beta·C (zeros here).
+	if (lda < 1) lda = 1;
+	if (ldb < 1) ldb = 1;
+	if (ldc < 1) ldc = 1;
 	return cublasSgemmStridedBatched(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
 		m, n, k, &alpha, (const float*)a, lda, sa, (const float*)b, ldb, sb, &beta, (float*)c, ldc, sc, batch);
 }

@@ -1,4 +1,4 @@
-//go:build cudashim
+//go:build cudashim || cuda
 
 package train
 
@@ -17,7 +17,7 @@ import (
 )
 
 // Training on the CUDA device through the host shim (the kernels of kernels/*.cu compiled for the
-// CPU) against the same run on the CPU: the same seed draws the same data, times, noise (Philox on
+// CPU; -tags cudashim), or on a real GPU in strict FP32 (-tags cuda), against the same run on the CPU: the same seed draws the same data, times, noise (Philox on
 // both) and initial weights, so the runs differ only by floating-point rounding.
 //
 // What limits the agreement: the GEMMs sum in another order (hg_sgemm's tiles against the CPU's
@@ -65,8 +65,6 @@ func newToyRun(t *testing.T, kind string, dev tensor.Device, batch int) toyRun {
 	return toyRun{tr, net}
 }
 
-func shimDevice() *cuda.Device { return cuda.NewDevice(cuda.NewShimBackend()) }
-
 func nmse(got, want []float32) float64 {
 	var num, den float64
 	for i := range got {
@@ -102,7 +100,7 @@ func compareStates(t *testing.T, what string, got, want [4][]float32) {
 func TestShimTrainingMatchesCPU(t *testing.T) {
 	for _, kind := range []string{hold.KindHOLD, hold.KindCLD, hold.KindVP} {
 		t.Run(kind, func(t *testing.T) {
-			cpu, gpu := newToyRun(t, kind, tensor.CPU, 64), newToyRun(t, kind, shimDevice(), 64)
+			cpu, gpu := newToyRun(t, kind, tensor.CPU, 64), newToyRun(t, kind, testDevice(t), 64)
 			worst := 0.0
 			for step := range 100 {
 				a, err := cpu.tr.TrainStep()
@@ -140,9 +138,9 @@ func TestShimResumeAcrossDevices(t *testing.T) {
 		refLoss = append(refLoss, s.Loss)
 	}
 	for i, devs := range [][2]func() tensor.Device{
-		{func() tensor.Device { return shimDevice() }, func() tensor.Device { return tensor.CPU }},
-		{func() tensor.Device { return tensor.CPU }, func() tensor.Device { return shimDevice() }},
-		{func() tensor.Device { return shimDevice() }, func() tensor.Device { return shimDevice() }},
+		{func() tensor.Device { return testDevice(t) }, func() tensor.Device { return tensor.CPU }},
+		{func() tensor.Device { return tensor.CPU }, func() tensor.Device { return testDevice(t) }},
+		{func() tensor.Device { return testDevice(t) }, func() tensor.Device { return testDevice(t) }},
 	} {
 		first := newToyRun(t, hold.KindHOLD, devs[0](), 32)
 		for range 10 {
@@ -182,7 +180,7 @@ func TestShimResumeAcrossDevices(t *testing.T) {
 // A non-logging step of the toy MLP on the device does no host synchronisation and one
 // host-to-device copy (the staged batch); a logging step adds the one read of the scalars.
 func TestShimStepCounters(t *testing.T) {
-	dev, counting := cuda.NewCountingDevice(cuda.NewShimBackend())
+	dev, counting := cuda.NewCountingDevice(testBackend(t))
 	r := newToyRun(t, hold.KindHOLD, dev, 16)
 	if _, err := r.tr.Advance(false); err != nil { // warm: buffers allocated
 		t.Fatal(err)

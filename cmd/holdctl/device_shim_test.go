@@ -1,4 +1,4 @@
-//go:build cudashim && !cuda
+//go:build cudashim || cuda
 
 package main
 
@@ -150,7 +150,7 @@ func TestShimNCSNppTinyMatchesCPU(t *testing.T) {
 // coefficients); a logging step adds the one read of the loss and gradient norm. bench train
 // prints the same counts.
 func TestShimNCSNppStepCounters(t *testing.T) {
-	dev, counting := cuda.NewCountingDevice(cuda.NewShimBackend())
+	dev, counting := cuda.NewCountingDevice(testBackend(t))
 	res, err := runTrainBench(dev, counting, "ncsnpp-tiny", "hold", 1, 1, 3)
 	if err != nil {
 		t.Fatal(err)

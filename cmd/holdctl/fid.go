@@ -57,6 +57,7 @@ func fidCommand() *cli.Command {
 			&cli.BoolFlag{Name: "raw-weights", Usage: "sample a run with its raw weights instead of the EMA"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object: fid, kid, kid_se, n"},
+			deviceFlag(),
 		}, samplerFlags()...),
 		Action: runFID,
 	}
@@ -362,10 +363,14 @@ func sampleRun(c *cli.Context, flag, spec string) (fid.ImageSource, error) {
 	if err != nil {
 		return fid.ImageSource{}, usageErr("%v", err)
 	}
+	draw, err := samplerOn(c.String("device"), s, m)
+	if err != nil {
+		return fid.ImageSource{}, err
+	}
 	n := c.Int("n")
 	start := time.Now()
-	fmt.Fprintf(c.App.ErrWriter, "%s: sampling %d images with %s …\n", flag, n, s.Method.Name())
-	res, err := s.Sample(n, c.Uint64("seed"))
+	fmt.Fprintf(c.App.ErrWriter, "%s: sampling %d images with %s on %s …\n", flag, n, s.Method.Name(), c.String("device"))
+	res, err := draw(n, c.Uint64("seed"))
 	if err != nil {
 		return fid.ImageSource{}, err
 	}
