@@ -362,3 +362,36 @@ func TestForeignTensor(t *testing.T) {
 		t.Error("Softmax accepted a foreign tensor")
 	}
 }
+
+// Dropped device tensors cost the Go heap almost nothing, so without pacing nothing would collect
+// them and the pool would keep asking the driver for more. With a goal of 8 MiB, 400 dropped
+// 1 MiB tensors must leave the device footprint near twice the goal, not at 400 MiB.
+func TestPoolPacesCollections(t *testing.T) {
+	fake := newFake()
+	dev := NewDevice(fake)
+	dev.pool.floor, dev.pool.goal = 8<<20, 8<<20
+	peak := 0
+	for range 400 {
+		a := tensor.New(dev, 1<<18) // 1 MiB, unreachable after this iteration
+		_ = a
+		peak = max(peak, fake.used)
+	}
+	st := dev.PoolStats()
+	if peak > 24<<20 || st.Paced == 0 {
+		t.Errorf("device footprint peaked at %d MiB with a goal of 8 MiB (paced collections %d): %+v", peak>>20, st.Paced, st)
+	}
+	// Live data above the floor raises the goal instead of collecting at every allocation.
+	keep := make([]*tensor.Tensor, 0, 16)
+	for range 16 {
+		keep = append(keep, tensor.New(dev, 1<<18))
+	}
+	before := dev.PoolStats().Paced
+	for range 100 {
+		a := tensor.New(dev, 1<<18)
+		_ = a
+	}
+	if n := dev.PoolStats().Paced - before; n > 20 {
+		t.Errorf("%d paced collections for 100 allocations with 16 MiB live: the goal does not follow the live data", n)
+	}
+	runtime.KeepAlive(keep)
+}

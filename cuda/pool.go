@@ -18,11 +18,22 @@ import (
 // cleanups, frees those too and retries once more. Releasing a block that kernels still use is
 // safe because every user issues its work on the device's single stream, in order. Safe for
 // concurrent use (buffers are released from GC cleanups).
+//
+// Device memory is invisible to Go's garbage collector: a loop that drops device tensors without
+// allocating much on the Go heap would let unreachable tensors pile up on the device until the
+// driver runs out, and a process would hold far more device memory than it uses (three sampling
+// processes on one 80 GB H100 ran out of memory that way, each holding ~35 GB). So the pool paces
+// collections the way GOGC=100 paces the heap: when the bytes in use would pass the goal — twice
+// what was in use right after the last collection, and at least pacerFloor — it collects first,
+// and the goal is reset from what is still in use afterwards. A process's device footprint then
+// stays near twice its live data (plus the floor) however it allocates.
 type pool struct {
 	mu    sync.Mutex
 	be    Backend
 	free  map[int][]uintptr
 	stats PoolStats
+	floor int // pacerFloor, smaller in tests
+	goal  int // collect before InUseBytes passes this
 }
 
 // PoolStats counts the pool's traffic.
@@ -31,10 +42,16 @@ type PoolStats struct {
 	Hits                      int // requests served from a free list
 	LargerHits                int // of which from a larger class
 	Collections               int // garbage collections run to find memory
+	Paced                     int // of which because the bytes in use reached the pacer's goal
 	InUseBytes, CachedBytes   int
 }
 
-func newPool(be Backend) *pool { return &pool{be: be, free: map[int][]uintptr{}} }
+// pacerFloor is the smallest collection goal: below it no collection is paced.
+const pacerFloor = 1 << 30
+
+func newPool(be Backend) *pool {
+	return &pool{be: be, free: map[int][]uintptr{}, floor: pacerFloor, goal: pacerFloor}
+}
 
 const poolGranule = 4 << 20
 
@@ -53,6 +70,13 @@ func sizeClass(bytes int) int {
 func (p *pool) get(bytes int) (uintptr, int, error) {
 	want := sizeClass(bytes)
 	p.mu.Lock()
+	if p.stats.InUseBytes+want > p.goal {
+		p.stats.Paced++
+		p.mu.Unlock()
+		p.collect()
+		p.mu.Lock()
+		p.goal = max(p.floor, 2*(p.stats.InUseBytes+want))
+	}
 	if ptr, class, ok := p.cachedLocked(want); ok {
 		p.mu.Unlock()
 		return ptr, class, nil
