@@ -78,3 +78,16 @@ func (s SwissRoll) Sample(rng *tensor.RNG, dst []float32) {
 		dst[row+1] = float32(c[1] + s.Scale*(t*sin+s.Noise*n2))
 	}
 }
+
+// Roll returns the index of the roll whose centre is nearest to (x, y). For the paper's data it is
+// the roll a point was drawn from: a roll reaches at most Scale·(4.5π + a few Noise) ≈ 0.14 from its
+// centre, and the centres are 0.8 or more apart.
+func (s SwissRoll) Roll(x, y float64) int {
+	best, bd := 0, math.Inf(1)
+	for i, c := range s.Centers {
+		if d := (x-c[0])*(x-c[0]) + (y-c[1])*(y-c[1]); d < bd {
+			best, bd = i, d
+		}
+	}
+	return best
+}

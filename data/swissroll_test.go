@@ -158,3 +158,21 @@ func TestFromNPY(t *testing.T) {
 		t.Error("single point source")
 	}
 }
+
+// Every point of the paper's rolls is attributed to the roll it was drawn from: draw with the
+// same RNG sequence as Sample (roll index first) and compare.
+func TestSwissRollRoll(t *testing.T) {
+	s := PaperSwissRoll()
+	r, twin := tensor.NewRNG(3), tensor.NewRNG(3)
+	x := make([]float32, 2)
+	for range 5000 {
+		want := twin.IntN(len(s.Centers))
+		twin.Float64()
+		twin.Normal()
+		twin.Normal()
+		s.Sample(r, x)
+		if got := s.Roll(float64(x[0]), float64(x[1])); got != want {
+			t.Fatalf("point (%g, %g) of roll %d attributed to roll %d", x[0], x[1], want, got)
+		}
+	}
+}

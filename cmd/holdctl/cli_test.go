@@ -543,7 +543,7 @@ func TestCLIBadInput(t *testing.T) {
 func TestCLIDemoSmoke(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "demo")
 	r := mustRun(t, "demo", "--steps", "30", "-n", "300", "--nfe", "20", "--out", out)
-	for _, want := range []string{"sliced Wasserstein-2", "two independent data sets", "ratio"} {
+	for _, want := range []string{"sliced Wasserstein-2", "two independent data sets", "ratio", "improved precision/recall (k = 3)", "roll 5 recall"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r)
 		}

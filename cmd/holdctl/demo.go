@@ -153,9 +153,17 @@ func runDemo(c *cli.Context) error {
 		proj = 1024 // directions: the estimate's own noise stays at a few per cent
 		reps = 5
 	)
-	var sw, floor []float64
+	var (
+		sw, floor []float64
+		pr        *prReport
+	)
 	for k := range reps {
 		fresh, fresh2 := data.Draw(m.source, r, n), data.Draw(m.source, r, n)
+		if k == 0 && len(q)/2 > prK {
+			if pr, err = precisionRecall(q, fresh2[:len(q)], fresh, 2, prK, m.source); err != nil {
+				return err
+			}
+		}
 		a, err := metrics.SlicedWasserstein(q, fresh, 2, 2, proj, uint64(7+k))
 		if err != nil {
 			return err
@@ -171,6 +179,9 @@ func runDemo(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", proj, reps, n)
 	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
 	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)
+	if pr != nil {
+		fmt.Fprint(c.App.Writer, pr.text())
+	}
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil
 }

@@ -26,8 +26,10 @@ func evalCommand() *cli.Command {
 		Description: "Draws --n fresh points of the data (--data, or the data of the run --ckpt) and reports, for the\n" +
 			"samples and, as the floor to read them against, for a second independent draw of the data of the\n" +
 			"same size: the sliced Wasserstein-2 distance, the squared MMD with an RBF kernel of median-heuristic\n" +
-			"bandwidth and the energy distance (these two on at most --kernel-points points of each set). For\n" +
-			"the paper's 1-D mixture (gmm1d) also the exact W1 to the mixture and the share of samples per mode.",
+			"bandwidth and the energy distance (these two on at most --kernel-points points of each set), and the\n" +
+			"improved precision and recall of Kynkäänniemi et al. 2019 (--pr-k nearest neighbours; for the multi\n" +
+			"Swiss roll also per roll). For the paper's 1-D mixture (gmm1d) also the exact W1 to the mixture and\n" +
+			"the share of samples per mode.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "samples", Usage: "samples (.npy, (n, d)); or give the file as the last argument"},
 			&cli.StringFlag{Name: "data", Value: data.NameGMM1D, Usage: "data distribution: gmm1d, swissroll or a .npy file of points"},
@@ -36,6 +38,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "n", Value: 5000, Usage: "fresh data points to compare with"},
 			&cli.IntFlag{Name: "kernel-points", Value: 2000, Usage: "points of each set used by MMD and the energy distance (O(n²))"},
 			&cli.IntFlag{Name: "projections", Value: 256, Usage: "directions of the sliced Wasserstein distance"},
+			&cli.IntFlag{Name: "pr-k", Value: prK, Usage: "nearest neighbours of the improved precision and recall (0: skip them; O(n²))"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the fresh data and the projections"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
 			trainDataFlag(),
@@ -63,6 +66,7 @@ type evalReport struct {
 	FloorW1     *float64  `json:"floor_w1_mixture,omitempty"`
 	ModeWeights []float64 `json:"mode_weights,omitempty"`
 	TrueWeights []float64 `json:"true_mode_weights,omitempty"`
+	PR          *prReport `json:"precision_recall,omitempty"`
 }
 
 // readPoints reads a .npy file of points (n, d) as float32, rejecting NaN and Inf.
@@ -140,6 +144,9 @@ func runEval(c *cli.Context) error {
 	if n < 2 || kp < 2 || proj < 1 {
 		return usageErr("eval: --n (%d) and --kernel-points (%d) must be ≥ 2, --projections (%d) ≥ 1", n, kp, proj)
 	}
+	if k := c.Int("pr-k"); k < 0 || k >= n {
+		return usageErr("eval: --pr-k %d: want 0 (skip) or a neighbour count below --n (%d)", k, n)
+	}
 	var (
 		src data.Source
 		err error
@@ -198,6 +205,14 @@ func runEval(c *cli.Context) error {
 			rep.TrueWeights = append(rep.TrueWeights, w/sum)
 		}
 	}
+	if k := c.Int("pr-k"); k > 0 {
+		if k >= rep.Points {
+			return usageErr("eval: --pr-k %d needs more than %d samples, the file has %d", k, k, rep.Points)
+		}
+		if rep.PR, err = precisionRecall(x, fresh2, fresh, dim, k, src); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		return enc.Encode(rep)
@@ -221,7 +236,10 @@ func (r evalReport) writeText(w io.Writer, proj, kx, ky int) error {
 		row("W1 to the exact mixture", *r.W1, *r.FloorW1)
 		fmt.Fprintf(&b, "mode weights: %s (true %s)\n", fmtFloats(r.ModeWeights, "%.4f"), fmtFloats(r.TrueWeights, "%.4f"))
 	}
-	b.WriteString("floor: the same distances for an independent draw of the data of the samples' size\n")
+	if r.PR != nil {
+		b.WriteString(r.PR.text())
+	}
+	b.WriteString("floor: the same measures for an independent draw of the data of the samples' size\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
