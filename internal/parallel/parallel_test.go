@@ -1,8 +1,11 @@
 package parallel
 
 import (
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestForCoversRangeOnce(t *testing.T) {
@@ -66,11 +69,91 @@ func TestManyNestedForsWhileWorkersBusy(t *testing.T) {
 	defer SetThreads(prev)
 	var total atomic.Int64
 	For(2, 1, func(lo, hi int) {
-		for range 1000 {
+		for range 1000 * (hi - lo) {
 			For(4, 1, func(lo, hi int) { total.Add(int64(hi - lo)) })
 		}
 	})
 	if total.Load() != 2*1000*4 {
 		t.Fatalf("nested total %d, want %d", total.Load(), 2*1000*4)
 	}
+}
+
+func TestGovernorBacksOffAndRecovers(t *testing.T) {
+	g := newGovernor()
+	ms := int64(time.Millisecond)
+	at := int64(1000 * ms)
+	// A window whose loops each lost 1 ms: serial for backoffMin.
+	for range window {
+		g.observe(at, 1*ms, 2*ms)
+	}
+	if !g.serial(at) || !g.serial(at+backoffMin-1) || g.serial(at+backoffMin) {
+		t.Fatalf("after a losing window: serial until %d, want %d", g.serialUntil.Load(), at+backoffMin)
+	}
+	// The next try loses again: the period doubles.
+	at += backoffMin
+	for range window {
+		g.observe(at, 1*ms, 2*ms)
+	}
+	if !g.serial(at+2*backoffMin-1) || g.serial(at+2*backoffMin) {
+		t.Fatalf("after two losing windows: serial until %d, want %d", g.serialUntil.Load(), at+2*backoffMin)
+	}
+	// Many more: capped at backoffMax.
+	for range 20 {
+		for range window {
+			g.observe(at, 1*ms, 2*ms)
+		}
+	}
+	if g.backoff.Load() != backoffMax {
+		t.Fatalf("backoff %d after many losses, want the cap %d", g.backoff.Load(), backoffMax)
+	}
+	// A window that gained resets the period; one lossy loop among gains
+	// does not stop splitting.
+	at += 10 * backoffMax
+	for i := range window {
+		if i == 3 {
+			g.observe(at, 1*ms, 3*ms)
+		} else {
+			g.observe(at, 2*ms, 1*ms)
+		}
+	}
+	if g.serial(at) || g.backoff.Load() != backoffMin {
+		t.Fatalf("after a gaining window: serial=%v backoff=%d, want false and %d", g.serial(at), g.backoff.Load(), backoffMin)
+	}
+}
+
+// TestForStopsSplittingWhenWorkersStall makes every chunk a worker runs take
+// 2 ms (a worker descheduled by the OS mid-chunk, as under a CPU hog) while
+// the caller's chunks are instant: within a few windows For must run every
+// chunk on the caller.
+func TestForStopsSplittingWhenWorkersStall(t *testing.T) {
+	prev := SetThreads(2)
+	defer SetThreads(prev)
+	saved := gov
+	gov = newGovernor()
+	defer func() { gov = saved }()
+	caller := goroutineID()
+	split := func() bool {
+		var elsewhere atomic.Int64
+		For(64, 1, func(lo, hi int) {
+			if goroutineID() != caller {
+				elsewhere.Add(1)
+				time.Sleep(2 * time.Millisecond)
+			}
+		})
+		return elsewhere.Load() > 0
+	}
+	for range 4 * window {
+		if !split() {
+			return
+		}
+	}
+	t.Fatalf("For still splits loops after %d loops whose worker chunks stalled", 4*window)
+}
+
+// goroutineID parses the running goroutine's number from its stack header.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := strings.Fields(string(buf))
+	return f[1]
 }
