@@ -119,4 +119,4 @@ func (l *loopback) Barrier() error {
 	return l.collective("barrier", nil, func([]any) error { return nil })
 }
 func (l *loopback) Abort(code int, msg string) { panic(fmt.Sprintf("abort %d: %s", code, msg)) }
-func (l *loopback) Finalize() error           { return nil }
+func (l *loopback) Finalize() error            { return nil }
