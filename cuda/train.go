@@ -78,6 +78,18 @@ func (s *StepStats) ScoreLoss(grad, out, target *tensor.Tensor, batch int) error
 	if batch <= 0 || out.Len()%batch != 0 {
 		return fmt.Errorf("cuda: score loss: %d values do not split into %d samples", out.Len(), batch)
 	}
+	return s.ShardScoreLoss(grad, out, target, batch)
+}
+
+// ShardScoreLoss is hold.ShardLoss on the device: out and target hold a shard of a batch of batch
+// samples (one data-parallel rank's), the loss and gradient are divided by batch.
+func (s *StepStats) ShardScoreLoss(grad, out, target *tensor.Tensor, batch int) error {
+	if err := sameLen("score loss", out, target, grad); err != nil {
+		return err
+	}
+	if batch <= 0 {
+		return fmt.Errorf("cuda: score loss: batch %d", batch)
+	}
 	p, err := s.d.ptrs(out, target, grad, s.partial)
 	if err != nil {
 		return err
@@ -132,6 +144,32 @@ func (s *StepStats) EMA(shadow, params *tensor.Tensor, decay float64) error {
 	}
 	return s.d.launch("hg_ema_guard", gridFlat(shadow.Len()), new(args).i32(shadow.Len()).f32(float32(1-decay)).
 		ptr(p[2]).ptr(p[0]).ptr(p[1]))
+}
+
+// Loss waits for the step and returns the loss in the stats (a data-parallel rank's share,
+// before the all-reduce).
+func (s *StepStats) Loss() (float64, error) {
+	var v float64
+	p, err := s.d.ptrOf(s.stats)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.d.be.CopyDtoH(unsafe.Pointer(&v), p, 8); err != nil {
+		return 0, fmt.Errorf("cuda: read the step's loss: %w", err)
+	}
+	return v, nil
+}
+
+// SetLoss replaces the loss in the stats (by the all-reduced one, which ClipAdam checks).
+func (s *StepStats) SetLoss(v float64) error {
+	p, err := s.d.ptrOf(s.stats)
+	if err != nil {
+		return err
+	}
+	if err := s.d.be.CopyHtoD(p, unsafe.Pointer(&v), 8); err != nil {
+		return fmt.Errorf("cuda: write the step's loss: %w", err)
+	}
+	return nil
 }
 
 // Read copies the scalars to the host (one device-to-host copy, the step's only synchronisation)

@@ -124,6 +124,21 @@ func Loss(grad, out, target []float32, batch int) (float64, error) {
 	if batch <= 0 || len(out)%batch != 0 {
 		return 0, fmt.Errorf("hold: loss: %d values do not split into %d samples", len(out), batch)
 	}
+	return ShardLoss(grad, out, target, batch)
+}
+
+// ShardLoss is Loss on a shard of a larger batch (one data-parallel rank's
+// samples): out and target hold some of the batch's samples, and the loss
+// and gradient are divided by the whole batch's size, so that the shards'
+// losses and gradients add up to the whole batch's (each gradient element
+// is the one Loss gives for the whole batch, bit for bit).
+func ShardLoss(grad, out, target []float32, batch int) (float64, error) {
+	if len(out) != len(target) || (grad != nil && len(grad) != len(out)) {
+		return 0, fmt.Errorf("hold: loss: lengths differ: out %d, target %d, grad %d", len(out), len(target), len(grad))
+	}
+	if batch <= 0 {
+		return 0, fmt.Errorf("hold: loss: batch %d", batch)
+	}
 	inv := 1 / float64(batch)
 	var sum float64
 	for i, o := range out {

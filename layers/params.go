@@ -47,7 +47,7 @@ func NewParams(specs []Spec) *Params {
 		p.offsets = append(p.offsets, n)
 		n += tensor.Zeros(s.Shape...).Len()
 	}
-	p.Data, p.Grad = make([]float32, n), make([]float32, n)
+	p.Data, p.Grad = make([]float32, n), make([]float32, n, n+ReduceSlots)
 	for i, s := range specs {
 		lo, hi := p.offsets[i], p.offsets[i]+numel(s.Shape)
 		p.values = append(p.values, autograd.Param(
@@ -55,6 +55,15 @@ func NewParams(specs []Spec) *Params {
 	}
 	return p
 }
+
+// ReduceSlots is the spare capacity after Grad's end: data-parallel
+// training appends a step's loss and non-finite count there, so that one
+// all-reduce of GradReduce sums the gradients and those scalars together.
+const ReduceSlots = 2
+
+// GradReduce returns Grad extended by its ReduceSlots spare elements (the
+// same memory: Grad is GradReduce()[:Len()]).
+func (p *Params) GradReduce() []float32 { return p.Grad[:len(p.Grad)+ReduceSlots] }
 
 func numel(shape []int) int {
 	n := 1

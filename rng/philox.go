@@ -97,6 +97,27 @@ func (s Stream) FillNormal(dst []float32) {
 	}
 }
 
+// FillNormalFrom sets dst to elements first, first+1, … of the stream's normal draws: the slice
+// [first, first+len(dst)) of what FillNormal writes into a longer buffer, whatever the parity of
+// first. A data-parallel rank draws the noise of its part of a global batch with it.
+func (s Stream) FillNormalFrom(dst []float32, first uint64) {
+	for j := 0; j < len(dst); {
+		e := first + uint64(j)
+		w := s.Block(e / 2)
+		z0, z1 := BoxMuller(uniform53(w[0], w[1]), uniform53(w[2], w[3]))
+		if e%2 == 1 {
+			dst[j] = float32(z1)
+			j++
+			continue
+		}
+		dst[j] = float32(z0)
+		if j+1 < len(dst) {
+			dst[j+1] = float32(z1)
+		}
+		j += 2
+	}
+}
+
 // BoxMuller maps two uniforms in [0, 1) to two independent standard normals:
 // r = √(−2 ln(1 − u1)), (r·cos 2πu2, r·sin 2πu2).
 //

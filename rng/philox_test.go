@@ -113,3 +113,22 @@ func TestStreamAddressing(t *testing.T) {
 		t.Errorf("Float64(3) = %v, want %v", got, want)
 	}
 }
+
+// TestFillNormalFrom: every slice of a stream's normals, at even and odd
+// offsets and of every length, is the same slice of one FillNormal.
+func TestFillNormalFrom(t *testing.T) {
+	s := Stream{Key: 0x1234_5678_9abc, Step: 7, ID: StreamNoise}
+	full := make([]float32, 41)
+	s.FillNormal(full)
+	for first := 0; first <= len(full); first++ {
+		for n := 0; first+n <= len(full); n++ {
+			part := make([]float32, n)
+			s.FillNormalFrom(part, uint64(first))
+			for j, v := range part {
+				if math.Float32bits(v) != math.Float32bits(full[first+j]) {
+					t.Fatalf("FillNormalFrom(len %d, first %d)[%d] = %v, FillNormal gives %v", n, first, j, v, full[first+j])
+				}
+			}
+		}
+	}
+}

@@ -723,6 +723,60 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "data-parallel: shard loss normalised by the local batch",
+  "file": "train/objective.go",
+  "old": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Global)",
+  "new": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Len)",
+  "pkg": "./train",
+  "run": "TestShardGradientsSumToWhole",
+  "tags": ""
+ },
+ {
+  "label": "data-parallel: shard noise drawn from element 0",
+  "file": "train/objective.go",
+  "old": "FillNormalFrom(b.Noise, uint64(shard.First*n*dim))",
+  "new": "FillNormalFrom(b.Noise, 0)",
+  "pkg": "./train",
+  "run": "TestShardGradientsSumToWhole",
+  "tags": ""
+ },
+ {
+  "label": "data-parallel: shard times from sample 0",
+  "file": "train/objective.go",
+  "old": "c.Stream(rng.StreamTimes), shard.First)",
+  "new": "c.Stream(rng.StreamTimes), 0)",
+  "pkg": "./train",
+  "run": "TestShardGradientsSumToWhole",
+  "tags": ""
+ },
+ {
+  "label": "data-parallel: no broadcast of rank 0's state",
+  "file": "train/trainer.go",
+  "old": "func (t *Trainer) Broadcast() error {\n\tif !t.parallel() {",
+  "new": "func (t *Trainer) Broadcast() error {\n\tif true || !t.parallel() {",
+  "pkg": "./train",
+  "run": "TestDataParallelTrainerMatchesOne",
+  "tags": ""
+ },
+ {
+  "label": "mpirun: shard loss normalised by the local batch",
+  "file": "train/objective.go",
+  "old": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Global)",
+  "new": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Len)",
+  "pkg": "./cmd/holdctl",
+  "run": "TestMPIToyMatchesOneProcess",
+  "tags": "mpi"
+ },
+ {
+  "label": "mpirun: no broadcast of rank 0's state (resume on 3 ranks)",
+  "file": "train/trainer.go",
+  "old": "func (t *Trainer) Broadcast() error {\n\tif !t.parallel() {",
+  "new": "func (t *Trainer) Broadcast() error {\n\tif true || !t.parallel() {",
+  "pkg": "./cmd/holdctl",
+  "run": "TestMPIToyMatchesOneProcess",
+  "tags": "mpi"
+ },
+ {
   "label": "cuda pool: no paced collections",
   "file": "cuda/pool.go",
   "old": "if p.stats.InUseBytes+want > p.goal {",

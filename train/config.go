@@ -58,6 +58,11 @@ type RunConfig struct {
 	Seed      uint64  `yaml:"seed" json:"seed"`
 	CkptEvery int     `yaml:"ckpt_every" json:"ckpt_every"`
 
+	// Ranks is the number of data-parallel processes that ran the run (its
+	// last segment, if resumed); it does not change the result, since Batch
+	// is the global batch. 0 in runs written before it was recorded.
+	Ranks int `yaml:"ranks,omitempty" json:"ranks,omitempty"`
+
 	// DataSHA256 is the SHA-256 of a .npy data file, recorded when training
 	// copies it into the run directory (DataFile).
 	DataSHA256 string `yaml:"data_sha256,omitempty" json:"data_sha256,omitempty"`
@@ -149,6 +154,7 @@ func (c RunConfig) Validate() error {
 		intIn("nf", c.NF, 0, MaxChannels, " (0: the preset's)"),
 		intIn("res-blocks", c.ResBlocks, 0, MaxResBlocks, " (0: the preset's)"),
 		intIn("ckpt-every", c.CkptEvery, 0, math.MaxInt, " (0: only at the end)"),
+		intIn("ranks", c.Ranks, 0, MaxBatch, " (0: not recorded)"),
 	}
 	for _, err := range checks {
 		if err != nil {

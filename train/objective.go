@@ -22,18 +22,20 @@ const (
 	TimesMixed = "mixed"
 )
 
-// sampleTimes fills dst with training times of the given scheme from the
-// counter-based stream u: U[t_min, T], or for TimesMixed every odd sample
-// log-uniform on [t_min, T].
-func sampleTimes(sde *hold.SDE, scheme string, dst []float64, u rng.Stream) {
+// sampleTimes fills dst with the training times of samples first,
+// first+1, … of a batch, of the given scheme, from the counter-based stream
+// u: U[t_min, T], or for TimesMixed every odd sample log-uniform on
+// [t_min, T].
+func sampleTimes(sde *hold.SDE, scheme string, dst []float64, u rng.Stream, first int) {
 	lo, hi := sde.MinTime(), sde.Horizon()
 	llo, lhi := math.Log(lo), math.Log(hi)
-	for i := range dst {
+	for j := range dst {
+		i := first + j
 		v := u.Float64(uint64(i))
 		if scheme == TimesMixed && i%2 == 1 {
-			dst[i] = math.Exp(llo + (lhi-llo)*v)
+			dst[j] = math.Exp(llo + (lhi-llo)*v)
 		} else {
-			dst[i] = lo + (hi-lo)*v
+			dst[j] = lo + (hi-lo)*v
 		}
 	}
 }
@@ -52,6 +54,33 @@ type DataFunc func(r *rng.RNG, dst []float32)
 // numbers as on the host) and the fused kernels form x_t, the loss and its
 // gradient there. Buffers are reused across steps.
 func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int, times string) (LossFunc, error) {
+	return ShardScoreLoss(sde, net, data, Shard{Global: batch, Len: batch}, dim, times)
+}
+
+// Shard is the part of a global batch that one data-parallel rank computes:
+// samples [First, First+Len) of Global (dist.Split).
+type Shard struct{ Global, First, Len int }
+
+// whole reports whether the shard is the whole batch.
+func (s Shard) whole() bool { return s.First == 0 && s.Len == s.Global }
+
+// ShardScoreLoss is ScoreLoss for one rank's shard of a global batch. Every
+// draw of a sample depends only on its index in the global batch, never on
+// the rank that holds it: the data batch is drawn whole from the
+// checkpointed stream (the same on every rank; each keeps its rows), and the
+// times and noise are elements First·k … of the step's counter-based
+// streams. The loss and its gradient are divided by the global batch, so
+// the ranks' losses and gradients sum to the single-process ones. NCSN++
+// dropout, whose masks are indexed by the local activations, works only on
+// the whole batch.
+func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard, dim int, times string) (LossFunc, error) {
+	if shard.Global < 1 || shard.Len < 1 || shard.First < 0 || shard.First+shard.Len > shard.Global {
+		return nil, fmt.Errorf("shard of samples [%d, %d) of a batch of %d", shard.First, shard.First+shard.Len, shard.Global)
+	}
+	if nc, ok := net.(*layers.NCSNpp); ok && nc.Config.Dropout > 0 && !shard.whole() {
+		return nil, fmt.Errorf("dropout (%g) with the batch split over ranks is not supported: the masks are drawn per local activation; train with --dropout 0 or one rank", nc.Config.Dropout)
+	}
+	batch := shard.Len
 	switch times {
 	case "", TimesUniform, TimesMixed:
 	default:
@@ -73,11 +102,18 @@ func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int
 	}
 	x, tt := tensor.FromSlice(b.State, batch, n*dim), tensor.Zeros(batch)
 	grad := tensor.Zeros(batch, dim)
+	whole := b.Data
+	if !shard.whole() {
+		whole = make([]float32, shard.Global*dim)
+	}
 	var gpu *deviceLoss
 	return func(c *StepContext) (*autograd.Value, error) {
 		g := c.Tape
-		data(c.RNG, b.Data)
-		sampleTimes(sde, times, b.Times, c.Stream(rng.StreamTimes))
+		data(c.RNG, whole)
+		if !shard.whole() {
+			copy(b.Data, whole[shard.First*dim:])
+		}
+		sampleTimes(sde, times, b.Times, c.Stream(rng.StreamTimes), shard.First)
 		if dropout != nil { // masks from the step's streams: resumes stay bit-exact
 			s := c.Stream(0)
 			dropout.SetDropout(&s)
@@ -86,15 +122,15 @@ func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int
 		if c.Device != nil {
 			if gpu == nil || gpu.dev != c.Device {
 				var err error
-				if gpu, err = newDeviceLoss(c.Device, batch, n, dim, dsm); err != nil {
+				if gpu, err = newDeviceLoss(c.Device, shard, n, dim, dsm); err != nil {
 					return nil, err
 				}
 			}
 			return gpu.record(c, sde, net, b)
 		}
-		c.Stream(rng.StreamNoise).FillNormal(b.Noise)
+		c.Stream(rng.StreamNoise).FillNormalFrom(b.Noise, uint64(shard.First*n*dim))
 		if dsm {
-			c.Stream(rng.StreamAux).FillNormal(b.Aux)
+			c.Stream(rng.StreamAux).FillNormalFrom(b.Aux, uint64(shard.First*(n-1)*dim))
 		}
 		if err := sde.Perturb(b); err != nil {
 			return nil, err
@@ -103,7 +139,7 @@ func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int
 			tt.Data()[i] = float32(t)
 		}
 		out := net.ScoreForward(g, g.Const(x), g.Const(tt))
-		loss, err := hold.Loss(grad.Data(), out.T.Data(), b.Target, batch)
+		loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Global)
 		if err != nil {
 			return nil, err
 		}
@@ -112,24 +148,45 @@ func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int
 	}, nil
 }
 
-// deviceLoss is ScoreLoss's device memory.
+// deviceLoss is ScoreLoss's device memory. The noise of a shard is a view
+// into the whole batch's noise (epsAll, auxAll), drawn whole on the device.
 type deviceLoss struct {
 	dev                       *cuda.Device
 	staged                    *cuda.StagedBatch
+	global                    int
+	epsAll, auxAll            *tensor.Tensor
 	eps, aux, x, target, grad *tensor.Tensor
 }
 
-func newDeviceLoss(dev *cuda.Device, batch, n, dim int, dsm bool) (*deviceLoss, error) {
+func newDeviceLoss(dev *cuda.Device, shard Shard, n, dim int, dsm bool) (*deviceLoss, error) {
+	batch := shard.Len
 	sb, err := dev.NewStagedBatch(batch, dim)
 	if err != nil {
 		return nil, err
 	}
-	l := &deviceLoss{dev: dev, staged: sb, eps: tensor.New(dev, batch, n*dim), x: tensor.New(dev, batch, n*dim),
+	l := &deviceLoss{dev: dev, staged: sb, global: shard.Global, x: tensor.New(dev, batch, n*dim),
 		target: tensor.New(dev, batch, dim), grad: tensor.New(dev, batch, dim)}
+	if l.epsAll, l.eps, err = shardOn(dev, shard, n*dim); err != nil {
+		return nil, err
+	}
 	if dsm {
-		l.aux = tensor.New(dev, batch, (n-1)*dim)
+		if l.auxAll, l.aux, err = shardOn(dev, shard, (n-1)*dim); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
+}
+
+// shardOn allocates a whole batch of width values per sample on dev and
+// returns it with the view of the shard's rows (the same tensor twice for
+// the whole batch).
+func shardOn(dev *cuda.Device, shard Shard, width int) (all, part *tensor.Tensor, err error) {
+	all = tensor.New(dev, shard.Global, width)
+	if shard.whole() {
+		return all, all, nil
+	}
+	part, err = dev.View(all, shard.First*width, shard.Len, width)
+	return all, part, err
 }
 
 // record runs the step's reparameterisation, forward pass and loss on the device.
@@ -138,11 +195,11 @@ func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, 
 	if err := l.staged.Upload(sde, b.Times); err != nil {
 		return nil, err
 	}
-	if err := l.dev.FillNormal(l.eps, c.Stream(rng.StreamNoise)); err != nil {
+	if err := l.dev.FillNormal(l.epsAll, c.Stream(rng.StreamNoise)); err != nil {
 		return nil, err
 	}
 	if l.aux != nil {
-		if err := l.dev.FillNormal(l.aux, c.Stream(rng.StreamAux)); err != nil {
+		if err := l.dev.FillNormal(l.auxAll, c.Stream(rng.StreamAux)); err != nil {
 			return nil, err
 		}
 	}
@@ -151,7 +208,7 @@ func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, 
 	}
 	g := c.Tape
 	out := net.ScoreForward(g, g.Const(l.x), g.Const(l.staged.Times))
-	if err := c.Stats.ScoreLoss(l.grad, out.T, l.target, len(b.Times)); err != nil {
+	if err := c.Stats.ShardScoreLoss(l.grad, out.T, l.target, l.global); err != nil {
 		return nil, err
 	}
 	out.Grad = l.grad

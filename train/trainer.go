@@ -13,6 +13,7 @@ import (
 	"holdgo/autograd"
 	"holdgo/checkpoint"
 	"holdgo/cuda"
+	"holdgo/dist"
 	"holdgo/layers"
 	"holdgo/optim"
 	"holdgo/rng"
@@ -108,6 +109,8 @@ type Trainer struct {
 	tape *autograd.Tape
 	ctx  StepContext
 	gpu  *deviceState
+	comm dist.Communicator // nil or one rank: no communication
+	host []float32         // a device step's gradients and scalars staged for the all-reduce
 }
 
 // deviceState is the optimizer state on a CUDA device.
@@ -128,6 +131,69 @@ func New(opt Options, params *layers.Params, loss LossFunc) (*Trainer, error) {
 		Adam: optim.NewAdam(params.Len()), EMA: optim.NewEMA(opt.EMA, params.Data),
 		RNG: tensor.NewRNG(opt.Seed), tape: autograd.NewTape(tensor.CPU),
 	}, nil
+}
+
+// SetComm makes t one rank of data-parallel training over c: its loss
+// function computes the rank's shard of the global batch (ShardScoreLoss),
+// and every step sums the ranks' gradients, losses and non-finite counts
+// with one all-reduce before clipping, so Adam and the EMA see the
+// global-batch gradient on every rank. Call Broadcast before the first step.
+func (t *Trainer) SetComm(c dist.Communicator) { t.comm = c }
+
+// parallel reports whether steps communicate.
+func (t *Trainer) parallel() bool { return t.comm != nil && t.comm.Size() > 1 }
+
+// Broadcast copies rank 0's training state (parameters, Adam's moments and
+// step, EMA weights and count, random stream, step) to every rank: after
+// New, Restore on rank 0 (the others need not read the checkpoint), before
+// SetDevice.
+func (t *Trainer) Broadcast() error {
+	if !t.parallel() {
+		return nil
+	}
+	if t.gpu != nil {
+		return errors.New("broadcast the training state before SetDevice")
+	}
+	for _, buf := range [][]float32{t.Params.Data, t.Adam.M, t.Adam.V, t.EMA.Shadow} {
+		if err := t.comm.BcastF32(buf, 0); err != nil {
+			return fmt.Errorf("broadcast the training state: %w", err)
+		}
+	}
+	raw, err := t.RNG.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := t.comm.BcastBytes(raw, 0); err != nil {
+		return fmt.Errorf("broadcast the random stream: %w", err)
+	}
+	if err := t.RNG.UnmarshalBinary(raw); err != nil {
+		return err
+	}
+	counts := []float64{float64(t.Step), float64(t.Adam.Step), float64(t.EMA.Updates)}
+	if err := t.comm.BcastF64(counts, 0); err != nil {
+		return fmt.Errorf("broadcast the step counts: %w", err)
+	}
+	t.Step, t.Adam.Step, t.EMA.Updates = int(counts[0]), int(counts[1]), int(counts[2])
+	return nil
+}
+
+// allreduce sums buf = [gradients, loss, non-finite count] over the ranks
+// (one call) and returns the summed loss and count.
+func (t *Trainer) allreduce(buf []float32, loss float64, bad bool) (float64, int, error) {
+	n := t.Params.Len()
+	buf[n], buf[n+1] = float32(loss), 0
+	if bad {
+		buf[n], buf[n+1] = 0, 1
+	}
+	if err := t.comm.AllreduceF32(buf); err != nil {
+		return 0, 0, fmt.Errorf("step %d: all-reduce of the gradients: %w", t.Step+1, err)
+	}
+	return float64(buf[n]), int(buf[n+1]), nil
+}
+
+// nonFiniteRanks is the error of a step whose loss was not finite on some ranks.
+func (t *Trainer) nonFiniteRanks(count int) error {
+	return fmt.Errorf("step %d: the loss is not finite on %d of %d ranks: %w", t.Step+1, count, t.comm.Size(), ErrNonFinite)
 }
 
 // Device is where the trainer's state lives.
@@ -244,13 +310,25 @@ func (t *Trainer) Advance(read bool) (Stats, error) {
 	if l.Grad == nil {
 		loss = float64(l.T.Item())
 	}
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+	bad := math.IsNaN(loss) || math.IsInf(loss, 0)
+	if bad && !t.parallel() {
 		return Stats{}, fmt.Errorf("step %d: loss is %v: %w", t.Step+1, loss, ErrNonFinite)
 	}
-	if l.Grad == nil {
-		t.tape.Backward(l)
-	} else {
-		t.tape.BackwardFrom(l)
+	if !bad { // a rank with a bad loss still joins the all-reduce, which stops every rank
+		if l.Grad == nil {
+			t.tape.Backward(l)
+		} else {
+			t.tape.BackwardFrom(l)
+		}
+	}
+	if t.parallel() {
+		var count int
+		if loss, count, err = t.allreduce(t.Params.GradReduce(), loss, bad); err != nil {
+			return Stats{}, err
+		}
+		if count > 0 {
+			return Stats{}, t.nonFiniteRanks(count)
+		}
 	}
 	norm := optim.ClipGradNorm(t.Params.Grad, t.Opt.GradClip)
 	if math.IsNaN(norm) || math.IsInf(norm, 0) {
@@ -270,6 +348,11 @@ func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 	}
 	g := t.gpu
 	t.tape.BackwardFrom(l)
+	if t.parallel() {
+		if err := t.reduceDevice(); err != nil {
+			return Stats{}, err
+		}
+	}
 	if err := g.stats.GradNorm(t.Params.DevGrad); err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
@@ -289,6 +372,39 @@ func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 		return g.last, nil
 	}
 	return t.Read()
+}
+
+// reduceDevice sums a device step's gradients and loss over the ranks
+// through host memory: gradients and loss down, one all-reduce, back up. The
+// summed loss goes into the step's statistics, so a loss that is not finite
+// on any rank makes every rank skip the step (and report it at the next
+// Read). CUDA-aware MPI or NCCL would reduce in device memory instead; this
+// build has neither.
+func (t *Trainer) reduceDevice() error {
+	g := t.gpu
+	n := t.Params.Len()
+	if t.host == nil {
+		t.host = make([]float32, n+layers.ReduceSlots)
+	}
+	if err := t.Params.DevGrad.Buffer().Read(t.host[:n]); err != nil {
+		return fmt.Errorf("step %d: gradients to the host: %w", t.Step+1, err)
+	}
+	loss, err := g.stats.Loss()
+	if err != nil {
+		return fmt.Errorf("step %d: %w", t.Step+1, err)
+	}
+	bad := math.IsNaN(loss) || math.IsInf(loss, 0)
+	sum, count, err := t.allreduce(t.host, loss, bad)
+	if err != nil {
+		return err
+	}
+	if count > 0 {
+		sum = math.NaN()
+	}
+	if err := t.Params.DevGrad.Buffer().Write(t.host[:n]); err != nil {
+		return fmt.Errorf("step %d: gradients to %s: %w", t.Step+1, g.dev.Name(), err)
+	}
+	return g.stats.SetLoss(sum)
 }
 
 // Read returns the last step's statistics. On a device it waits for the step

@@ -90,7 +90,9 @@ func run(args []string) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, err)
+	if msg := err.Error(); msg != "" { // data-parallel ranks other than 0 end quietly (train_dist.go)
+		fmt.Fprintln(os.Stderr, msg)
+	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		return ec.ExitCode()

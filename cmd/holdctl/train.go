@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/checkpoint"
+	"holdgo/dist"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/parallel"
 	"holdgo/internal/runlock"
@@ -133,7 +134,11 @@ func trainCommand() *cli.Command {
 				ctx, cancel = context.WithTimeout(ctx, d)
 				defer cancel()
 			}
-			return runTrain(ctx, c, c.String("out"), c.Bool("resume"), c.Int("log-every"))
+			comm, err := dist.Open()
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			return endRanks(comm, runTrain(ctx, c, comm, c.String("out"), c.Bool("resume"), c.Int("log-every")))
 		},
 	}
 }
@@ -156,81 +161,70 @@ func setThreads(c *cli.Context) error {
 	return nil
 }
 
-// session is a training run bound to its directory.
+// session is a training run bound to its directory. With a communicator
+// of several ranks, rank 0 alone writes the directory and the progress.
 type session struct {
 	dir     string
 	cfg     train.RunConfig
 	trainer *train.Trainer
 	log     *os.File
 	out     io.Writer
+	comm    dist.Communicator // nil: one process
 }
 
-func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logEvery int) error {
-	ckpt := filepath.Join(dir, ckptName)
-	var (
-		cfg  train.RunConfig
-		file *checkpoint.File
-		err  error
-	)
-	if !resume {
-		// Everything the flags say is checked before the directory is touched.
-		if cfg, err = runConfigFrom(c, train.DefaultRunConfig()); err != nil {
-			return usageErr("%v", err)
-		}
-		if err := cfg.Validate(); err != nil {
-			return usageErr("%v", err)
-		}
-	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return usageErr("cannot resume: %s is not a run directory (%v)", dir, err)
+// lead reports whether this process writes the run directory and progress.
+func (s *session) lead() bool { return s.comm == nil || s.comm.Rank() == 0 }
+
+// ranks is the number of processes that train.
+func (s *session) ranks() int {
+	if s.comm == nil {
+		return 1
 	}
-	created, err := makeRunDir(dir)
+	return s.comm.Size()
+}
+
+// preparedRun is what rank 0 (or the one process) makes of the run
+// directory before training: the configuration, the checkpoint to resume,
+// the directory's lock, and fail, which undoes a directory this run created.
+type preparedRun struct {
+	cfg  train.RunConfig
+	file *checkpoint.File
+	lock *runlock.Lock
+	fail func(error) error
+}
+
+func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, dir string, resume bool, logEvery int) error {
+	var run preparedRun
+	var err error
+	if comm.Rank() == 0 {
+		run, err = prepareRun(c, dir, resume, comm.Size())
+		if run.lock != nil {
+			defer run.lock.Release()
+		}
+	}
+	cfg, err := shareConfig(comm, run.cfg, err)
 	if err != nil {
-		return usageErr("cannot create run directory: %v", err)
-	}
-	lock, err := runlock.Acquire(dir)
-	if err != nil { // the directory stays even if this call created it: the lock's holder may have found it so
-		if errors.Is(err, runlock.ErrLocked) {
-			return usageErr("%v", err)
-		}
-		return usageErr("cannot lock the run directory: %v", err)
-	}
-	defer lock.Release()
-	if lock.Stale != "" {
-		fmt.Fprintf(c.App.ErrWriter, "warning: took over the stale lock of %s in %s (that process no longer holds it)\n", lock.Stale, dir)
-	}
-	removed, err := atomicfile.RemoveStale(dir)
-	if len(removed) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "removed stale temporary files of writes that were killed: %s\n", strings.Join(removed, ", "))
-	}
-	if err != nil {
-		return usageErr("%s: %v", dir, err)
-	}
-	// fail undoes what this run added to a directory it created.
-	fail := func(err error) error {
-		if created {
-			os.RemoveAll(dir)
-		}
 		return err
 	}
-	if resume {
-		if cfg, file, err = resumeConfig(c, dir, ckpt); err != nil {
-			return err
-		}
-	} else {
-		if _, err := os.Stat(ckpt); err == nil {
-			return usageErr("%s already holds a run; pass --resume to continue it or choose another --out", dir)
-		}
-		if cfg.PointFile() {
-			if err := cfg.StoreData(dir); err != nil {
-				return fail(usageErr("%v", err))
+	fail := run.fail
+	if comm.Rank() != 0 {
+		fail = func(err error) error { return err }
+		if resume {
+			if err := cfg.UseStoredData(dir, ""); err != nil {
+				return usageErr("cannot resume: %v", err)
 			}
 		}
+	}
+	first, n, err := dist.Split(cfg.Batch, comm.Rank(), comm.Size())
+	if err != nil { // prepareRun checked it
+		return err
 	}
 	built, err := cfg.Build()
 	if err != nil {
 		return fail(usageErr("%v", err))
 	}
-	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension(), cfg.Times)
+	loss, err := train.ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, train.Shard{Global: cfg.Batch, First: first, Len: n},
+		built.Source.Dimension(), cfg.Times)
 	if err != nil {
 		return fail(usageErr("%v", err))
 	}
@@ -238,10 +232,14 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 	if err != nil {
 		return fail(usageErr("%v", err))
 	}
-	if file != nil {
-		if err := tr.Restore(file); err != nil {
+	if run.file != nil {
+		if err := tr.Restore(run.file); err != nil {
 			return usageErr("cannot resume: %v", err)
 		}
+	}
+	tr.SetComm(comm)
+	if err := tr.Broadcast(); err != nil {
+		return err
 	}
 	dev, err := openDevice(c.String("device"))
 	if err != nil {
@@ -250,23 +248,100 @@ func runTrain(ctx context.Context, c *cli.Context, dir string, resume bool, logE
 	if err := tr.SetDevice(dev); err != nil {
 		return fail(usageErr("--device %s: %v", c.String("device"), err))
 	}
-	yml, err := cfg.YAML()
+	s := &session{dir: dir, cfg: cfg, trainer: tr, out: c.App.ErrWriter, comm: comm}
+	if s.lead() {
+		yml, err := cfg.YAML()
+		if err != nil {
+			return fail(usageErr("%v", err))
+		}
+		if err := atomicfile.WriteFile(filepath.Join(dir, configName), yml); err != nil {
+			return usageErr("cannot write to the run directory: %v", err)
+		}
+		if s.log, err = openLog(filepath.Join(dir, logName), tr.Step); err != nil {
+			return usageErr("%v", err)
+		}
+		defer s.log.Close()
+	}
+	return s.loop(ctx, logEvery)
+}
+
+// prepareRun checks the flags, creates and locks the run directory, and
+// resolves the configuration (from the flags, or from the checkpoint on
+// --resume) for ranks processes.
+func prepareRun(c *cli.Context, dir string, resume bool, ranks int) (preparedRun, error) {
+	ckpt := filepath.Join(dir, ckptName)
+	var (
+		cfg  train.RunConfig
+		file *checkpoint.File
+		err  error
+		run  preparedRun
+	)
+	if !resume {
+		// Everything the flags say is checked before the directory is touched.
+		if cfg, err = runConfigFrom(c, train.DefaultRunConfig()); err != nil {
+			return run, usageErr("%v", err)
+		}
+		if err := cfg.Validate(); err != nil {
+			return run, usageErr("%v", err)
+		}
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return run, usageErr("cannot resume: %s is not a run directory (%v)", dir, err)
+	}
+	created, err := makeRunDir(dir)
 	if err != nil {
-		return fail(usageErr("%v", err))
+		return run, usageErr("cannot create run directory: %v", err)
+	}
+	lock, err := runlock.Acquire(dir)
+	if err != nil { // the directory stays even if this call created it: the lock's holder may have found it so
+		if errors.Is(err, runlock.ErrLocked) {
+			return run, usageErr("%v", err)
+		}
+		return run, usageErr("cannot lock the run directory: %v", err)
+	}
+	run.lock = lock
+	if lock.Stale != "" {
+		fmt.Fprintf(c.App.ErrWriter, "warning: took over the stale lock of %s in %s (that process no longer holds it)\n", lock.Stale, dir)
+	}
+	removed, err := atomicfile.RemoveStale(dir)
+	if len(removed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "removed stale temporary files of writes that were killed: %s\n", strings.Join(removed, ", "))
+	}
+	if err != nil {
+		return run, usageErr("%s: %v", dir, err)
+	}
+	// fail undoes what this run added to a directory it created.
+	run.fail = func(err error) error {
+		if created {
+			os.RemoveAll(dir)
+		}
+		return err
+	}
+	if resume {
+		if cfg, file, err = resumeConfig(c, dir, ckpt); err != nil {
+			return run, err
+		}
+	} else {
+		if _, err := os.Stat(ckpt); err == nil {
+			return run, usageErr("%s already holds a run; pass --resume to continue it or choose another --out", dir)
+		}
+		if cfg.PointFile() {
+			if err := cfg.StoreData(dir); err != nil {
+				return run, run.fail(usageErr("%v", err))
+			}
+		}
+	}
+	cfg.Ranks = ranks
+	if _, _, err := dist.Split(cfg.Batch, 0, ranks); err != nil {
+		return run, run.fail(usageErr("--batch is the global batch: %v", err))
+	}
+	if cfg.Dropout > 0 && ranks > 1 {
+		return run, run.fail(usageErr("--dropout %g with %d ranks is not supported (the masks are drawn per local activation): train with --dropout 0 or on one rank", cfg.Dropout, ranks))
 	}
 	if _, err := cfg.Meta(); err != nil { // the checkpoint's metadata must encode before any step is spent
-		return fail(usageErr("%v", err))
+		return run, run.fail(usageErr("%v", err))
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, configName), yml); err != nil {
-		return usageErr("cannot write to the run directory: %v", err)
-	}
-	logFile, err := openLog(filepath.Join(dir, logName), tr.Step)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	defer logFile.Close()
-	s := &session{dir: dir, cfg: cfg, trainer: tr, log: logFile, out: c.App.ErrWriter}
-	return s.loop(ctx, logEvery)
+	run.cfg, run.file = cfg, file
+	return run, nil
 }
 
 // makeRunDir creates dir (and its parents) and reports whether this call
@@ -302,7 +377,7 @@ func resumeConfig(c *cli.Context, dir, ckpt string) (train.RunConfig, *checkpoin
 	if err != nil {
 		return stored, nil, usageErr("%v", err)
 	}
-	if diff := stored.Differences(want, "steps", "ckpt_every"); len(diff) > 0 {
+	if diff := stored.Differences(want, "steps", "ckpt_every", "ranks"); len(diff) > 0 {
 		return stored, nil, usageErr("cannot resume %s: the flags contradict the stored run (%s); only --steps, --ckpt-every, "+
 			"--log-every, --threads and --time-limit may change on --resume, start a new run (another --out) to change the rest",
 			dir, strings.Join(diff, "; "))
@@ -318,7 +393,11 @@ func resumeConfig(c *cli.Context, dir, ckpt string) (train.RunConfig, *checkpoin
 	return cfg, file, nil
 }
 
+// save writes the checkpoint (rank 0 only: every rank holds the same state).
 func (s *session) save() error {
+	if !s.lead() {
+		return nil
+	}
 	meta, err := s.cfg.Meta()
 	if err != nil {
 		return err
@@ -328,26 +407,43 @@ func (s *session) save() error {
 
 func (s *session) loop(ctx context.Context, logEvery int) error {
 	tr, cfg := s.trainer, s.cfg
-	fmt.Fprintf(s.out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d, seed %d, device %s, run dir %s\n",
-		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, cfg.Seed, tr.Device().Name(), s.dir)
-	bar := newProgress(s.out, tr.Step, cfg.Steps, logEvery)
+	out := s.out
+	if !s.lead() {
+		out = io.Discard
+	}
+	ranks := ""
+	if s.ranks() > 1 {
+		ranks = fmt.Sprintf(", %d ranks (batch %d each)", s.ranks(), cfg.Batch/s.ranks())
+	}
+	fmt.Fprintf(out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d%s, seed %d, device %s, run dir %s\n",
+		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, ranks, cfg.Seed, tr.Device().Name(), s.dir)
+	bar := newProgress(out, tr.Step, cfg.Steps, logEvery)
 	lastGood := tr.Step
 	var lastRead train.Stats
 	window := time.Now()
 	windowStart := tr.Step
+	rank := 0
+	if s.comm != nil {
+		rank = s.comm.Rank()
+	}
 	for tr.Step < cfg.Steps {
-		select {
-		case <-ctx.Done():
+		reason := stopReason(ctx)
+		if s.comm != nil {
+			var err error
+			if reason, err = agreeStop(s.comm, reason); err != nil {
+				return err
+			}
+		}
+		if reason != runOn {
 			bar.finish()
 			if err := s.save(); err != nil {
 				return fmt.Errorf("interrupted at step %d, and the checkpoint could not be written: %w", tr.Step, err)
 			}
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				fmt.Fprintf(s.out, "time limit reached: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
+			if reason == runDeadline {
+				fmt.Fprintf(out, "time limit reached: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
 				return nil
 			}
-			return cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; continue with --resume", tr.Step, s.dir), 130)
-		default:
+			return collective(cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; continue with --resume", tr.Step, s.dir), 130), rank)
 		}
 		// On a device the loss and gradient norm are read back (a synchronisation) only when they
 		// are logged or a checkpoint is due; a non-finite step in between is skipped there and
@@ -360,16 +456,16 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 		} else {
 			st.Loss, st.GradNorm = lastRead.Loss, lastRead.GradNorm
 		}
-		if errors.Is(err, train.ErrNonFinite) {
+		if errors.Is(err, train.ErrNonFinite) { // every rank meets it at the same step (all-reduced loss)
 			bar.finish()
-			return cli.Exit(fmt.Sprintf("holdctl: training stopped: %v.\nThe last good checkpoint (step %d) is kept in %s. "+
-				"Try a lower --lr, gradient clipping (--grad-clip 1) or check the data for NaN/Inf.", err, lastGood, s.dir), 1)
+			return collective(cli.Exit(fmt.Sprintf("holdctl: training stopped: %v.\nThe last good checkpoint (step %d) is kept in %s. "+
+				"Try a lower --lr, gradient clipping (--grad-clip 1) or check the data for NaN/Inf.", err, lastGood, s.dir), 1), rank)
 		}
 		if err != nil {
 			bar.finish()
 			return err
 		}
-		if st.Step%logEvery == 0 || st.Step == cfg.Steps {
+		if s.lead() && (st.Step%logEvery == 0 || st.Step == cfg.Steps) {
 			rate := float64(st.Step-windowStart) / time.Since(window).Seconds()
 			window, windowStart = time.Now(), st.Step
 			fmt.Fprintf(s.log, "%d,%.6g,%.6g,%.6g,%.4g\n", st.Step, st.Loss, st.LR, st.GradNorm, rate)
@@ -384,7 +480,7 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 		}
 	}
 	bar.finish()
-	fmt.Fprintf(s.out, "done: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
+	fmt.Fprintf(out, "done: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
 	return nil
 }
 
