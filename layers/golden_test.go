@@ -43,7 +43,8 @@ func TestMLPGoldenPyTorch(t *testing.T) {
 		m.Params.ZeroGrad()
 		o := m.ScoreForward(g, g.Const(x), g.Const(ts))
 		l := g.Mean(g.Sum(g.Square(g.Add(o, g.Const(eps))), 1)) // Σ over dims, mean over batch
-		out = o.T.Clone() // the backward sweep recycles the output's storage
+		// The backward sweep recycles the output's storage: keep a copy.
+		out = o.T.Clone()
 		g.Backward(l)
 		return out, l.T.Item()
 	}
