@@ -13,6 +13,7 @@ func (g *Tape) Softmax(x *Value) *Value {
 	v = g.record("Softmax", tensor.Softmax(g.out(x.Shape()...), x.T), func(dy *tensor.Tensor) {
 		g.accum(x, tensor.SoftmaxGrad(g.tmp(x.Shape()...), v.T, dy))
 	}, x)
+	v.save(v.T)
 	return v
 }
 
@@ -48,5 +49,5 @@ func (g *Tape) Attention(q, k, v *Value) *Value {
 		if k.needsGrad { // dk = q·ds
 			tensor.MatMulAcc(g.grad(k), q.T, ds, false, false, 1)
 		}
-	}, q, k, v)
+	}, q, k, v).save(q.T, k.T, v.T, w)
 }

@@ -35,7 +35,7 @@ func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 		if b != nil && b.needsGrad {
 			g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
 		}
-	}, inputs...)
+	}, inputs...).save(x.T, w.T)
 }
 
 // GroupNorm normalises x (N, C, …) over groups of C/groups channels and
@@ -56,7 +56,7 @@ func (g *Tape) GroupNorm(x, gamma, beta *Value, groups int, eps float32) *Value 
 				g.accum(beta, tensor.Slice(g.tmp(1, c), pg, 0, 1, 2).Reshape(c))
 			}
 		}
-	}, x, gamma, beta)
+	}, x, gamma, beta).save(x.T, gamma.T)
 }
 
 // UpFIRDn2d resamples x (N, C, H, W) with the [1,3,3,1] FIR kernel

@@ -16,8 +16,8 @@ var Differentiable = []string{
 }
 
 // unary records an element-wise op whose backward computes dx from
-// (x, y, dy) into a pooled tensor.
-func (g *Tape) unary(name string, x *Value, y *tensor.Tensor, dx func(out, x, y, dy *tensor.Tensor)) *Value {
+// (x, y, dy) into a pooled tensor; saved lists which of x and y dx reads.
+func (g *Tape) unary(name string, x *Value, y *tensor.Tensor, dx func(out, x, y, dy *tensor.Tensor), saved ...*tensor.Tensor) *Value {
 	var v *Value
 	v = g.record(name, y, func(dy *tensor.Tensor) {
 		if !x.needsGrad {
@@ -31,7 +31,7 @@ func (g *Tape) unary(name string, x *Value, y *tensor.Tensor, dx func(out, x, y,
 		d := g.tmp(x.Shape()...)
 		dx(d, x.T, v.T, dy)
 		g.accum(x, d)
-	}, x)
+	}, x).save(saved...)
 	return v
 }
 
@@ -44,43 +44,45 @@ func (g *Tape) Neg(x *Value) *Value {
 
 // Exp returns exp(x).
 func (g *Tape) Exp(x *Value) *Value {
-	return g.unary("Exp", x, tensor.Exp(g.out(x.Shape()...), x.T), func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) })
+	y := tensor.Exp(g.out(x.Shape()...), x.T)
+	return g.unary("Exp", x, y, func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) }, y)
 }
 
 // Log returns log(x).
 func (g *Tape) Log(x *Value) *Value {
-	return g.unary("Log", x, tensor.Log(g.out(x.Shape()...), x.T), func(d, x, _, dy *tensor.Tensor) { tensor.Div(d, dy, x) })
+	return g.unary("Log", x, tensor.Log(g.out(x.Shape()...), x.T), func(d, x, _, dy *tensor.Tensor) { tensor.Div(d, dy, x) }, x.T)
 }
 
 // Sqrt returns sqrt(x).
 func (g *Tape) Sqrt(x *Value) *Value {
-	return g.unary("Sqrt", x, tensor.Sqrt(g.out(x.Shape()...), x.T), func(d, _, y, dy *tensor.Tensor) {
+	y := tensor.Sqrt(g.out(x.Shape()...), x.T)
+	return g.unary("Sqrt", x, y, func(d, _, y, dy *tensor.Tensor) {
 		tensor.MulScalar(d, tensor.Div(d, dy, y), 0.5)
-	})
+	}, y)
 }
 
 // Square returns x².
 func (g *Tape) Square(x *Value) *Value {
 	return g.unary("Square", x, tensor.Square(g.out(x.Shape()...), x.T), func(d, x, _, dy *tensor.Tensor) {
 		tensor.MulScalar(d, tensor.Mul(d, dy, x), 2)
-	})
+	}, x.T)
 }
 
 // Tanh returns tanh(x).
 func (g *Tape) Tanh(x *Value) *Value {
-	return g.unary("Tanh", x, tensor.Tanh(g.out(x.Shape()...), x.T), func(d, _, y, dy *tensor.Tensor) { tensor.TanhGrad(d, y, dy) })
+	y := tensor.Tanh(g.out(x.Shape()...), x.T)
+	return g.unary("Tanh", x, y, func(d, _, y, dy *tensor.Tensor) { tensor.TanhGrad(d, y, dy) }, y)
 }
 
 // Sigmoid returns 1/(1+exp(-x)).
 func (g *Tape) Sigmoid(x *Value) *Value {
-	return g.unary("Sigmoid", x, tensor.Sigmoid(g.out(x.Shape()...), x.T), func(d, _, y, dy *tensor.Tensor) {
-		tensor.SigmoidGrad(d, y, dy)
-	})
+	y := tensor.Sigmoid(g.out(x.Shape()...), x.T)
+	return g.unary("Sigmoid", x, y, func(d, _, y, dy *tensor.Tensor) { tensor.SigmoidGrad(d, y, dy) }, y)
 }
 
 // SiLU returns x·sigmoid(x).
 func (g *Tape) SiLU(x *Value) *Value {
-	return g.unary("SiLU", x, tensor.SiLU(g.out(x.Shape()...), x.T), func(d, x, _, dy *tensor.Tensor) { tensor.SiLUGrad(d, x, dy) })
+	return g.unary("SiLU", x, tensor.SiLU(g.out(x.Shape()...), x.T), func(d, x, _, dy *tensor.Tensor) { tensor.SiLUGrad(d, x, dy) }, x.T)
 }
 
 // AddScalar returns x + s.
@@ -130,7 +132,7 @@ func (g *Tape) Mul(a, b *Value) *Value {
 		if b.needsGrad {
 			g.accum(b, tensor.Mul(g.tmp(dy.Shape()...), dy, a.T))
 		}
-	}, a, b)
+	}, a, b).save(a.T, b.T)
 }
 
 // Div returns a/b (broadcasting).
@@ -145,6 +147,7 @@ func (g *Tape) Div(a, b *Value) *Value {
 			g.accum(b, tensor.Neg(d, d))
 		}
 	}, a, b)
+	v.save(b.T, v.T)
 	return v
 }
 
@@ -172,7 +175,7 @@ func (g *Tape) MatMul(a, b *Value, transA, transB bool) *Value {
 				g.matAcc(b, a.T, dy, !transA, false)
 			}
 		}
-	}, a, b)
+	}, a, b).save(a.T, b.T)
 }
 
 // matAcc adds op(x)·op(z) into v's gradient, summing over a batch that v
@@ -218,7 +221,7 @@ func (g *Tape) Linear(x, w, b *Value) *Value {
 		if b != nil && b.needsGrad {
 			g.accum(b, tensor.Sum(g.tmp(1, outDim), dy2, 0).Reshape(outDim))
 		}
-	}, inputs...)
+	}, inputs...).save(x2, w.T)
 }
 
 // Sum sums x over axes (all if none), keeping them as size 1.
@@ -251,6 +254,7 @@ func (g *Tape) Max(x *Value, axes ...int) *Value {
 		mask := tensor.Eq(g.tmp(x.Shape()...), x.T, v.T)
 		g.accum(x, tensor.Mul(mask, mask, dy))
 	}, x)
+	v.save(x.T, v.T)
 	return v
 }
 

@@ -3,7 +3,9 @@
 // into its inputs' gradients. Nodes are kept in creation order, which is a
 // topological order, so Backward is one deterministic reverse sweep. All
 // intermediate tensors come from one tensor.Pool and are recycled by Reset,
-// so a warm training step allocates no tensor memory.
+// so a warm training step allocates no tensor memory. The sweep also hands
+// storage back to the pool as soon as no later closure reads it (recycle.go),
+// which bounds a step's memory by what is live, not by all it ever made.
 package autograd
 
 import (
@@ -20,6 +22,7 @@ type Value struct {
 	op        string
 	inputs    []*Value
 	backward  func(dy *tensor.Tensor)
+	saved     []*tensor.Tensor // the forward tensors backward reads (see save)
 	needsGrad bool
 }
 
@@ -47,10 +50,12 @@ func Param(t, grad *tensor.Tensor) *Value {
 
 // Tape records ops for one forward/backward pass.
 type Tape struct {
-	dev    tensor.Device
-	nodes  []*Value
-	pool   *tensor.Pool
-	noGrad bool
+	dev     tensor.Device
+	nodes   []*Value
+	pool    *tensor.Pool
+	noGrad  bool
+	recycle Recycle
+	swept   bool // a recycling sweep ran since the last Reset
 }
 
 // NewTape returns an empty tape whose temporaries live on dev.
@@ -69,6 +74,7 @@ func (g *Tape) Reset() {
 	clear(g.nodes)
 	g.nodes = g.nodes[:0]
 	g.pool.Release()
+	g.swept = false
 }
 
 // Len is the number of recorded nodes.
@@ -159,8 +165,14 @@ func (g *Tape) Backward(loss *Value) {
 }
 
 // BackwardFrom runs the reverse sweep from out, whose Grad has been set by
-// the caller (vector-Jacobian products).
+// the caller (vector-Jacobian products). Unless recycling is off
+// (SetRecycle), the sweep recycles intermediate storage as it goes: afterwards
+// only leaves (Const, Var, Param) with their gradients and out itself are
+// valid, and the tape must be Reset before it records or sweeps again.
 func (g *Tape) BackwardFrom(out *Value) {
+	if g.swept {
+		panic("autograd: a second backward sweep over a recycled tape; Reset it first or SetRecycle(RecycleOff)")
+	}
 	start := -1
 	for i := len(g.nodes) - 1; i >= 0; i-- {
 		if g.nodes[i] == out {
@@ -171,10 +183,32 @@ func (g *Tape) BackwardFrom(out *Value) {
 	if start < 0 {
 		panic("autograd: BackwardFrom a value not recorded on this tape")
 	}
+	if g.recycle == RecycleOff {
+		for i := start; i >= 0; i-- {
+			if v := g.nodes[i]; v.Grad != nil {
+				v.backward(v.Grad)
+			}
+		}
+		return
+	}
+	g.swept = true
+	dying := g.plan(start, out)
+	for _, s := range dying[start+1] { // read by no closure of the sweep
+		g.free(s)
+	}
 	for i := start; i >= 0; i-- {
 		v := g.nodes[i]
+		mark := g.pool.Mark()
 		if v.Grad != nil {
 			v.backward(v.Grad)
+		}
+		g.freeTemps(v, mark)
+		if gv := v.Grad; v != out && gv != nil {
+			v.Grad = nil
+			g.free(gv)
+		}
+		for _, s := range dying[i] {
+			g.free(s)
 		}
 	}
 }

@@ -43,8 +43,10 @@ func TestMLPGoldenPyTorch(t *testing.T) {
 		m.Params.ZeroGrad()
 		o := m.ScoreForward(g, g.Const(x), g.Const(ts))
 		l := g.Mean(g.Sum(g.Square(g.Add(o, g.Const(eps))), 1)) // Σ over dims, mean over batch
+		// The backward sweep recycles the output's storage: keep a copy.
+		out = o.T.Clone()
 		g.Backward(l)
-		return o.T, l.T.Item()
+		return out, l.T.Item()
 	}
 	out, loss := step()
 	closeRel(t, "out", out.Data(), load("out", batch, 2).Data(), 1e-5)

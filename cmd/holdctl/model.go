@@ -32,6 +32,7 @@ func modelCommand() *cli.Command {
 				&cli.IntFlag{Name: "res-blocks", Usage: "res-blocks per level (0: the preset's)"},
 				&cli.IntFlag{Name: "batch", Usage: "also run one forward+backward at this batch and report its memory and time"},
 				&cli.IntFlag{Name: "threads", Usage: "worker threads of --batch (default: all cores)"},
+				&cli.BoolFlag{Name: "no-recycle", Usage: "keep every tensor of --batch's step until its end (autograd.RecycleOff), as before recycling"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			},
 			Action: modelInfo,
@@ -53,8 +54,10 @@ type modelReport struct {
 	Params          int     `json:"params"`       // trainable
 	FixedParams     int     `json:"fixed_params"` // the Fourier weights: checkpointed, not trained
 	Batch           int     `json:"batch,omitempty"`
+	Recycle         bool    `json:"recycle,omitempty"`                // the backward sweep recycled storage (autograd.RecycleOn)
 	ForwardMiB      float64 `json:"forward_activation_mib,omitempty"` // tensors the tape holds after the forward pass
-	StepMiB         float64 `json:"step_tensor_mib,omitempty"`        // all tensor memory of forward + backward
+	PeakMiB         float64 `json:"peak_tensor_mib,omitempty"`        // the tape's tensor memory at its peak: forward + backward
+	StepMiB         float64 `json:"step_alloc_mib,omitempty"`         // all Go memory the step allocated (tensors, scratch, closures)
 	ForwardMs       float64 `json:"forward_ms,omitempty"`
 	StepMs          float64 `json:"step_ms,omitempty"`
 }
@@ -83,7 +86,7 @@ func modelInfo(c *cli.Context) error {
 		if err := setThreads(c); err != nil {
 			return err
 		}
-		if err := measureStep(&r, cfg, b); err != nil {
+		if err := measureStep(&r, cfg, b, !c.Bool("no-recycle")); err != nil {
 			return err
 		}
 	}
@@ -101,17 +104,23 @@ func modelInfo(c *cli.Context) error {
 	}
 	fmt.Fprintln(w)
 	if r.Batch > 0 {
-		fmt.Fprintf(w, "training step at batch %d: %.1f MiB of activations after the forward pass, %.1f MiB of tensors in all (forward + backward); forward %.0f ms, forward+backward %.0f ms\n",
-			r.Batch, r.ForwardMiB, r.StepMiB, r.ForwardMs, r.StepMs)
+		recycle := "recycling"
+		if !r.Recycle {
+			recycle = "no recycling"
+		}
+		fmt.Fprintf(w, "training step at batch %d (%s): %.1f MiB of activations after the forward pass, %.1f MiB of tensors at the peak (forward + backward), %.1f MiB allocated in all; forward %.0f ms, forward+backward %.0f ms\n",
+			r.Batch, recycle, r.ForwardMiB, r.PeakMiB, r.StepMiB, r.ForwardMs, r.StepMs)
 	}
 	return nil
 }
 
 // measureStep runs one cold forward and backward pass (dropout on) and
-// records the tensor memory the tape allocated: every tensor of a cold step
-// is a fresh allocation of its pool, so the allocated bytes are the step's
-// tensor memory (parameters and their gradients excluded).
-func measureStep(r *modelReport, cfg layers.NCSNppConfig, batch int) error {
+// records the tensor memory of the tape's pool (parameters and their
+// gradients excluded): a pool never gives memory back, so what it owns after
+// the forward pass holds the activations and what it owns at the end is the
+// step's peak; a warm step reuses it and allocates nothing. Go's count of
+// all bytes allocated (scratch buffers and closures too) is reported beside it.
+func measureStep(r *modelReport, cfg layers.NCSNppConfig, batch int, recycle bool) error {
 	m, err := layers.NewNCSNpp(cfg, rng.New(1))
 	if err != nil {
 		return err
@@ -126,16 +135,22 @@ func measureStep(r *modelReport, cfg layers.NCSNppConfig, batch int) error {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	g := autograd.NewTape(tensor.CPU)
+	if !recycle {
+		g.SetRecycle(autograd.RecycleOff)
+	}
 	start := time.Now()
 	out := m.Forward(g, g.Const(x), ts)
 	fwd := time.Since(start)
 	runtime.ReadMemStats(&mid)
+	fwdBytes := g.MemBytes()
 	g.Backward(g.Mean(g.Square(out)))
 	step := time.Since(start)
 	runtime.ReadMemStats(&after)
 	const mib = 1 << 20
 	r.Batch = batch
-	r.ForwardMiB = float64(mid.TotalAlloc-before.TotalAlloc) / mib
+	r.Recycle = recycle
+	r.ForwardMiB = float64(fwdBytes) / mib
+	r.PeakMiB = float64(g.MemBytes()) / mib
 	r.StepMiB = float64(after.TotalAlloc-before.TotalAlloc) / mib
 	r.ForwardMs, r.StepMs = float64(fwd.Microseconds())/1e3, float64(step.Microseconds())/1e3
 	return nil
