@@ -5,7 +5,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test test-noasm test-race lint bench golden clean ptx cuda-ci gpu-check fuzz
+.PHONY: all build build-mpi test test-mpi test-noasm test-race lint bench golden clean ptx cuda-ci gpu-check fuzz
 
 all: build test
 
@@ -17,6 +17,21 @@ build:
 test: lint
 	$(GO) test -count=1 $(PKGS)
 	$(GO) test -count=1 -tags noasm $(PKGS)
+
+# Data-parallel training on MPI (docs/distributed.md; needs Debian's openmpi-bin, libopenmpi-dev
+# and pkg-config): holdctl with the MPI communicator, for mpirun -np N bin/holdctl-mpi train ….
+build-mpi:
+	$(GO) build -tags mpi -ldflags "-X main.version=$(VERSION)" -o bin/holdctl-mpi ./cmd/holdctl
+
+# The MPI checks: the dist binding under mpirun -np 2/3 (collectives, a peer's Abort and SIGKILL),
+# the sharded training step, and holdctl train on 2 and 3 ranks against one process (toy MLP,
+# ncsnpp-tiny, a resume on another number of ranks, a non-finite loss, a killed rank); then the
+# device path (host staging of the gradients) on the CUDA host shim. A few minutes on 2 cores.
+test-mpi:
+	$(GO) vet -tags mpi ./dist ./train ./cmd/holdctl
+	$(GO) test -count=1 -tags mpi ./dist ./train
+	$(GO) test -count=1 -tags mpi -run MPI -v ./cmd/holdctl
+	$(GO) test -count=1 -tags "cudashim mpi" -run 'DataParallel|MPIShim' -v ./train ./cmd/holdctl
 
 test-race:
 	$(GO) test -race -short $(PKGS)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -65,23 +66,38 @@ func mpiBinary(t *testing.T) string {
 var mpiBin string
 
 // mpiRun runs holdctl train with args on np ranks (np 0: without mpirun) and returns its
-// combined output.
+// combined output. A run that hangs (ranks that disagree on the number of collective calls wait
+// for each other forever) fails after mpiTimeout.
 func mpiRun(t *testing.T, np int, args ...string) (string, error) {
 	t.Helper()
-	cmd := mpiCommand(t, np, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), mpiTimeout)
+	defer cancel()
+	cmd := mpiCommand(t, ctx, np, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("train on %d ranks %v hung for %v:\n%s", np, args, mpiTimeout, out.String())
+	}
 	return out.String(), err
 }
 
-func mpiCommand(t *testing.T, np int, args ...string) *exec.Cmd {
+const mpiTimeout = 2 * time.Minute
+
+// mpiCommand is holdctl train with args on np ranks (np 0: without mpirun). When ctx ends,
+// mpirun gets SIGTERM (it ends its ranks), then SIGKILL 10 s later.
+func mpiCommand(t *testing.T, ctx context.Context, np int, args ...string) *exec.Cmd {
 	bin := mpiBinary(t)
 	args = append([]string{"train", "--threads", "1", "--log-every", "1"}, args...)
+	var cmd *exec.Cmd
 	if np == 0 {
-		return exec.Command(bin, args...)
+		cmd = exec.CommandContext(ctx, bin, args...)
+	} else {
+		cmd = exec.CommandContext(ctx, "mpirun", append([]string{"--oversubscribe", "--allow-run-as-root", "-np", strconv.Itoa(np), bin}, args...)...)
 	}
-	return exec.Command("mpirun", append([]string{"--oversubscribe", "--allow-run-as-root", "-np", strconv.Itoa(np), bin}, args...)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
 }
 
 func mustTrain(t *testing.T, np int, args ...string) string {
@@ -295,7 +311,9 @@ func TestMPINonFinite(t *testing.T) {
 // 30 s; the checkpoint on disk loads and the run resumes (on 2 ranks) from it.
 func TestMPIKilledRank(t *testing.T) {
 	run := filepath.Join(t.TempDir(), "killed")
-	cmd := mpiCommand(t, 3, toyArgs(run, 1_000_000, "--ckpt-every", "20", "--log-every", "1000")...)
+	ctx, cancel := context.WithTimeout(context.Background(), mpiTimeout)
+	defer cancel()
+	cmd := mpiCommand(t, ctx, 3, toyArgs(run, 1_000_000, "--ckpt-every", "20", "--log-every", "1000")...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -310,7 +328,7 @@ func TestMPIKilledRank(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
+			cmd.Process.Signal(syscall.SIGTERM)
 			t.Fatalf("no checkpoint after 60 s:\n%s", out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -318,7 +336,7 @@ func TestMPIKilledRank(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // mid-run, a few checkpoints on
 	pid, err := rankPID(cmd.Process.Pid, 1)
 	if err != nil {
-		cmd.Process.Kill()
+		cmd.Process.Signal(syscall.SIGTERM)
 		t.Fatal(err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -328,7 +346,7 @@ func TestMPIKilledRank(t *testing.T) {
 	select {
 	case err = <-done:
 	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
+		cmd.Process.Signal(syscall.SIGTERM)
 		t.Fatalf("the job still runs 30 s after rank 1 was killed:\n%s", out.String())
 	}
 	took := time.Since(killed)

@@ -430,7 +430,7 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 		reason := stopReason(ctx)
 		if s.comm != nil {
 			var err error
-			if reason, err = agreeStop(s.comm, reason); err != nil {
+			if reason, err = agreeStop(s.comm, reason, tr.Step); err != nil {
 				return err
 			}
 		}

@@ -136,14 +136,19 @@ func stopReason(ctx context.Context) byte {
 }
 
 // agreeStop returns rank 0's stop reason on every rank, so that all ranks
-// stop after the same step (each rank's clock and signals may differ).
-func agreeStop(comm dist.Communicator, reason byte) (byte, error) {
+// stop after the same step (each rank's clock and signals may differ). It
+// also checks that every rank is at rank 0's step: ranks out of step would
+// wait for each other's collective calls forever.
+func agreeStop(comm dist.Communicator, reason byte, step int) (byte, error) {
 	if comm.Size() == 1 {
 		return reason, nil
 	}
-	flag := []byte{reason}
-	if err := comm.BcastBytes(flag, 0); err != nil {
+	msg := []float64{float64(reason), float64(step)}
+	if err := comm.BcastF64(msg, 0); err != nil {
 		return runOn, err
 	}
-	return flag[0], nil
+	if int(msg[1]) != step {
+		return runOn, fmt.Errorf("rank %d is at step %d, rank 0 at step %d: the ranks' training states differ", comm.Rank(), step, int(msg[1]))
+	}
+	return byte(msg[0]), nil
 }
