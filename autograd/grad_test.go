@@ -208,6 +208,7 @@ func TestOpListCovered(t *testing.T) {
 		tensor.OpConv2d: "Conv2d", tensor.OpConv2dGradInput: "Conv2d backward", tensor.OpConv2dGradWeight: "Conv2d backward",
 		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormGrad: "GroupNorm backward", tensor.OpGroupNormParamGrad: "GroupNorm backward",
 		tensor.OpSoftmax: "Softmax, Attention", tensor.OpSoftmaxGrad: "Softmax backward", tensor.OpUpFIRDn2d: "UpFIRDn2d",
+		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUGrad: "GroupNormSiLU backward",
 	}
 	for _, k := range tensor.Ops() {
 		if role[k] == "" {

@@ -34,6 +34,13 @@ func init() {
 		}}
 	}
 	gradCases["GroupNorm"] = []gradCase{gn([]int{2, 4, 3, 3}, 2), gn([]int{1, 6, 5}, 3), gn([]int{2, 8, 2, 2}, 1)}
+	gnSiLU := func(shape []int, groups int) gradCase {
+		c := shape[1]
+		return gradCase{[][]int{shape, {c}, {c}}, false, func(g *Tape, v []*Value) *Value {
+			return g.GroupNormSiLU(v[0], v[1], v[2], groups, 1e-6)
+		}}
+	}
+	gradCases["GroupNormSiLU"] = []gradCase{gnSiLU([]int{2, 4, 3, 3}, 2), gnSiLU([]int{1, 6, 5}, 3), gnSiLU([]int{2, 8, 2, 2}, 1)}
 	gradCases["Softmax"] = []gradCase{
 		{[][]int{{3, 5}}, false, func(g *Tape, v []*Value) *Value { return g.Softmax(v[0]) }},
 		{[][]int{{2, 1, 7}}, false, func(g *Tape, v []*Value) *Value { return g.Softmax(v[0]) }},

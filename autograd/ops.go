@@ -12,7 +12,7 @@ var Differentiable = []string{
 	"Neg", "Exp", "Log", "Sqrt", "Square", "Tanh", "Sigmoid", "SiLU", "AddScalar", "MulScalar",
 	"Add", "Sub", "Mul", "Div", "MatMul", "Linear", "Sum", "Mean", "Max",
 	"Reshape", "Permute", "Transpose", "Concat", "Slice", "Split", "Gather", "ScalarLoss",
-	"Conv2d", "GroupNorm", "Softmax", "Attention", "UpFIRDn2d", "Dropout", // conv.go, attention.go
+	"Conv2d", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention", "UpFIRDn2d", "Dropout", // conv.go, attention.go
 }
 
 // unary records an element-wise op whose backward computes dx from

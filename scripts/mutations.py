@@ -23,8 +23,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Exp dx=dy·y ×1.001",
   "file": "autograd/ops.go",
-  "old": "func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) })\n}\n\n// Log",
-  "new": "func(d, _, y, dy *tensor.Tensor) { tensor.MulScalar(d, tensor.Mul(d, dy, y), 1.001) })\n}\n\n// Log",
+  "old": "func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) }, y)",
+  "new": "func(d, _, y, dy *tensor.Tensor) { tensor.MulScalar(d, tensor.Mul(d, dy, y), 1.001) }, y)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -32,8 +32,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Log dx=dy/x ×1.001",
   "file": "autograd/ops.go",
-  "old": "tensor.Div(d, dy, x) })",
-  "new": "tensor.MulScalar(d, tensor.Div(d, dy, x), 1.001) })",
+  "old": "tensor.Div(d, dy, x) }, x.T)",
+  "new": "tensor.MulScalar(d, tensor.Div(d, dy, x), 1.001) }, x.T)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -286,6 +286,33 @@ MUTATIONS = json.loads(r"""
   "file": "tensor/cpu_norm.go",
   "old": "dg += float64(sg) * float64(rstd[ng])",
   "new": "dg += 1.001 * float64(sg) * float64(rstd[ng])",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLU ref dz term z(1−σ) ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "o[i] = float32(float64(dy[i]) * sg * (1 + z*(1-sg)))",
+  "new": "o[i] = float32(float64(dy[i]) * sg * (1 + 1.001*z*(1-sg)))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLU cpu dz ×1.001",
+  "file": "tensor/cpu_norm.go",
+  "old": "vec.SiLUGrad(dst, dst, in[3].data[nc*s:(nc+1)*s])",
+  "new": "vec.SiLUGrad(dst, dst, in[3].data[nc*s:(nc+1)*s]); vec.Scale(dst, dst, 1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLU tape dz ×1.001",
+  "file": "autograd/conv.go",
+  "old": "g.groupNormBackward(x, gamma, beta, dz, groups, eps)",
+  "new": "g.groupNormBackward(x, gamma, beta, tensor.MulScalar(dz, dz, 1.001), groups, eps)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""

@@ -50,6 +50,8 @@ const (
 	OpSoftmax                          // out = softmax of in0 along the last axis
 	OpSoftmaxGrad                      // out = in0·(in1 − Σ in0·in1) along the last axis (in0 = softmax output, in1 = dy)
 	OpUpFIRDn2d                        // out = upfirdn2d(in0, [1,3,3,1]ᵀ[1,3,3,1]/64·Scalar; Up, Down, Pad, Pad1) (fir.go)
+	OpGroupNormSiLU                    // out = silu(GroupNorm(in0 x; in1 γ, in2 β)) in one pass (Groups, eps Scalar)
+	OpGroupNormSiLUGrad                // out = dz = in3 dy·silu'(z), z = GroupNorm(in0 x; in1 γ, in2 β) recomputed
 	numOps
 )
 
@@ -59,7 +61,7 @@ var opNames = [numOps]string{
 	"Add", "Sub", "Mul", "Div", "Eq", "MatMul", "Sum", "Max",
 	"Permute", "Concat", "Slice", "SliceAdd", "Gather", "ScatterAdd",
 	"Conv2d", "Conv2dGradInput", "Conv2dGradWeight", "GroupNorm", "GroupNormGrad", "GroupNormParamGrad",
-	"Softmax", "SoftmaxGrad", "UpFIRDn2d",
+	"Softmax", "SoftmaxGrad", "UpFIRDn2d", "GroupNormSiLU", "GroupNormSiLUGrad",
 }
 
 func (k OpKind) String() string {

@@ -56,6 +56,29 @@ func GroupNormParamGrad(out, x, dy *Tensor, groups int, eps float32) *Tensor {
 	return out
 }
 
+// GroupNormSiLU returns silu(GroupNorm(x, gamma, beta)) = z·σ(z) in one pass
+// over x, without storing the normalised z (ResnetBlockBigGANpp's
+// act(GroupNorm(·))).
+func GroupNormSiLU(out, x, gamma, beta *Tensor, groups int, eps float32) *Tensor {
+	normCheck("GroupNormSiLU", x, groups, gamma, beta)
+	out = dest(out, x.shape, x, "GroupNormSiLU")
+	exec(Op{Kind: OpGroupNormSiLU, Groups: groups, Scalar: eps}, out, x, gamma, beta)
+	return out
+}
+
+// GroupNormSiLUGrad returns dz = dy·silu'(z), z = GroupNorm(x, gamma, beta)
+// recomputed from x: the gradient at the group norm's output, from which
+// GroupNormGrad and GroupNormParamGrad give dx, dγ and dβ of GroupNormSiLU.
+func GroupNormSiLUGrad(out, x, gamma, beta, dy *Tensor, groups int, eps float32) *Tensor {
+	normCheck("GroupNormSiLUGrad", x, groups, gamma, beta)
+	if !SameShape(x, dy) {
+		panic(fmt.Sprintf("tensor: GroupNormSiLUGrad: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
+	}
+	out = dest(out, x.shape, x, "GroupNormSiLUGrad")
+	exec(Op{Kind: OpGroupNormSiLUGrad, Groups: groups, Scalar: eps}, out, x, gamma, beta, dy)
+	return out
+}
+
 // Softmax returns the softmax of x along its last axis.
 func Softmax(out, x *Tensor) *Tensor {
 	if len(x.shape) == 0 {

@@ -13,7 +13,7 @@ func refImageOp(op Op, out *Tensor, in []*Tensor) {
 		refConv2dGradInput(op, out, in[0], in[1])
 	case OpConv2dGradWeight:
 		refConv2dGradWeight(op, out, in[0], in[1])
-	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad:
+	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		refGroupNorm(op, out, in)
 	case OpSoftmax, OpSoftmaxGrad:
 		refSoftmax(op, out, in)
@@ -130,6 +130,21 @@ func refGroupNorm(op Op, out *Tensor, in []*Tensor) {
 		for i := range x {
 			h, ch := xhat(i)
 			o[i] = float32(h*float64(gamma[ch]) + float64(beta[ch]))
+		}
+	case OpGroupNormSiLU: // z·σ(z), z = x̂·γ + β
+		gamma, beta := refData(in[1]), refData(in[2])
+		for i := range x {
+			h, ch := xhat(i)
+			z := h*float64(gamma[ch]) + float64(beta[ch])
+			o[i] = float32(z / (1 + math.Exp(-z)))
+		}
+	case OpGroupNormSiLUGrad: // dz = dy·σ(z)·(1 + z·(1 − σ(z)))
+		gamma, beta, dy := refData(in[1]), refData(in[2]), refData(in[3])
+		for i := range x {
+			h, ch := xhat(i)
+			z := h*float64(gamma[ch]) + float64(beta[ch])
+			sg := 1 / (1 + math.Exp(-z))
+			o[i] = float32(float64(dy[i]) * sg * (1 + z*(1-sg)))
 		}
 	case OpGroupNormGrad:
 		gamma, dy := refData(in[1]), refData(in[2])

@@ -236,6 +236,14 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 			x, _, _, dy := inputs(r, d)
 			return tensor.GroupNormParamGrad(nil, x, dy, c.groups, 1e-6)
 		}})
+		cases[tensor.OpGroupNormSiLU] = append(cases[tensor.OpGroupNormSiLU], opCase{"GroupNormSiLU" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, g, b, _ := inputs(r, d)
+			return tensor.GroupNormSiLU(nil, x, g, b, c.groups, 1e-6)
+		}})
+		cases[tensor.OpGroupNormSiLUGrad] = append(cases[tensor.OpGroupNormSiLUGrad], opCase{"GroupNormSiLUGrad" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, g, b, dy := inputs(r, d)
+			return tensor.GroupNormSiLUGrad(nil, x, g, b, dy, c.groups, 1e-6)
+		}})
 	}
 	for _, sh := range [][]int{{1}, {3}, {4, 17}, {2, 64, 64}, {5, 0}, {2, 3, 300}} {
 		cases[tensor.OpSoftmax] = append(cases[tensor.OpSoftmax], opCase{fmt.Sprintf("Softmax%v", sh), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
