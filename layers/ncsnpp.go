@@ -336,12 +336,17 @@ func (m *NCSNpp) forward(g *autograd.Tape, x *autograd.Value, t *tensor.Tensor) 
 	if len(hs) != 0 {
 		panic(fmt.Sprintf("ncsnpp: %d skip connections left after the forward pass", len(hs)))
 	}
-	h = g.SiLU(m.groupNorm(g, m.normOut, h))
+	h = m.groupNormSiLU(g, m.normOut, h)
 	return g.Conv2d(h, p(m.convOut), p(m.convOut+1), 1, 1)
 }
 
 func (m *NCSNpp) groupNorm(g *autograd.Tape, i int, x *autograd.Value) *autograd.Value {
 	return g.GroupNorm(x, m.Params.Value(i), m.Params.Value(i+1), tensor.GroupNormGroups(x.Shape()[1]), 1e-6)
+}
+
+// groupNormSiLU is act(GroupNorm(x)) as one fused node (autograd.Tape.GroupNormSiLU).
+func (m *NCSNpp) groupNormSiLU(g *autograd.Tape, i int, x *autograd.Value) *autograd.Value {
+	return g.GroupNormSiLU(x, m.Params.Value(i), m.Params.Value(i+1), tensor.GroupNormGroups(x.Shape()[1]), 1e-6)
 }
 
 func (m *NCSNpp) resample(g *autograd.Tape, x *autograd.Value, up bool) *autograd.Value {
@@ -363,14 +368,14 @@ func (m *NCSNpp) resample(g *autograd.Tape, x *autograd.Value, up bool) *autogra
 // resForward is ResnetBlockBigGANpp (reference-spec §1.5).
 func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.Value) *autograd.Value {
 	p := m.Params.Value
-	h := g.SiLU(m.groupNorm(g, r.gn0, x))
+	h := m.groupNormSiLU(g, r.gn0, x)
 	if r.up || r.down {
 		h, x = m.resample(g, h, r.up), m.resample(g, x, r.up)
 	}
 	h = g.Conv2d(h, p(r.conv0), p(r.conv0+1), 1, 1)
 	d := g.Linear(actTemb, p(r.dense), p(r.dense+1))
 	h = g.Add(h, g.Reshape(d, d.Shape()[0], r.out, 1, 1))
-	h = g.SiLU(m.groupNorm(g, r.gn1, h))
+	h = m.groupNormSiLU(g, r.gn1, h)
 	h = g.Dropout(h, m.Config.Dropout, m.dropStream())
 	h = g.Conv2d(h, p(r.conv1), p(r.conv1+1), 1, 1)
 	if r.convSkip >= 0 {
