@@ -11,7 +11,8 @@ import (
 // dropout (attention.go holds softmax and spatial attention). Shapes are NCHW.
 
 // Conv2d returns conv2d(x, w) + b for x (N, C, H, W), w (O, C, KH, KW) and
-// b (O) or nil; the weight and bias gradients go straight into their buffers.
+// b (O), (N, O) (a per-sample bias, added in the convolution's output pass)
+// or nil; the weight and bias gradients go straight into their buffers.
 func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) != 4 || len(ws) != 4 {
@@ -33,7 +34,11 @@ func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 			tensor.Conv2dGradWeight(g.grad(w), x.T, dy, stride, pad, 1)
 		}
 		if b != nil && b.needsGrad {
-			g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
+			if len(b.Shape()) == 2 { // per sample
+				g.accum(b, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
+			} else {
+				g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
+			}
 		}
 	}, inputs...).save(x.T, w.T)
 }

@@ -37,6 +37,7 @@ func matGC(a, b []int, ta, tb bool) gradCase {
 // gradCases has a case list for every name in Differentiable.
 var gradCases = map[string][]gradCase{
 	"Neg":       unaryGC((*Tape).Neg, false),
+	"AddScaled": binaryGC(func(g *Tape, a, b *Value) *Value { return g.AddScaled(a, b, 0.7) }),
 	"Exp":       unaryGC((*Tape).Exp, false),
 	"Log":       unaryGC((*Tape).Log, true),
 	"Sqrt":      unaryGC((*Tape).Sqrt, true),

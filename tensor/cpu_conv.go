@@ -261,6 +261,9 @@ func cpuConv2d(op Op, out, x, w, bias *Tensor) {
 					continue
 				}
 				bv := bias.data[o]
+				if len(bias.data) > g.o { // per-sample bias (N, O)
+					bv = bias.data[(b0+j)*g.o+o]
+				}
 				for i, v := range src {
 					dst[i] = v + bv
 				}

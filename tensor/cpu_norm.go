@@ -131,6 +131,7 @@ func cpuSoftmax(op Op, out *Tensor, in []*Tensor) {
 		return
 	}
 	rows := len(o) / k
+	s := op.Scalar
 	parallel.For(rows, max(1, grain/k), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row, dst := a[r*k:(r+1)*k], o[r*k:(r+1)*k]
@@ -141,17 +142,17 @@ func cpuSoftmax(op Op, out *Tensor, in []*Tensor) {
 					dot += y * dy[i]
 				}
 				for i, y := range row {
-					dst[i] = y * (dy[i] - dot)
+					dst[i] = s * y * (dy[i] - dot)
 				}
 				continue
 			}
 			m := float32(math.Inf(-1))
 			for _, v := range row {
-				m = max(m, v)
+				m = max(m, s*v)
 			}
 			var sum float32
 			for i, v := range row {
-				e := expf(v - m)
+				e := expf(s*v - m)
 				dst[i] = e
 				sum += e
 			}

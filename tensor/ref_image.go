@@ -63,7 +63,7 @@ func refConv2d(op Op, out *Tensor, in []*Tensor) {
 	hw := out.shape[2] * out.shape[3]
 	for i := range y {
 		if len(in) == 3 {
-			acc[i] += float64(refData(in[2])[i/hw%out.shape[1]])
+			acc[i] += float64(refData(in[2])[i/hw%in[2].Len()]) // bias (O) or (N, O)
 		}
 		y[i] = float32(acc[i])
 	}
@@ -186,6 +186,7 @@ func refSoftmax(op Op, out *Tensor, in []*Tensor) {
 	if k == 0 {
 		return
 	}
+	s := float64(op.Scalar)
 	for r := 0; r < len(o); r += k {
 		row, dst := a[r:r+k], o[r:r+k]
 		if op.Kind == OpSoftmaxGrad {
@@ -195,20 +196,20 @@ func refSoftmax(op Op, out *Tensor, in []*Tensor) {
 				dot += float64(y) * float64(dy[i])
 			}
 			for i, y := range row {
-				dst[i] = float32(float64(y) * (float64(dy[i]) - dot))
+				dst[i] = float32(s * float64(y) * (float64(dy[i]) - dot))
 			}
 			continue
 		}
 		m := math.Inf(-1)
 		for _, v := range row {
-			m = math.Max(m, float64(v))
+			m = math.Max(m, s*float64(v))
 		}
 		var sum float64
 		for _, v := range row {
-			sum += math.Exp(float64(v) - m)
+			sum += math.Exp(s*float64(v) - m)
 		}
 		for i, v := range row {
-			dst[i] = float32(math.Exp(float64(v)-m) / sum)
+			dst[i] = float32(math.Exp(s*float64(v)-m) / sum)
 		}
 	}
 }
