@@ -31,7 +31,7 @@ func (g *Tape) Attention(q, k, v *Value) *Value {
 	n, c, s := qs[0], qs[1], qs[2]
 	scale := float32(1 / math.Sqrt(float64(c)))
 	w := tensor.MatMul(g.tmp(n, s, s), q.T, k.T, true, false)
-	tensor.Softmax(w, tensor.MulScalar(w, w, scale))
+	tensor.ScaledSoftmax(w, w, scale) // the 1/√C inside the softmax's pass
 	o := tensor.MatMul(g.out(n, c, s), v.T, w, false, true)
 	return g.record("Attention", o, func(do *tensor.Tensor) {
 		if v.needsGrad { // dv = do·w
@@ -41,8 +41,7 @@ func (g *Tape) Attention(q, k, v *Value) *Value {
 			return
 		}
 		dw := tensor.MatMul(g.tmp(n, s, s), do, v.T, true, false) // dw = doᵀ·v
-		ds := tensor.SoftmaxGrad(dw, w, dw)
-		tensor.MulScalar(ds, ds, scale)
+		ds := tensor.ScaledSoftmaxGrad(dw, w, dw, scale)
 		if q.needsGrad { // dq = k·dsᵀ
 			tensor.MatMulAcc(g.grad(q), k.T, ds, false, true, 1)
 		}

@@ -11,7 +11,8 @@ import (
 // dropout (attention.go holds softmax and spatial attention). Shapes are NCHW.
 
 // Conv2d returns conv2d(x, w) + b for x (N, C, H, W), w (O, C, KH, KW) and
-// b (O) or nil; the weight and bias gradients go straight into their buffers.
+// b (O), (N, O) (a per-sample bias, added in the convolution's output pass)
+// or nil; the weight and bias gradients go straight into their buffers.
 func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) != 4 || len(ws) != 4 {
@@ -33,7 +34,11 @@ func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 			tensor.Conv2dGradWeight(g.grad(w), x.T, dy, stride, pad, 1)
 		}
 		if b != nil && b.needsGrad {
-			g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
+			if len(b.Shape()) == 2 { // per sample
+				g.accum(b, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
+			} else {
+				g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
+			}
 		}
 	}, inputs...).save(x.T, w.T)
 }
@@ -42,21 +47,38 @@ func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 // applies the per-channel scale gamma and shift beta.
 func (g *Tape) GroupNorm(x, gamma, beta *Value, groups int, eps float32) *Value {
 	y := tensor.GroupNorm(g.out(x.Shape()...), x.T, gamma.T, beta.T, groups, eps)
-	c := x.Shape()[1]
 	return g.record("GroupNorm", y, func(dy *tensor.Tensor) {
-		if x.needsGrad {
-			g.accum(x, tensor.GroupNormGrad(g.tmp(x.Shape()...), x.T, gamma.T, dy, groups, eps))
-		}
-		if gamma.needsGrad || beta.needsGrad {
-			pg := tensor.GroupNormParamGrad(g.tmp(2, c), x.T, dy, groups, eps)
-			if gamma.needsGrad {
-				g.accum(gamma, tensor.Slice(g.tmp(1, c), pg, 0, 0, 1).Reshape(c))
-			}
-			if beta.needsGrad {
-				g.accum(beta, tensor.Slice(g.tmp(1, c), pg, 0, 1, 2).Reshape(c))
-			}
-		}
+		g.groupNormBackward(x, gamma, beta, dy, groups, eps)
 	}, x, gamma, beta).save(x.T, gamma.T)
+}
+
+// GroupNormSiLU is SiLU(GroupNorm(x, gamma, beta)) as one node: one pass over
+// x forward, and the normalised values are not kept (the backward pass
+// recomputes them from x; tensor.GroupNormSiLUGrad).
+func (g *Tape) GroupNormSiLU(x, gamma, beta *Value, groups int, eps float32) *Value {
+	y := tensor.GroupNormSiLU(g.out(x.Shape()...), x.T, gamma.T, beta.T, groups, eps)
+	return g.record("GroupNormSiLU", y, func(dy *tensor.Tensor) {
+		dz := tensor.GroupNormSiLUGrad(g.tmp(x.Shape()...), x.T, gamma.T, beta.T, dy, groups, eps)
+		g.groupNormBackward(x, gamma, beta, dz, groups, eps)
+	}, x, gamma, beta).save(x.T, gamma.T, beta.T)
+}
+
+// groupNormBackward adds the gradients of GroupNorm(x, gamma, beta) for the
+// output gradient dy into x, gamma and beta.
+func (g *Tape) groupNormBackward(x, gamma, beta *Value, dy *tensor.Tensor, groups int, eps float32) {
+	if x.needsGrad {
+		g.accum(x, tensor.GroupNormGrad(g.tmp(x.Shape()...), x.T, gamma.T, dy, groups, eps))
+	}
+	if gamma.needsGrad || beta.needsGrad {
+		c := x.Shape()[1]
+		pg := tensor.GroupNormParamGrad(g.tmp(2, c), x.T, dy, groups, eps)
+		if gamma.needsGrad {
+			g.accum(gamma, tensor.Slice(g.tmp(1, c), pg, 0, 0, 1).Reshape(c))
+		}
+		if beta.needsGrad {
+			g.accum(beta, tensor.Slice(g.tmp(1, c), pg, 0, 1, 2).Reshape(c))
+		}
+	}
 }
 
 // UpFIRDn2d resamples x (N, C, H, W) with the [1,3,3,1] FIR kernel

@@ -37,6 +37,7 @@ func matGC(a, b []int, ta, tb bool) gradCase {
 // gradCases has a case list for every name in Differentiable.
 var gradCases = map[string][]gradCase{
 	"Neg":       unaryGC((*Tape).Neg, false),
+	"AddScaled": binaryGC(func(g *Tape, a, b *Value) *Value { return g.AddScaled(a, b, 0.7) }),
 	"Exp":       unaryGC((*Tape).Exp, false),
 	"Log":       unaryGC((*Tape).Log, true),
 	"Sqrt":      unaryGC((*Tape).Sqrt, true),
@@ -208,6 +209,7 @@ func TestOpListCovered(t *testing.T) {
 		tensor.OpConv2d: "Conv2d", tensor.OpConv2dGradInput: "Conv2d backward", tensor.OpConv2dGradWeight: "Conv2d backward",
 		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormGrad: "GroupNorm backward", tensor.OpGroupNormParamGrad: "GroupNorm backward",
 		tensor.OpSoftmax: "Softmax, Attention", tensor.OpSoftmaxGrad: "Softmax backward", tensor.OpUpFIRDn2d: "UpFIRDn2d",
+		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUGrad: "GroupNormSiLU backward",
 	}
 	for _, k := range tensor.Ops() {
 		if role[k] == "" {

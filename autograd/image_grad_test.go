@@ -26,6 +26,8 @@ func init() {
 		conv([]int{1, 2, 6, 6}, []int{3, 2, 3, 3}, true, 2, 1),
 		conv([]int{1, 2, 7, 7}, []int{2, 2, 3, 3}, false, 2, 0),
 		conv([]int{2, 5, 3, 4}, []int{3, 5, 1, 1}, true, 1, 0),
+		// a per-sample bias (N, O): NCSN++'s conv bias + time embedding
+		{[][]int{{2, 3, 5, 5}, {4, 3, 3, 3}, {2, 4}}, false, func(g *Tape, v []*Value) *Value { return g.Conv2d(v[0], v[1], v[2], 1, 1) }},
 	}
 	gn := func(shape []int, groups int) gradCase {
 		c := shape[1]
@@ -34,6 +36,13 @@ func init() {
 		}}
 	}
 	gradCases["GroupNorm"] = []gradCase{gn([]int{2, 4, 3, 3}, 2), gn([]int{1, 6, 5}, 3), gn([]int{2, 8, 2, 2}, 1)}
+	gnSiLU := func(shape []int, groups int) gradCase {
+		c := shape[1]
+		return gradCase{[][]int{shape, {c}, {c}}, false, func(g *Tape, v []*Value) *Value {
+			return g.GroupNormSiLU(v[0], v[1], v[2], groups, 1e-6)
+		}}
+	}
+	gradCases["GroupNormSiLU"] = []gradCase{gnSiLU([]int{2, 4, 3, 3}, 2), gnSiLU([]int{1, 6, 5}, 3), gnSiLU([]int{2, 8, 2, 2}, 1)}
 	gradCases["Softmax"] = []gradCase{
 		{[][]int{{3, 5}}, false, func(g *Tape, v []*Value) *Value { return g.Softmax(v[0]) }},
 		{[][]int{{2, 1, 7}}, false, func(g *Tape, v []*Value) *Value { return g.Softmax(v[0]) }},

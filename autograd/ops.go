@@ -10,9 +10,9 @@ import (
 // test enumerates it and fails for an op without a case.
 var Differentiable = []string{
 	"Neg", "Exp", "Log", "Sqrt", "Square", "Tanh", "Sigmoid", "SiLU", "AddScalar", "MulScalar",
-	"Add", "Sub", "Mul", "Div", "MatMul", "Linear", "Sum", "Mean", "Max",
+	"Add", "AddScaled", "Sub", "Mul", "Div", "MatMul", "Linear", "Sum", "Mean", "Max",
 	"Reshape", "Permute", "Transpose", "Concat", "Slice", "Split", "Gather", "ScalarLoss",
-	"Conv2d", "GroupNorm", "Softmax", "Attention", "UpFIRDn2d", "Dropout", // conv.go, attention.go
+	"Conv2d", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention", "UpFIRDn2d", "Dropout", // conv.go, attention.go
 }
 
 // unary records an element-wise op whose backward computes dx from
@@ -109,6 +109,18 @@ func (g *Tape) bshape(a, b *Value) []int {
 func (g *Tape) Add(a, b *Value) *Value {
 	y := tensor.Add(g.out(g.bshape(a, b)...), a.T, b.T)
 	return g.record("Add", y, func(dy *tensor.Tensor) { g.accum(a, dy); g.accum(b, dy) }, a, b)
+}
+
+// AddScaled returns (a + b)·s (broadcasting) as one node: a residual join and
+// its scale (NCSN++'s 1/√2) without storing the sum.
+func (g *Tape) AddScaled(a, b *Value, s float32) *Value {
+	y := tensor.Add(g.out(g.bshape(a, b)...), a.T, b.T)
+	tensor.MulScalar(y, y, s)
+	return g.record("AddScaled", y, func(dy *tensor.Tensor) {
+		d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s)
+		g.accum(a, d)
+		g.accum(b, d)
+	}, a, b)
 }
 
 // Sub returns a - b (broadcasting).

@@ -86,7 +86,11 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 	if err != nil || len(in) < 3 {
 		return err
 	}
-	return d.launch("hg_conv_bias", grid1D(out.Len()), new(args).i32(s.n).i32(s.o).i32(s.p).ptr(ip[2]).ptr(o))
+	n, o2 := s.n, s.o
+	if in[2].Len() > s.o { // per-sample bias (N, O): bias[(i/P) mod N·O] as N = 1, O = N·O
+		n, o2 = 1, s.n*s.o
+	}
+	return d.launch("hg_conv_bias", grid1D(out.Len()), new(args).i32(n).i32(o2).i32(s.p).ptr(ip[2]).ptr(o))
 }
 
 // conv2dGradInput runs OpConv2dGradInput: out = dx, in = dy, w.

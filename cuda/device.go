@@ -239,10 +239,10 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		return d.rows(op, out, in[0], o, ip[0])
 	case tensor.OpSoftmax:
 		rows, cols := lastAxis(out)
-		return d.launch("hg_softmax_fwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(ip[0]).ptr(o))
+		return d.launch("hg_softmax_fwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(op.Scalar).ptr(ip[0]).ptr(o))
 	case tensor.OpSoftmaxGrad:
 		rows, cols := lastAxis(out)
-		return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(ip[0]).ptr(ip[1]).ptr(o))
+		return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(o))
 	case tensor.OpConv2d:
 		return d.conv2d(op, out, in, o, ip)
 	case tensor.OpConv2dGradInput:
@@ -255,6 +255,14 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		return d.groupNormGrad(op, in[0], o, ip)
 	case tensor.OpGroupNormParamGrad:
 		return d.groupNormParamGrad(op, in[0], o, ip)
+	case tensor.OpGroupNormSiLU:
+		n, c, spatial := groupShape(in[0])
+		return d.launch("hg_group_norm_silu", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+			f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o))
+	case tensor.OpGroupNormSiLUGrad:
+		n, c, spatial := groupShape(in[0])
+		return d.launch("hg_group_norm_silu_dz", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
+			f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(ip[3]).ptr(o))
 	case tensor.OpUpFIRDn2d:
 		return d.firOp(op, out, in[0], o, ip[0])
 	}

@@ -48,7 +48,7 @@ func (d *Device) Softmax(y, x *tensor.Tensor) error {
 	if rows == 0 {
 		return nil
 	}
-	return d.launch("hg_softmax_fwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(p[0]).ptr(p[1]))
+	return d.launch("hg_softmax_fwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(1).ptr(p[0]).ptr(p[1]))
 }
 
 // SoftmaxBackward sets dx = y ⊙ (dy − Σ_last dy ⊙ y) for y = softmax(x).
@@ -64,7 +64,7 @@ func (d *Device) SoftmaxBackward(dx, y, dy *tensor.Tensor) error {
 	if rows == 0 {
 		return nil
 	}
-	return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).ptr(p[0]).ptr(p[1]).ptr(p[2]))
+	return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(1).ptr(p[0]).ptr(p[1]).ptr(p[2]))
 }
 
 // GroupNorm normalises x of shape (N, C, spatial…) over groups of C/groups channels:

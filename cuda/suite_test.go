@@ -578,7 +578,8 @@ func (s *suite) conv(t *testing.T) {
 	}
 }
 
-// groupNormGrad checks the group-norm gradients against tensor.Reference, with a mean far from 0
+// groupNormGrad checks the group-norm gradients (and the fused group norm + SiLU with its dz)
+// against tensor.Reference, with a mean far from 0
 // (the one-pass Welford statistics) and spatial sizes below and above a block.
 func (s *suite) groupNormGrad(t *testing.T) {
 	s.t = t
@@ -593,6 +594,13 @@ func (s *suite) groupNormGrad(t *testing.T) {
 		s.compare(fmt.Sprintf("GroupNormParamGrad %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
 			return tensor.GroupNormParamGrad(nil, in[0], in[1], g, 1e-5)
 		}, x, dy)
+		beta := s.randn(c[1])
+		s.compare(fmt.Sprintf("GroupNormSiLU %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+			return tensor.GroupNormSiLU(nil, in[0], in[1], in[2], g, 1e-5)
+		}, x, gamma, beta)
+		s.compare(fmt.Sprintf("GroupNormSiLUGrad %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+			return tensor.GroupNormSiLUGrad(nil, in[0], in[1], in[2], in[3], g, 1e-5)
+		}, x, gamma, beta, dy)
 	}
 	// Rank 4 as NCSN++ uses it.
 	s.compare("GroupNormGrad NCHW", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {

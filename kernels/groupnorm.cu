@@ -15,6 +15,10 @@
 //                             x̂ = (x − mean)·rstd (statistics recomputed in one Welford pass)
 //   hg_group_norm_param_grad  one block per channel c: dgamma[c] = Σ_{n,s} dy·x̂ (row 0 of out),
 //                             dbeta[c] = Σ_{n,s} dy (row 1), from the saved mean and rstd
+//   hg_group_norm_silu        y = silu(z), z = x̂·gamma[c] + beta[c]: group norm and SiLU fused, z
+//                             never stored (ResnetBlockBigGANpp's act(GroupNorm(·)))
+//   hg_group_norm_silu_dz     dz = dy·silu'(z), z recomputed from x: the gradient at the group
+//                             norm's output, which hg_group_norm_bwd and _param_grad then take
 #include "common.cuh"
 
 // Block-wide Welford merge: every thread passes its (count, mean, M2) and gets the block's.
@@ -152,3 +156,43 @@ HG_KERNEL(hg_group_norm_param_grad)(int N, int C, int S, int G, const float* __r
 	}
 }
 HG_REGISTER(hg_group_norm_param_grad);
+
+HG_KERNEL(hg_group_norm_silu)(int N, int C, int S, int G, float eps, const float* __restrict__ x,
+                              const float* __restrict__ gamma, const float* __restrict__ beta,
+                              float* __restrict__ y) {
+	int cpg = C / G;
+	long long size = (long long)cpg * S;
+	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
+		int n = ng / G, g = ng % G;
+		long long base = ((long long)n * C + (long long)g * cpg) * S;
+		float mean, rstd;
+		hg_group_moments(x + base, size, eps, mean, rstd);
+		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
+			int c = g * cpg + (int)(j / S);
+			float z = (x[base + j] - mean) * rstd * gamma[c] + beta[c];
+			y[base + j] = z / (1.0f + expf(-z));
+		}
+	}
+}
+HG_REGISTER(hg_group_norm_silu);
+
+// silu'(z) in double, as hg_binary_op's HG_SILU_GRAD: σ(1 + z(1−σ)) cancels near its root z ≈ −1.28.
+HG_KERNEL(hg_group_norm_silu_dz)(int N, int C, int S, int G, float eps, const float* __restrict__ x,
+                                 const float* __restrict__ gamma, const float* __restrict__ beta,
+                                 const float* __restrict__ dy, float* __restrict__ dz) {
+	int cpg = C / G;
+	long long size = (long long)cpg * S;
+	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
+		int n = ng / G, g = ng % G;
+		long long base = ((long long)n * C + (long long)g * cpg) * S;
+		float mean, rstd;
+		hg_group_moments(x + base, size, eps, mean, rstd);
+		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
+			int c = g * cpg + (int)(j / S);
+			double z = (x[base + j] - mean) * rstd * gamma[c] + beta[c];
+			double sg = 1.0 / (1.0 + exp(-z));
+			dz[base + j] = (float)((double)dy[base + j] * sg * (1.0 + z * (1.0 - sg)));
+		}
+	}
+}
+HG_REGISTER(hg_group_norm_silu_dz);

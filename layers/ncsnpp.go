@@ -326,7 +326,7 @@ func (m *NCSNpp) forward(g *autograd.Tape, x *autograd.Value, t *tensor.Tensor) 
 			h = m.attnForward(g, mod.attn, h)
 		case modPyramid:
 			pyramid = g.Conv2d(g.UpFIRDn2d(pyramid, tensor.FIRBlur), p(mod.pyramid), p(mod.pyramid+1), 2, 0)
-			pyramid = g.MulScalar(g.Add(pyramid, h), invSqrt2)
+			pyramid = g.AddScaled(pyramid, h, invSqrt2)
 			h = pyramid
 		}
 		if mod.push {
@@ -336,12 +336,17 @@ func (m *NCSNpp) forward(g *autograd.Tape, x *autograd.Value, t *tensor.Tensor) 
 	if len(hs) != 0 {
 		panic(fmt.Sprintf("ncsnpp: %d skip connections left after the forward pass", len(hs)))
 	}
-	h = g.SiLU(m.groupNorm(g, m.normOut, h))
+	h = m.groupNormSiLU(g, m.normOut, h)
 	return g.Conv2d(h, p(m.convOut), p(m.convOut+1), 1, 1)
 }
 
 func (m *NCSNpp) groupNorm(g *autograd.Tape, i int, x *autograd.Value) *autograd.Value {
 	return g.GroupNorm(x, m.Params.Value(i), m.Params.Value(i+1), tensor.GroupNormGroups(x.Shape()[1]), 1e-6)
+}
+
+// groupNormSiLU is act(GroupNorm(x)) as one fused node (autograd.Tape.GroupNormSiLU).
+func (m *NCSNpp) groupNormSiLU(g *autograd.Tape, i int, x *autograd.Value) *autograd.Value {
+	return g.GroupNormSiLU(x, m.Params.Value(i), m.Params.Value(i+1), tensor.GroupNormGroups(x.Shape()[1]), 1e-6)
 }
 
 func (m *NCSNpp) resample(g *autograd.Tape, x *autograd.Value, up bool) *autograd.Value {
@@ -363,20 +368,21 @@ func (m *NCSNpp) resample(g *autograd.Tape, x *autograd.Value, up bool) *autogra
 // resForward is ResnetBlockBigGANpp (reference-spec §1.5).
 func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.Value) *autograd.Value {
 	p := m.Params.Value
-	h := g.SiLU(m.groupNorm(g, r.gn0, x))
+	h := m.groupNormSiLU(g, r.gn0, x)
 	if r.up || r.down {
 		h, x = m.resample(g, h, r.up), m.resample(g, x, r.up)
 	}
-	h = g.Conv2d(h, p(r.conv0), p(r.conv0+1), 1, 1)
+	// The time embedding joins Conv_0's bias: one per-sample bias (N, out) added in the
+	// convolution's output pass, instead of a separate broadcast add over the feature map.
 	d := g.Linear(actTemb, p(r.dense), p(r.dense+1))
-	h = g.Add(h, g.Reshape(d, d.Shape()[0], r.out, 1, 1))
-	h = g.SiLU(m.groupNorm(g, r.gn1, h))
+	h = g.Conv2d(h, p(r.conv0), g.Add(d, p(r.conv0+1)), 1, 1)
+	h = m.groupNormSiLU(g, r.gn1, h)
 	h = g.Dropout(h, m.Config.Dropout, m.dropStream())
 	h = g.Conv2d(h, p(r.conv1), p(r.conv1+1), 1, 1)
 	if r.convSkip >= 0 {
 		x = g.Conv2d(x, p(r.convSkip), p(r.convSkip+1), 1, 0)
 	}
-	return g.MulScalar(g.Add(x, h), invSqrt2)
+	return g.AddScaled(x, h, invSqrt2)
 }
 
 // nin is a per-pixel linear layer with W (in, out): a 1×1 convolution with
@@ -397,5 +403,5 @@ func (m *NCSNpp) attnForward(g *autograd.Tape, i int, x *autograd.Value) *autogr
 	k := g.Reshape(m.nin(g, i+4, h), n, c, hw)
 	v := g.Reshape(m.nin(g, i+6, h), n, c, hw)
 	o := m.nin(g, i+8, g.Reshape(g.Attention(q, k, v), s...))
-	return g.MulScalar(g.Add(x, o), invSqrt2)
+	return g.AddScaled(x, o, invSqrt2)
 }

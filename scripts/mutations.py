@@ -23,8 +23,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Exp dx=dy·y ×1.001",
   "file": "autograd/ops.go",
-  "old": "func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) })\n}\n\n// Log",
-  "new": "func(d, _, y, dy *tensor.Tensor) { tensor.MulScalar(d, tensor.Mul(d, dy, y), 1.001) })\n}\n\n// Log",
+  "old": "func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) }, y)",
+  "new": "func(d, _, y, dy *tensor.Tensor) { tensor.MulScalar(d, tensor.Mul(d, dy, y), 1.001) }, y)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -32,8 +32,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Log dx=dy/x ×1.001",
   "file": "autograd/ops.go",
-  "old": "tensor.Div(d, dy, x) })",
-  "new": "tensor.MulScalar(d, tensor.Div(d, dy, x), 1.001) })",
+  "old": "tensor.Div(d, dy, x) }, x.T)",
+  "new": "tensor.MulScalar(d, tensor.Div(d, dy, x), 1.001) }, x.T)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -291,10 +291,55 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "AddScaled s→1.001s in the backward",
+  "file": "autograd/ops.go",
+  "old": "d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s)",
+  "new": "d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, 1.001*s)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Conv2d per-sample bias gradient ×1.001",
+  "file": "autograd/conv.go",
+  "old": "g.accum(b, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))",
+  "new": "g.accum(b, tensor.MulScalar(nil, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3), 1.001).Reshape(shape[0], shape[1]))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLU ref dz term z(1−σ) ×1.001",
+  "file": "tensor/ref_image.go",
+  "old": "o[i] = float32(float64(dy[i]) * sg * (1 + z*(1-sg)))",
+  "new": "o[i] = float32(float64(dy[i]) * sg * (1 + 1.001*z*(1-sg)))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLU cpu dz ×1.001",
+  "file": "tensor/cpu_norm.go",
+  "old": "vec.SiLUGrad(dst, dst, in[3].data[nc*s:(nc+1)*s])",
+  "new": "vec.SiLUGrad(dst, dst, in[3].data[nc*s:(nc+1)*s]); vec.Scale(dst, dst, 1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLU tape dz ×1.001",
+  "file": "autograd/conv.go",
+  "old": "g.groupNormBackward(x, gamma, beta, dz, groups, eps)",
+  "new": "g.groupNormBackward(x, gamma, beta, tensor.MulScalar(dz, dz, 1.001), groups, eps)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
   "label": "Softmax ref term dot ×1.001",
   "file": "tensor/ref_image.go",
-  "old": "dst[i] = float32(float64(y) * (float64(dy[i]) - dot))",
-  "new": "dst[i] = float32(float64(y) * (float64(dy[i]) - 1.001*dot))",
+  "old": "dst[i] = float32(s * float64(y) * (float64(dy[i]) - dot))",
+  "new": "dst[i] = float32(s * float64(y) * (float64(dy[i]) - 1.001*dot))",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -302,8 +347,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Softmax cpu term dot ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "dst[i] = y * (dy[i] - dot)",
-  "new": "dst[i] = y * (dy[i] - 1.001*dot)",
+  "old": "dst[i] = s * y * (dy[i] - dot)",
+  "new": "dst[i] = s * y * (dy[i] - 1.001*dot)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -320,8 +365,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Attention backward scale ×1.001",
   "file": "autograd/attention.go",
-  "old": "tensor.MulScalar(ds, ds, scale)",
-  "new": "tensor.MulScalar(ds, ds, scale*1.001)",
+  "old": "ds := tensor.ScaledSoftmaxGrad(dw, w, dw, scale)",
+  "new": "ds := tensor.ScaledSoftmaxGrad(dw, w, dw, scale*1.001)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""

@@ -7,6 +7,8 @@ import "fmt"
 //
 //	out[n, o, y, x] = Σ_{c, ky, kx} w[o, c, ky, kx]·in[n, c, y·S − P + ky, x·S − P + kx] + bias[o]
 //
+// or + bias[n, o] with a per-sample bias (N, O), which folds an additive
+// per-sample term (NCSN++'s time embedding) into the convolution's output pass;
 // (in = 0 outside the image); OH = (H + 2P − KH)/S + 1, likewise OW.
 
 // ConvOutSize is the output length of a convolution along one axis.
@@ -25,7 +27,7 @@ func convCheck(op string, x, w []int, stride, pad int) (oh, ow int) {
 }
 
 // Conv2d returns conv2d(x, w) + bias for x (N, C, H, W), w (O, C, KH, KW)
-// and bias (O) or nil.
+// and bias (O), (N, O) or nil.
 func Conv2d(out, x, w, bias *Tensor, stride, pad int) *Tensor {
 	oh, ow := convCheck("Conv2d", x.shape, w.shape, stride, pad)
 	out = dest(out, []int{x.shape[0], w.shape[0], oh, ow}, x, "Conv2d")
@@ -34,7 +36,8 @@ func Conv2d(out, x, w, bias *Tensor, stride, pad int) *Tensor {
 		exec(op, out, x, w)
 		return out
 	}
-	if len(bias.shape) != 1 || bias.shape[0] != w.shape[0] {
+	perSample := len(bias.shape) == 2 && bias.shape[0] == x.shape[0] && bias.shape[1] == w.shape[0]
+	if !perSample && (len(bias.shape) != 1 || bias.shape[0] != w.shape[0]) {
 		panic(fmt.Sprintf("tensor: Conv2d: bias %s for weight %s", fmtShape(bias.shape), fmtShape(w.shape)))
 	}
 	exec(op, out, x, w, bias)

@@ -61,7 +61,7 @@ func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 		cpuSlice(op, out, in[0])
 	case OpGather, OpScatterAdd:
 		cpuRows(op, out, in[0])
-	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d:
+	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		cpuImageOp(op, out, in) // cpu_conv.go, cpu_norm.go, cpu_fir.go
 	default:
 		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)

@@ -25,7 +25,7 @@ func cpuImageOp(op Op, out *Tensor, in []*Tensor) {
 		cpuConv2dGradInput(op, out, in[0], in[1])
 	case OpConv2dGradWeight:
 		cpuConv2dGradWeight(op, out, in[0], in[1])
-	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad:
+	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		cpuGroupNorm(op, out, in)
 	case OpSoftmax, OpSoftmaxGrad:
 		cpuSoftmax(op, out, in)
@@ -261,6 +261,9 @@ func cpuConv2d(op Op, out, x, w, bias *Tensor) {
 					continue
 				}
 				bv := bias.data[o]
+				if len(bias.data) > g.o { // per-sample bias (N, O)
+					bv = bias.data[(b0+j)*g.o+o]
+				}
 				for i, v := range src {
 					dst[i] = v + bv
 				}

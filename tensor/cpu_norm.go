@@ -50,6 +50,26 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 				}
 			}
 		})
+	case OpGroupNormSiLU, OpGroupNormSiLUGrad:
+		// One (sample, channel) row at a time: z = (x − μ)·rstd·γ + β into the
+		// destination row, then SiLU (or dy·SiLU′) over it while it is in cache.
+		gamma, beta := in[1].data, in[2].data
+		parallel.For(n*c, max(1, grain/s), func(lo, hi int) {
+			for nc := lo; nc < hi; nc++ {
+				ch := nc % c
+				ng := nc/c*op.Groups + ch/cpg
+				a, m, b := float64(rstd[ng]*gamma[ch]), mean64[ng], float64(beta[ch])
+				src, dst := x[nc*s:(nc+1)*s], o[nc*s:(nc+1)*s]
+				for i, v := range src {
+					dst[i] = float32((float64(v)-m)*a + b)
+				}
+				if op.Kind == OpGroupNormSiLU {
+					vec.SiLU(dst, dst)
+				} else {
+					vec.SiLUGrad(dst, dst, in[3].data[nc*s:(nc+1)*s])
+				}
+			}
+		})
 	case OpGroupNormGrad:
 		gamma, dy := in[1].data, in[2].data
 		parallel.For(n*op.Groups, max(1, grain/size), func(lo, hi int) {
@@ -111,6 +131,7 @@ func cpuSoftmax(op Op, out *Tensor, in []*Tensor) {
 		return
 	}
 	rows := len(o) / k
+	s := op.Scalar
 	parallel.For(rows, max(1, grain/k), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row, dst := a[r*k:(r+1)*k], o[r*k:(r+1)*k]
@@ -121,17 +142,17 @@ func cpuSoftmax(op Op, out *Tensor, in []*Tensor) {
 					dot += y * dy[i]
 				}
 				for i, y := range row {
-					dst[i] = y * (dy[i] - dot)
+					dst[i] = s * y * (dy[i] - dot)
 				}
 				continue
 			}
 			m := float32(math.Inf(-1))
 			for _, v := range row {
-				m = max(m, v)
+				m = max(m, s*v)
 			}
 			var sum float32
 			for i, v := range row {
-				e := expf(v - m)
+				e := expf(s*v - m)
 				dst[i] = e
 				sum += e
 			}

@@ -41,15 +41,17 @@ const (
 	OpSliceAdd                         // out[Lo:Hi along Axis] += in0
 	OpGather                           // out[i] = in0[Index[i]] along axis 0
 	OpScatterAdd                       // out[Index[i]] += in0[i] along axis 0
-	OpConv2d                           // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O), Stride, Pad (conv.go)
+	OpConv2d                           // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O or N×O), Stride, Pad (conv.go)
 	OpConv2dGradInput                  // out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient
 	OpConv2dGradWeight                 // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient
 	OpGroupNorm                        // out = group-normalised in0 (Groups, eps Scalar)·in1 γ + in2 β (norm.go)
 	OpGroupNormGrad                    // out = dx of GroupNorm (in0 x, in1 γ, in2 dy)
 	OpGroupNormParamGrad               // out [2, C] = (dγ, dβ) of GroupNorm (in0 x, in1 dy)
-	OpSoftmax                          // out = softmax of in0 along the last axis
-	OpSoftmaxGrad                      // out = in0·(in1 − Σ in0·in1) along the last axis (in0 = softmax output, in1 = dy)
+	OpSoftmax                          // out = softmax of Scalar·in0 along the last axis
+	OpSoftmaxGrad                      // out = Scalar·in0·(in1 − Σ in0·in1) along the last axis (in0 = softmax output, in1 = dy)
 	OpUpFIRDn2d                        // out = upfirdn2d(in0, [1,3,3,1]ᵀ[1,3,3,1]/64·Scalar; Up, Down, Pad, Pad1) (fir.go)
+	OpGroupNormSiLU                    // out = silu(GroupNorm(in0 x; in1 γ, in2 β)) in one pass (Groups, eps Scalar)
+	OpGroupNormSiLUGrad                // out = dz = in3 dy·silu'(z), z = GroupNorm(in0 x; in1 γ, in2 β) recomputed
 	numOps
 )
 
@@ -59,7 +61,7 @@ var opNames = [numOps]string{
 	"Add", "Sub", "Mul", "Div", "Eq", "MatMul", "Sum", "Max",
 	"Permute", "Concat", "Slice", "SliceAdd", "Gather", "ScatterAdd",
 	"Conv2d", "Conv2dGradInput", "Conv2dGradWeight", "GroupNorm", "GroupNormGrad", "GroupNormParamGrad",
-	"Softmax", "SoftmaxGrad", "UpFIRDn2d",
+	"Softmax", "SoftmaxGrad", "UpFIRDn2d", "GroupNormSiLU", "GroupNormSiLUGrad",
 }
 
 func (k OpKind) String() string {

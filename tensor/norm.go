@@ -56,16 +56,54 @@ func GroupNormParamGrad(out, x, dy *Tensor, groups int, eps float32) *Tensor {
 	return out
 }
 
+// GroupNormSiLU returns silu(GroupNorm(x, gamma, beta)) = z·σ(z) in one pass
+// over x, without storing the normalised z (ResnetBlockBigGANpp's
+// act(GroupNorm(·))).
+func GroupNormSiLU(out, x, gamma, beta *Tensor, groups int, eps float32) *Tensor {
+	normCheck("GroupNormSiLU", x, groups, gamma, beta)
+	out = dest(out, x.shape, x, "GroupNormSiLU")
+	exec(Op{Kind: OpGroupNormSiLU, Groups: groups, Scalar: eps}, out, x, gamma, beta)
+	return out
+}
+
+// GroupNormSiLUGrad returns dz = dy·silu'(z), z = GroupNorm(x, gamma, beta)
+// recomputed from x: the gradient at the group norm's output, from which
+// GroupNormGrad and GroupNormParamGrad give dx, dγ and dβ of GroupNormSiLU.
+func GroupNormSiLUGrad(out, x, gamma, beta, dy *Tensor, groups int, eps float32) *Tensor {
+	normCheck("GroupNormSiLUGrad", x, groups, gamma, beta)
+	if !SameShape(x, dy) {
+		panic(fmt.Sprintf("tensor: GroupNormSiLUGrad: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
+	}
+	out = dest(out, x.shape, x, "GroupNormSiLUGrad")
+	exec(Op{Kind: OpGroupNormSiLUGrad, Groups: groups, Scalar: eps}, out, x, gamma, beta, dy)
+	return out
+}
+
 // Softmax returns the softmax of x along its last axis.
-func Softmax(out, x *Tensor) *Tensor {
+func Softmax(out, x *Tensor) *Tensor { return ScaledSoftmax(out, x, 1) }
+
+// ScaledSoftmax returns the softmax of scale·x along the last axis, the
+// scaling done in the softmax's own pass (attention's 1/√C).
+func ScaledSoftmax(out, x *Tensor, scale float32) *Tensor {
 	if len(x.shape) == 0 {
 		panic("tensor: Softmax of a scalar")
 	}
 	out = dest(out, x.shape, x, "Softmax")
-	exec(Op{Kind: OpSoftmax}, out, x)
+	exec(Op{Kind: OpSoftmax, Scalar: scale}, out, x)
 	return out
 }
 
 // SoftmaxGrad returns y·(dy − Σ y·dy) along the last axis: the gradient of
 // Softmax with output y.
-func SoftmaxGrad(out, y, dy *Tensor) *Tensor { return pairwise(OpSoftmaxGrad, out, y, dy) }
+func SoftmaxGrad(out, y, dy *Tensor) *Tensor { return ScaledSoftmaxGrad(out, y, dy, 1) }
+
+// ScaledSoftmaxGrad returns scale·y·(dy − Σ y·dy) along the last axis: the
+// gradient with respect to x of ScaledSoftmax(x, scale) with output y.
+func ScaledSoftmaxGrad(out, y, dy *Tensor, scale float32) *Tensor {
+	if !SameShape(y, dy) {
+		panic(fmt.Sprintf("tensor: SoftmaxGrad: shapes %v and %v differ", y.shape, dy.shape))
+	}
+	out = dest(out, y.shape, y, "SoftmaxGrad")
+	exec(Op{Kind: OpSoftmaxGrad, Scalar: scale}, out, y, dy)
+	return out
+}

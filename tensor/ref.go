@@ -195,7 +195,7 @@ func (refDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 				m[offset(many.shape, src)] += r[offset(rows.shape, idx)]
 			}
 		})
-	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d:
+	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		refImageOp(op, out, in) // ref_image.go
 	default:
 		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)

@@ -13,7 +13,7 @@ func refImageOp(op Op, out *Tensor, in []*Tensor) {
 		refConv2dGradInput(op, out, in[0], in[1])
 	case OpConv2dGradWeight:
 		refConv2dGradWeight(op, out, in[0], in[1])
-	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad:
+	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		refGroupNorm(op, out, in)
 	case OpSoftmax, OpSoftmaxGrad:
 		refSoftmax(op, out, in)
@@ -63,7 +63,7 @@ func refConv2d(op Op, out *Tensor, in []*Tensor) {
 	hw := out.shape[2] * out.shape[3]
 	for i := range y {
 		if len(in) == 3 {
-			acc[i] += float64(refData(in[2])[i/hw%out.shape[1]])
+			acc[i] += float64(refData(in[2])[i/hw%in[2].Len()]) // bias (O) or (N, O)
 		}
 		y[i] = float32(acc[i])
 	}
@@ -131,6 +131,21 @@ func refGroupNorm(op Op, out *Tensor, in []*Tensor) {
 			h, ch := xhat(i)
 			o[i] = float32(h*float64(gamma[ch]) + float64(beta[ch]))
 		}
+	case OpGroupNormSiLU: // z·σ(z), z = x̂·γ + β
+		gamma, beta := refData(in[1]), refData(in[2])
+		for i := range x {
+			h, ch := xhat(i)
+			z := h*float64(gamma[ch]) + float64(beta[ch])
+			o[i] = float32(z / (1 + math.Exp(-z)))
+		}
+	case OpGroupNormSiLUGrad: // dz = dy·σ(z)·(1 + z·(1 − σ(z)))
+		gamma, beta, dy := refData(in[1]), refData(in[2]), refData(in[3])
+		for i := range x {
+			h, ch := xhat(i)
+			z := h*float64(gamma[ch]) + float64(beta[ch])
+			sg := 1 / (1 + math.Exp(-z))
+			o[i] = float32(float64(dy[i]) * sg * (1 + z*(1-sg)))
+		}
 	case OpGroupNormGrad:
 		gamma, dy := refData(in[1]), refData(in[2])
 		// dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per group, g = dy·γ.
@@ -171,6 +186,7 @@ func refSoftmax(op Op, out *Tensor, in []*Tensor) {
 	if k == 0 {
 		return
 	}
+	s := float64(op.Scalar)
 	for r := 0; r < len(o); r += k {
 		row, dst := a[r:r+k], o[r:r+k]
 		if op.Kind == OpSoftmaxGrad {
@@ -180,20 +196,20 @@ func refSoftmax(op Op, out *Tensor, in []*Tensor) {
 				dot += float64(y) * float64(dy[i])
 			}
 			for i, y := range row {
-				dst[i] = float32(float64(y) * (float64(dy[i]) - dot))
+				dst[i] = float32(s * float64(y) * (float64(dy[i]) - dot))
 			}
 			continue
 		}
 		m := math.Inf(-1)
 		for _, v := range row {
-			m = math.Max(m, float64(v))
+			m = math.Max(m, s*float64(v))
 		}
 		var sum float64
 		for _, v := range row {
-			sum += math.Exp(float64(v) - m)
+			sum += math.Exp(s*float64(v) - m)
 		}
 		for i, v := range row {
-			dst[i] = float32(math.Exp(float64(v)-m) / sum)
+			dst[i] = float32(math.Exp(s*float64(v)-m) / sum)
 		}
 	}
 }

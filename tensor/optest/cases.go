@@ -198,6 +198,10 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 			opCase{"Conv2dBias" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 				x, w, _ := shapes(r, d)
 				return tensor.Conv2d(nil, x, w, d(tensor.RandN(r, cv.o)), cv.stride, cv.pad)
+			}},
+			opCase{"Conv2dSampleBias" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, w, _ := shapes(r, d)
+				return tensor.Conv2d(nil, x, w, d(tensor.RandN(r, cv.n, cv.o)), cv.stride, cv.pad)
 			}})
 		for _, beta := range []float32{0, 1, 0.5} {
 			cases[tensor.OpConv2dGradInput] = append(cases[tensor.OpConv2dGradInput],
@@ -236,6 +240,14 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 			x, _, _, dy := inputs(r, d)
 			return tensor.GroupNormParamGrad(nil, x, dy, c.groups, 1e-6)
 		}})
+		cases[tensor.OpGroupNormSiLU] = append(cases[tensor.OpGroupNormSiLU], opCase{"GroupNormSiLU" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, g, b, _ := inputs(r, d)
+			return tensor.GroupNormSiLU(nil, x, g, b, c.groups, 1e-6)
+		}})
+		cases[tensor.OpGroupNormSiLUGrad] = append(cases[tensor.OpGroupNormSiLUGrad], opCase{"GroupNormSiLUGrad" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			x, g, b, dy := inputs(r, d)
+			return tensor.GroupNormSiLUGrad(nil, x, g, b, dy, c.groups, 1e-6)
+		}})
 	}
 	for _, sh := range [][]int{{1}, {3}, {4, 17}, {2, 64, 64}, {5, 0}, {2, 3, 300}} {
 		cases[tensor.OpSoftmax] = append(cases[tensor.OpSoftmax], opCase{fmt.Sprintf("Softmax%v", sh), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
@@ -246,6 +258,17 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 			y := tensor.Softmax(nil, tensor.RandN(r, sh...))
 			return tensor.SoftmaxGrad(nil, d(y), d(tensor.RandN(r, sh...)))
 		}})
+		// attention's scaled softmax (1/√C folded into the pass), a negative scale too
+		for _, scale := range []float32{0.125, -3} {
+			cases[tensor.OpSoftmax] = append(cases[tensor.OpSoftmax], opCase{fmt.Sprintf("ScaledSoftmax%v/%v", sh, scale), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x := tensor.RandN(r, sh...)
+				return tensor.ScaledSoftmax(nil, d(tensor.MulScalar(x, x, 5)), scale)
+			}})
+			cases[tensor.OpSoftmaxGrad] = append(cases[tensor.OpSoftmaxGrad], opCase{fmt.Sprintf("ScaledSoftmaxGrad%v/%v", sh, scale), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				y := tensor.ScaledSoftmax(nil, tensor.RandN(r, sh...), scale)
+				return tensor.ScaledSoftmaxGrad(nil, d(y), d(tensor.RandN(r, sh...)), scale)
+			}})
+		}
 	}
 	for _, g := range []tensor.FIRGeom{tensor.FIRUpsample, tensor.FIRDownsample, tensor.FIRBlur, tensor.FIRUpsample.Adjoint(5), tensor.FIRDownsample.Adjoint(8), tensor.FIRBlur.Adjoint(6)} {
 		for _, sh := range [][]int{{1, 1, 2, 2}, {2, 3, 8, 6}, {1, 2, 5, 5}, {3, 4, 16, 16}} {
