@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"holdgo/autograd"
 	"holdgo/checkpoint"
@@ -111,7 +112,14 @@ type Trainer struct {
 	gpu  *deviceState
 	comm dist.Communicator // nil or one rank: no communication
 	host []float32         // a device step's gradients and scalars staged for the all-reduce
+	// reduceTime is the wall time spent in the steps' all-reduce calls (with the wait for
+	// the slowest rank).
+	reduceTime time.Duration
 }
+
+// ReduceTime is the wall time the steps spent in the all-reduce so far
+// (including the wait for the slowest rank; 0 on one rank).
+func (t *Trainer) ReduceTime() time.Duration { return t.reduceTime }
 
 // deviceState is the optimizer state on a CUDA device.
 type deviceState struct {
@@ -185,7 +193,10 @@ func (t *Trainer) allreduce(buf []float32, loss float64, bad bool) (float64, int
 	if bad {
 		buf[n], buf[n+1] = 0, 1
 	}
-	if err := t.comm.AllreduceF32(buf); err != nil {
+	start := time.Now()
+	err := t.comm.AllreduceF32(buf)
+	t.reduceTime += time.Since(start)
+	if err != nil {
 		return 0, 0, fmt.Errorf("step %d: all-reduce of the gradients: %w", t.Step+1, err)
 	}
 	return float64(buf[n]), int(buf[n+1]), nil

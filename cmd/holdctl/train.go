@@ -22,6 +22,7 @@ import (
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/parallel"
 	"holdgo/internal/runlock"
+	"holdgo/layers"
 	"holdgo/train"
 )
 
@@ -426,6 +427,7 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 	if s.comm != nil {
 		rank = s.comm.Rank()
 	}
+	began, firstStep := time.Now(), tr.Step
 	for tr.Step < cfg.Steps {
 		reason := stopReason(ctx)
 		if s.comm != nil {
@@ -481,6 +483,12 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 	}
 	bar.finish()
 	fmt.Fprintf(out, "done: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
+	if s.ranks() > 1 && tr.Step > firstStep {
+		wall := time.Since(began)
+		fmt.Fprintf(out, "rank 0: %.2f ms per step, all-reduce of %d values %.2f ms per step (%.1f%%)\n",
+			float64(wall.Microseconds())/1e3/float64(tr.Step-firstStep), tr.Params.Len()+layers.ReduceSlots,
+			float64(tr.ReduceTime().Microseconds())/1e3/float64(tr.Step-firstStep), 100*tr.ReduceTime().Seconds()/wall.Seconds())
+	}
 	return nil
 }
 
