@@ -36,9 +36,9 @@ def bench(c, backward, repeats):
     B, S = c["batch"], c["image_size"]
     x = torch.randn(B, c["in_channels"], S, S)
     t = 0.01 + 0.99 * torch.rand(B)
-    times = []
+    times, cpu = [], []
     for i in range(repeats + 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if backward:
             net.zero_grad()
             out = net(x, t)
@@ -48,8 +48,10 @@ def bench(c, backward, repeats):
                 net(x, t)
         if i > 0:  # the first call warms up
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)  # user + system CPU time of the process
     times.sort()
-    return times[len(times) // 2] / B * 1e3
+    cpu.sort()
+    return times[len(times) // 2] / B * 1e3, cpu[len(cpu) // 2] / B * 1e3
 
 
 def main():
@@ -65,8 +67,8 @@ def main():
     for name in a.models.split(","):
         c = PRESETS[name]
         for backward in (False, True):
-            ms = bench(c, backward, a.repeats)
-            rows.append(dict(model=name, batch=c["batch"], backward=backward, ms_per_image=ms,
+            ms, cpu_ms = bench(c, backward, a.repeats)
+            rows.append(dict(model=name, batch=c["batch"], backward=backward, ms_per_image=ms, cpu_ms_per_image=cpu_ms,
                              threads=torch.get_num_threads(), torch=torch.__version__))
     if a.json:
         print(json.dumps(rows))

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -35,7 +36,10 @@ type ncsnppBenchRow struct {
 	Batch      int     `json:"batch"`
 	Backward   bool    `json:"backward"`
 	MsPerImage float64 `json:"ms_per_image"`
-	Threads    int     `json:"threads"`
+	// CPU time of the process (user + system) per image, median: on a shared machine the
+	// wall time of a 1-thread run counts other processes' time slices, this does not.
+	CPUMsPerImage float64 `json:"cpu_ms_per_image,omitempty"`
+	Threads       int     `json:"threads"`
 }
 
 func benchNCSNppCommand() *cli.Command {
@@ -103,8 +107,9 @@ func benchNCSNppCommand() *cli.Command {
 func printNCSNppBench(c *cli.Context, rows []ncsnppBenchRow) {
 	w := c.App.Writer
 	host, _ := os.Hostname()
-	fmt.Fprintf(w, "NCSN++ on %s, ms per image (median), lower is better\n", host)
-	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up")
+	fmt.Fprintf(w, "NCSN++ on %s, ms per image (median; wall time, then process CPU time), lower is better\n", host)
+	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s %10s %10s %8s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up",
+		"holdgo cpu", "torch cpu", "cpu ratio")
 	for _, r := range rows {
 		if r.Impl != "holdgo" {
 			continue
@@ -113,15 +118,19 @@ func printNCSNppBench(c *cli.Context, rows []ncsnppBenchRow) {
 		if r.Backward {
 			pass = "forward+backward"
 		}
-		pt := "—"
-		ratio := "—"
+		pt, ratio, ptCPU, cpuRatio := "—", "—", "—", "—"
 		for _, p := range rows {
 			if p.Impl == "pytorch" && p.Model == r.Model && p.Backward == r.Backward {
 				pt = fmt.Sprintf("%.2f", p.MsPerImage)
 				ratio = fmt.Sprintf("%.2f×", p.MsPerImage/r.MsPerImage)
+				if p.CPUMsPerImage > 0 {
+					ptCPU = fmt.Sprintf("%.2f", p.CPUMsPerImage)
+					cpuRatio = fmt.Sprintf("%.2f×", p.CPUMsPerImage/r.CPUMsPerImage)
+				}
 			}
 		}
-		fmt.Fprintf(w, "%-15s %5d %-17s %10.2f %10s %8s\n", r.Model, r.Batch, pass, r.MsPerImage, pt, ratio)
+		fmt.Fprintf(w, "%-15s %5d %-17s %10.2f %10s %8s %10.2f %10s %8s\n", r.Model, r.Batch, pass, r.MsPerImage, pt, ratio,
+			r.CPUMsPerImage, ptCPU, cpuRatio)
 	}
 }
 
@@ -144,9 +153,9 @@ func benchNCSNpp(bc ncsnppBenchCase, repeats int) ([]ncsnppBenchRow, error) {
 	var rows []ncsnppBenchRow
 	for _, backward := range []bool{false, true} {
 		g.SetNoGrad(!backward)
-		times := make([]float64, 0, repeats)
+		times, cpu := make([]float64, 0, repeats), make([]float64, 0, repeats)
 		for i := range repeats + 1 {
-			start := time.Now()
+			start, cpu0 := time.Now(), processCPU()
 			g.Reset()
 			m.Params.ZeroGrad()
 			out := m.Forward(g, g.Const(x), ts)
@@ -155,11 +164,22 @@ func benchNCSNpp(bc ncsnppBenchCase, repeats int) ([]ncsnppBenchRow, error) {
 			}
 			if i > 0 {
 				times = append(times, time.Since(start).Seconds())
+				cpu = append(cpu, processCPU()-cpu0)
 			}
 		}
 		slices.Sort(times)
+		slices.Sort(cpu)
 		rows = append(rows, ncsnppBenchRow{Impl: "holdgo", Model: bc.model, Batch: bc.batch, Backward: backward,
-			MsPerImage: times[len(times)/2] / float64(bc.batch) * 1e3})
+			MsPerImage: times[len(times)/2] / float64(bc.batch) * 1e3, CPUMsPerImage: cpu[len(cpu)/2] / float64(bc.batch) * 1e3})
 	}
 	return rows, nil
+}
+
+// processCPU is the user + system CPU time of this process so far, in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
