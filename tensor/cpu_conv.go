@@ -244,6 +244,10 @@ func cpuConv2d(op Op, out, x, w, bias *Tensor) {
 	if g.n == 0 || ohw == 0 || g.o == 0 {
 		return
 	}
+	if alg := g.winograd(); alg != nil {
+		winogradConv2d(alg, g, out, x, w, bias)
+		return
+	}
 	nr := gemm.PanelWidth()
 	g.forChunks(func(_, b0, nb int, col, mat []float32) {
 		cols := nb * ohw
@@ -280,6 +284,10 @@ func cpuConv2dGradInput(op Op, dx, dy, w *Tensor) {
 	}
 	if ohw == 0 || g.o == 0 {
 		scaleInPlace(dx.data, op.Beta)
+		return
+	}
+	if alg := g.winogradGradInput(); alg != nil {
+		winogradConv2dGradInput(alg, g, dx, dy, w, op.Beta)
 		return
 	}
 	g.forChunks(func(_, b0, nb int, col, mat []float32) {

@@ -1,0 +1,462 @@
+package tensor
+
+import (
+	"holdgo/internal/gemm"
+	"holdgo/internal/parallel"
+)
+
+// Winograd convolution F(m×m, 3×3) for 3×3, stride-1, pad-1 convolutions
+// (Lavin & Gray 2015, "Fast Algorithms for Convolutional Neural Networks",
+// arXiv:1509.09308). The output is cut into m×m tiles; tile t of channel o is
+//
+//	Y = Aᵀ [ Σ_c (G g_{o,c} Gᵀ) ⊙ (Bᵀ d_{c,t} B) ] A
+//
+// with d_{c,t} the α×α input patch under the tile (α = m+2, zero outside the
+// image). For each of the α² positions ξ of the transformed tile the sum over
+// c is one GEMM, M[ξ] (O × tiles) = U[ξ] (O × C) · V[ξ] (C × tiles), run by
+// internal/gemm: F(2,3) makes 16 GEMMs with 9·4/16 = 2.25× fewer
+// multiplications than im2col's, F(4,3) 36 GEMMs with 9·16/36 = 4× fewer.
+//
+// The weight transform U = G g Gᵀ is computed per call (weights change every
+// step). Tiles are processed in chunks of about winoTileTarget tiles (tiles of
+// consecutive images joined): the input transform writes V straight into the
+// GEMM's packed-panel layout, the α² GEMMs run, and the output transform
+// writes the chunk's outputs (with the bias, or β·out for the input
+// gradient). Chunks run in parallel; a call with fewer chunks than threads
+// splits each phase of a chunk instead (channels, GEMMs, output channels).
+//
+// The input gradient of such a convolution is the same convolution of dy
+// with the weights flipped in space and transposed (O ↔ C), so it runs the
+// same code. The weight gradient stays im2col + GEMM.
+//
+// The transforms are written out by hand (the 1-D transforms below, with
+// shared subexpressions); winograd_test.go checks them against the matrices
+// of winoF23/winoF43, which are those of the paper (F(2,3): §4.1; F(4,3):
+// §4.2, interpolation points 0, ±1, ±2, ∞, as wincnn generates them).
+
+// winoAlgo is one F(m×m, 3×3) algorithm.
+type winoAlgo struct {
+	name     string
+	m, alpha int
+	// bt (α×α), g (α×3) and at (m×α) as in the source; the fast transforms
+	// below must equal them (TestWinogradTransformsMatchMatrices).
+	bt, g, at [][]float64
+	in        func(v, d *[36]float32) // v = Bᵀ d B, α×α row-major
+	out       func(y *[16]float32, s *[36]float32)
+	weight    func(u *[36]float32, k *[9]float32) // u = G k Gᵀ
+}
+
+var winoF23 = &winoAlgo{
+	name: "F(2,3)", m: 2, alpha: 4,
+	bt: [][]float64{
+		{1, 0, -1, 0},
+		{0, 1, 1, 0},
+		{0, -1, 1, 0},
+		{0, 1, 0, -1},
+	},
+	g: [][]float64{
+		{1, 0, 0},
+		{0.5, 0.5, 0.5},
+		{0.5, -0.5, 0.5},
+		{0, 0, 1},
+	},
+	at: [][]float64{
+		{1, 1, 1, 0},
+		{0, 1, -1, -1},
+	},
+	in: winoIn23, out: winoOut23, weight: winoWeight23,
+}
+
+var winoF43 = &winoAlgo{
+	name: "F(4,3)", m: 4, alpha: 6,
+	bt: [][]float64{
+		{4, 0, -5, 0, 1, 0},
+		{0, -4, -4, 1, 1, 0},
+		{0, 4, -4, -1, 1, 0},
+		{0, -2, -1, 2, 1, 0},
+		{0, 2, -1, -2, 1, 0},
+		{0, 4, 0, -5, 0, 1},
+	},
+	g: [][]float64{
+		{1.0 / 4, 0, 0},
+		{-1.0 / 6, -1.0 / 6, -1.0 / 6},
+		{-1.0 / 6, 1.0 / 6, -1.0 / 6},
+		{1.0 / 24, 1.0 / 12, 1.0 / 6},
+		{1.0 / 24, -1.0 / 12, 1.0 / 6},
+		{0, 0, 1},
+	},
+	at: [][]float64{
+		{1, 1, 1, 1, 1, 0},
+		{0, 1, -1, 2, -2, 0},
+		{0, 1, 1, 4, 4, 0},
+		{0, 1, -1, 8, -8, 1},
+	},
+	in: winoIn43, out: winoOut43, weight: winoWeight43,
+}
+
+// 1-D transforms: Bᵀ·d, Aᵀ·s and G·k of one column.
+
+func bt23(d0, d1, d2, d3 float32) (t0, t1, t2, t3 float32) {
+	return d0 - d2, d1 + d2, d2 - d1, d1 - d3
+}
+
+func at23(s0, s1, s2, s3 float32) (y0, y1 float32) { return s0 + s1 + s2, s1 - s2 - s3 }
+
+func g23(k0, k1, k2 float32) (u0, u1, u2, u3 float32) {
+	return k0, 0.5 * (k0 + k1 + k2), 0.5 * (k0 - k1 + k2), k2
+}
+
+func bt43(d0, d1, d2, d3, d4, d5 float32) (t0, t1, t2, t3, t4, t5 float32) {
+	a, b := d4-4*d2, d3-4*d1
+	c, e := d4-d2, 2*(d3-d1)
+	return 4*d0 - 5*d2 + d4, a + b, a - b, c + e, c - e, 4*d1 - 5*d3 + d5
+}
+
+func at43(s0, s1, s2, s3, s4, s5 float32) (y0, y1, y2, y3 float32) {
+	a, b, c, e := s1+s2, s1-s2, s3+s4, s3-s4
+	return s0 + a + c, b + 2*e, a + 4*c, b + 8*e + s5
+}
+
+func g43(k0, k1, k2 float32) (u0, u1, u2, u3, u4, u5 float32) {
+	s, d := k0+k2, k1
+	return k0 / 4, -(s + d) / 6, -(s - d) / 6, k0/24 + k1/12 + k2/6, k0/24 - k1/12 + k2/6, k2
+}
+
+// 2-D transforms: the 1-D one on the columns, then on the rows.
+
+func winoIn23(v, d *[36]float32) {
+	var t [16]float32
+	for j := range 4 {
+		t[j], t[4+j], t[8+j], t[12+j] = bt23(d[j], d[4+j], d[8+j], d[12+j])
+	}
+	for i := range 4 {
+		r := t[4*i : 4*i+4 : 4*i+4]
+		v[4*i], v[4*i+1], v[4*i+2], v[4*i+3] = bt23(r[0], r[1], r[2], r[3])
+	}
+}
+
+func winoOut23(y *[16]float32, s *[36]float32) {
+	var t [8]float32
+	for j := range 4 {
+		t[j], t[4+j] = at23(s[j], s[4+j], s[8+j], s[12+j])
+	}
+	for i := range 2 {
+		r := t[4*i : 4*i+4 : 4*i+4]
+		y[2*i], y[2*i+1] = at23(r[0], r[1], r[2], r[3])
+	}
+}
+
+func winoWeight23(u *[36]float32, k *[9]float32) {
+	var t [12]float32
+	for j := range 3 {
+		t[j], t[3+j], t[6+j], t[9+j] = g23(k[j], k[3+j], k[6+j])
+	}
+	for i := range 4 {
+		r := t[3*i : 3*i+3 : 3*i+3]
+		u[4*i], u[4*i+1], u[4*i+2], u[4*i+3] = g23(r[0], r[1], r[2])
+	}
+}
+
+func winoIn43(v, d *[36]float32) {
+	var t [36]float32
+	for j := range 6 {
+		t[j], t[6+j], t[12+j], t[18+j], t[24+j], t[30+j] = bt43(d[j], d[6+j], d[12+j], d[18+j], d[24+j], d[30+j])
+	}
+	for i := range 6 {
+		r := t[6*i : 6*i+6 : 6*i+6]
+		v[6*i], v[6*i+1], v[6*i+2], v[6*i+3], v[6*i+4], v[6*i+5] = bt43(r[0], r[1], r[2], r[3], r[4], r[5])
+	}
+}
+
+func winoOut43(y *[16]float32, s *[36]float32) {
+	var t [24]float32
+	for j := range 6 {
+		t[j], t[6+j], t[12+j], t[18+j] = at43(s[j], s[6+j], s[12+j], s[18+j], s[24+j], s[30+j])
+	}
+	for i := range 4 {
+		r := t[6*i : 6*i+6 : 6*i+6]
+		y[4*i], y[4*i+1], y[4*i+2], y[4*i+3] = at43(r[0], r[1], r[2], r[3], r[4], r[5])
+	}
+}
+
+func winoWeight43(u *[36]float32, k *[9]float32) {
+	var t [18]float32
+	for j := range 3 {
+		t[j], t[3+j], t[6+j], t[9+j], t[12+j], t[15+j] = g43(k[j], k[3+j], k[6+j])
+	}
+	for i := range 6 {
+		r := t[3*i : 3*i+3 : 3*i+3]
+		u[6*i], u[6*i+1], u[6*i+2], u[6*i+3], u[6*i+4], u[6*i+5] = g43(r[0], r[1], r[2])
+	}
+}
+
+// winoTileTarget is the number of tiles per chunk: the GEMMs are about this
+// wide (a multiple of every kernel's panel width), and a chunk's transformed
+// input and GEMM outputs, α²·(C+O)·tiles floats, stay within L2/L3.
+const winoTileTarget = 128
+
+// winoConv is one Winograd convolution: src (N, CI, H, W) → dst (N, CO, H, W)
+// with the transformed weights u (α² × CO × CI).
+type winoConv struct {
+	alg                *winoAlgo
+	n, ci, co, h, w    int
+	th, tw             int        // tiles per image along y and x
+	nr                 int        // the GEMM's panel width
+	uBuf               *[]float32 // pooled storage of u
+	u, src, dst, bias  []float32
+	perSampleBias      bool
+	beta               float32 // dst = beta·dst + conv (forward: 0)
+	tiles, chunkTiles  int
+	vStride, mStrideXi int // per-ξ strides of a chunk's V and M buffers
+}
+
+func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
+	wc := &winoConv{alg: alg, n: n, ci: ci, co: co, h: h, w: w, nr: gemm.PanelWidth()}
+	wc.th, wc.tw = (h+alg.m-1)/alg.m, (w+alg.m-1)/alg.m
+	wc.tiles = n * wc.th * wc.tw
+	per := winoTileTarget
+	if parts := (wc.tiles + per - 1) / per; parts < parallel.Threads() {
+		// fewer chunks than threads: one chunk of everything, phases split.
+		per = wc.tiles
+	}
+	wc.chunkTiles = per
+	wc.vStride = (per + wc.nr - 1) / wc.nr * wc.nr * ci
+	wc.mStrideXi = co * per
+	return wc
+}
+
+// transformWeights sets u[ξ][o][c] = (G w[o][c] Gᵀ)[ξ] for an OIHW weight w
+// (forward), or, with flip, u[ξ][c][o] = (G w̃ Gᵀ)[ξ] for w̃[ky][kx] =
+// w[o][c][2−ky][2−kx] (the input gradient's weight); co × ci is the result's
+// matrix size per ξ.
+func (wc *winoConv) transformWeights(w []float32, flip bool) {
+	a2 := wc.alg.alpha * wc.alg.alpha
+	wc.uBuf = getScratch(a2 * wc.co * wc.ci)
+	wc.u = *wc.uBuf
+	plane := wc.co * wc.ci
+	parallel.For(wc.co, max(1, 4096/max(wc.ci, 1)), func(lo, hi int) {
+		var k [9]float32
+		var u [36]float32
+		for co := lo; co < hi; co++ {
+			for ci := range wc.ci {
+				if flip { // w is (ci=O, co=C, 3, 3)
+					src := w[(ci*wc.co+co)*9 : (ci*wc.co+co)*9+9]
+					for i := range 9 {
+						k[i] = src[8-i]
+					}
+				} else {
+					copy(k[:], w[(co*wc.ci+ci)*9:])
+				}
+				wc.alg.weight(&u, &k)
+				for xi := range a2 {
+					wc.u[xi*plane+co*wc.ci+ci] = u[xi]
+				}
+			}
+		}
+	})
+}
+
+// run computes dst from src for every chunk of tiles.
+func (wc *winoConv) run() {
+	chunks := (wc.tiles + wc.chunkTiles - 1) / wc.chunkTiles
+	a2 := wc.alg.alpha * wc.alg.alpha
+	if chunks == 1 {
+		v, m := getScratch(a2*wc.vStride), getScratch(a2*wc.mStrideXi)
+		wc.chunk(*v, *m, 0, wc.tiles, true)
+		scratch.Put(v)
+		scratch.Put(m)
+		return
+	}
+	parallel.For(chunks, 1, func(lo, hi int) {
+		v, m := getScratch(a2*wc.vStride), getScratch(a2*wc.mStrideXi)
+		for c := lo; c < hi; c++ {
+			t0 := c * wc.chunkTiles
+			wc.chunk(*v, *m, t0, min(wc.tiles, t0+wc.chunkTiles), false)
+		}
+		scratch.Put(v)
+		scratch.Put(m)
+	})
+}
+
+// chunk runs tiles [t0, t1): input transform into v, the α² GEMMs into m,
+// output transform; split runs each phase over the worker pool.
+func (wc *winoConv) chunk(v, m []float32, t0, t1 int, split bool) {
+	phase := func(n int, f func(lo, hi int)) {
+		if split {
+			parallel.For(n, 1, f)
+		} else {
+			f(0, n)
+		}
+	}
+	nt := t1 - t0
+	a2 := wc.alg.alpha * wc.alg.alpha
+	phase(wc.ci, func(lo, hi int) { wc.inputTransform(v, t0, t1, lo, hi) })
+	phase(a2, func(lo, hi int) {
+		for xi := lo; xi < hi; xi++ {
+			gemm.SgemmPackedB(false, wc.co, nt, wc.ci, wc.nr, 1, wc.u[xi*wc.co*wc.ci:(xi+1)*wc.co*wc.ci], max(wc.ci, 1),
+				v[xi*wc.vStride:(xi+1)*wc.vStride], 0, m[xi*wc.mStrideXi:xi*wc.mStrideXi+wc.co*nt], nt)
+		}
+	})
+	phase(wc.co, func(lo, hi int) { wc.outputTransform(m, t0, t1, lo, hi) })
+}
+
+// inputTransform writes V[ξ] for channels [c0, c1) of tiles [t0, t1) in
+// packed-panel layout: v[ξ·vStride + (p·CI + c)·nr + j] for tile t0 + p·nr + j.
+func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
+	alpha, m := wc.alg.alpha, wc.alg.m
+	a2 := alpha * alpha
+	hw := wc.h * wc.w
+	var d, tv [36]float32
+	for c := c0; c < c1; c++ {
+		for t := t0; t < t1; t++ {
+			img, rest := t/(wc.th*wc.tw), t%(wc.th*wc.tw)
+			y0, x0 := rest/wc.tw*m-1, rest%wc.tw*m-1
+			plane := wc.src[(img*wc.ci+c)*hw : (img*wc.ci+c+1)*hw]
+			if y0 >= 0 && x0 >= 0 && y0+alpha <= wc.h && x0+alpha <= wc.w {
+				for r := range alpha {
+					copy(d[r*alpha:(r+1)*alpha], plane[(y0+r)*wc.w+x0:])
+				}
+			} else {
+				clear(d[:a2])
+				xlo, xhi := max(0, -x0), min(alpha, wc.w-x0)
+				for r := range alpha {
+					if y := y0 + r; y >= 0 && y < wc.h && xlo < xhi {
+						copy(d[r*alpha+xlo:r*alpha+xhi], plane[y*wc.w+x0+xlo:])
+					}
+				}
+			}
+			wc.alg.in(&tv, &d)
+			local := t - t0
+			off := (local/wc.nr*wc.ci+c)*wc.nr + local%wc.nr
+			for xi, val := range tv[:a2] {
+				v[xi*wc.vStride+off] = val
+			}
+		}
+	}
+	// Zero the lanes of the last panel past the chunk (the kernel reads them).
+	if pad := (t1 - t0) % wc.nr; pad != 0 {
+		p := (t1 - t0) / wc.nr
+		for xi := range a2 {
+			for c := c0; c < c1; c++ {
+				row := v[xi*wc.vStride+(p*wc.ci+c)*wc.nr:]
+				clear(row[pad:wc.nr])
+			}
+		}
+	}
+}
+
+// outputTransform writes output channels [o0, o1) of tiles [t0, t1) from
+// M[ξ] (CO × nt, row-major) into dst, cropping tiles at the image's edge.
+func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
+	alpha, m := wc.alg.alpha, wc.alg.m
+	a2, nt, hw := alpha*alpha, t1-t0, wc.h*wc.w
+	var s [36]float32
+	var y [16]float32
+	for o := o0; o < o1; o++ {
+		for t := t0; t < t1; t++ {
+			for xi := range a2 {
+				s[xi] = mbuf[xi*wc.mStrideXi+o*nt+t-t0]
+			}
+			wc.alg.out(&y, &s)
+			img, rest := t/(wc.th*wc.tw), t%(wc.th*wc.tw)
+			y0, x0 := rest/wc.tw*m, rest%wc.tw*m
+			var b float32
+			if wc.bias != nil {
+				if wc.perSampleBias {
+					b = wc.bias[img*wc.co+o]
+				} else {
+					b = wc.bias[o]
+				}
+			}
+			plane := wc.dst[(img*wc.co+o)*hw : (img*wc.co+o+1)*hw]
+			rows, cols := min(m, wc.h-y0), min(m, wc.w-x0)
+			for r := range rows {
+				dr := plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+x0+cols]
+				yr := y[r*m : r*m+cols]
+				switch wc.beta {
+				case 0:
+					for i, val := range yr {
+						dr[i] = val + b
+					}
+				case 1:
+					for i, val := range yr {
+						dr[i] += val + b
+					}
+				default:
+					for i, val := range yr {
+						dr[i] = wc.beta*dr[i] + val + b
+					}
+				}
+			}
+		}
+	}
+}
+
+func (wc *winoConv) release() { scratch.Put(wc.uBuf) }
+
+// winoMode forces an algorithm in tests and benchmarks: winoAuto (the rule of
+// winogradFor), winoOff (im2col), winoForce23, winoForce43.
+type winoModeKind int
+
+const (
+	winoAuto winoModeKind = iota
+	winoOff
+	winoForce23
+	winoForce43
+)
+
+var winoMode = winoAuto
+
+// winogradFor returns the Winograd algorithm for a convolution of n images
+// ci → co channels, h×w, with a 3×3 kernel, stride 1 and pad 1 (the caller
+// checks these), or nil for im2col.
+func winogradFor(n, ci, co, h, w int) *winoAlgo {
+	switch winoMode {
+	case winoOff:
+		return nil
+	case winoForce23:
+		return winoF23
+	case winoForce43:
+		return winoF43
+	}
+	return nil
+}
+
+// winograd returns the algorithm for g's forward pass, nil for im2col.
+func (g convGeom) winograd() *winoAlgo {
+	if g.kh != 3 || g.kw != 3 || g.stride != 1 || g.pad != 1 || g.c == 0 {
+		return nil
+	}
+	return winogradFor(g.n, g.c, g.o, g.h, g.w)
+}
+
+// winogradGradInput returns the algorithm for g's input gradient (a
+// convolution of O channels into C), nil for im2col.
+func (g convGeom) winogradGradInput() *winoAlgo {
+	if g.kh != 3 || g.kw != 3 || g.stride != 1 || g.pad != 1 || g.o == 0 {
+		return nil
+	}
+	return winogradFor(g.n, g.o, g.c, g.h, g.w)
+}
+
+// winogradConv2d is cpuConv2d through alg.
+func winogradConv2d(alg *winoAlgo, g convGeom, out, x, w, bias *Tensor) {
+	wc := newWinoConv(alg, g.n, g.c, g.o, g.h, g.w)
+	wc.src, wc.dst = x.data, out.data
+	if bias != nil {
+		wc.bias, wc.perSampleBias = bias.data, len(bias.data) > g.o
+	}
+	wc.transformWeights(w.data, false)
+	wc.run()
+	wc.release()
+}
+
+// winogradConv2dGradInput is cpuConv2dGradInput through alg: dx = β·dx +
+// conv(dy, w̃) with w̃ the flipped, transposed weight.
+func winogradConv2dGradInput(alg *winoAlgo, g convGeom, dx, dy, w *Tensor, beta float32) {
+	wc := newWinoConv(alg, g.n, g.o, g.c, g.h, g.w)
+	wc.src, wc.dst, wc.beta = dy.data, dx.data, beta
+	wc.transformWeights(w.data, true)
+	wc.run()
+	wc.release()
+}

@@ -1,0 +1,14 @@
+package tensor
+
+// Test hooks for the external tests (package tensor_test).
+
+// WinogradModes names the convolution algorithms SetWinogradMode forces.
+var WinogradModes = []string{"auto", "im2col", "F(2,3)", "F(4,3)"}
+
+// SetWinogradMode forces the algorithm of 3×3, stride-1, pad-1 convolutions
+// (an index into WinogradModes) and returns the previous mode.
+func SetWinogradMode(mode int) (prev int) {
+	prev = int(winoMode)
+	winoMode = winoModeKind(mode)
+	return prev
+}

@@ -1,0 +1,104 @@
+package tensor_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"holdgo/internal/isa"
+	"holdgo/internal/parallel"
+	"holdgo/tensor"
+	"holdgo/tensor/optest"
+)
+
+// The convolution cases of the backend table with each algorithm forced
+// (im2col, F(2,3), F(4,3)) at every instruction-set level and 1 or 2 threads,
+// against the Reference device with the table's tolerance.
+func TestWinogradAgainstReference(t *testing.T) {
+	defer tensor.SetWinogradMode(tensor.SetWinogradMode(0))
+	for mode := 1; mode < len(tensor.WinogradModes); mode++ {
+		tensor.SetWinogradMode(mode)
+		for _, level := range isa.Levels() {
+			prevISA, _ := isa.Set(level)
+			for _, threads := range []int{1, 2} {
+				prev := parallel.SetThreads(threads)
+				for _, c := range optest.Cases() {
+					if c.Kind != tensor.OpConv2d && c.Kind != tensor.OpConv2dGradInput {
+						continue
+					}
+					r := optest.Run(tensor.CPU, c)
+					if r.Err != nil || !(r.NMSE <= 1e-10) {
+						t.Errorf("%s, %s, %s, threads=%d: NMSE %.3g, %v", c.Name, tensor.WinogradModes[mode], level, threads, r.NMSE, r.Err)
+					}
+				}
+				parallel.SetThreads(prev)
+			}
+			isa.Set(prevISA)
+		}
+	}
+}
+
+// winoShapes are NCSN++ (ncsnpp-cifar10) convolution shapes: n, c, o, h(=w).
+var winoShapes = [][4]int{
+	{4, 128, 128, 32}, {4, 256, 256, 16}, {4, 256, 256, 8}, {4, 256, 256, 4},
+	{4, 128, 256, 16}, {4, 512, 256, 8}, {4, 9, 128, 32},
+}
+
+// The error of each algorithm against the Reference device on NCSN++ shapes
+// with N(0, 1) inputs and weights: max |err| / max |y| and the normalised MSE.
+// go test -run WinogradError -v ./tensor prints the table of docs/ncsnpp.md.
+func TestWinogradError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reference convolutions of NCSN++ size")
+	}
+	defer tensor.SetWinogradMode(tensor.SetWinogradMode(0))
+	var b strings.Builder
+	fmt.Fprintln(&b, "| n, c → o, h×w | pass | im2col | F(2,3) | F(4,3) |\n|---|---|---|---|---|")
+	for _, s := range winoShapes {
+		n, c, o, h := s[0], s[1], s[2], s[3]
+		r := tensor.NewRNG(11)
+		x, w, dy := tensor.RandN(r, n, c, h, h), tensor.RandN(r, o, c, 3, 3), tensor.RandN(r, n, o, h, h)
+		refY, _ := tensor.Conv2d(nil, onRef(x), onRef(w), nil, 1, 1).ToHost()
+		dx0, _ := tensor.Zeros(n, c, h, h).ToDevice(tensor.Reference)
+		refDx, _ := tensor.Conv2dGradInput(dx0, onRef(dy), onRef(w), 1, 1, 0).ToHost()
+		rowY := fmt.Sprintf("| %d, %d → %d, %d×%d | forward |", n, c, o, h, h)
+		rowDx := fmt.Sprintf("| %d, %d → %d, %d×%d | input gradient |", n, c, o, h, h)
+		for mode := 1; mode < len(tensor.WinogradModes); mode++ {
+			tensor.SetWinogradMode(mode)
+			y := tensor.Conv2d(nil, x, w, nil, 1, 1)
+			dx := tensor.Conv2dGradInput(tensor.Zeros(n, c, h, h), dy, w, 1, 1, 0)
+			for _, p := range []struct {
+				row       *string
+				got, want *tensor.Tensor
+			}{{&rowY, y, refY}, {&rowDx, dx, refDx}} {
+				rel := maxRel(p.got.Data(), p.want.Data())
+				nmse, _ := optest.NMSE(p.got.Data(), p.want.Data())
+				*p.row += fmt.Sprintf(" %.1e (NMSE %.0e) |", rel, nmse)
+				if nmse > 1e-10 {
+					t.Errorf("%s %s: NMSE %.3g", *p.row, tensor.WinogradModes[mode], nmse)
+				}
+			}
+		}
+		fmt.Fprintln(&b, rowY)
+		fmt.Fprintln(&b, rowDx)
+	}
+	t.Log("\n" + b.String())
+}
+
+func onRef(x *tensor.Tensor) *tensor.Tensor {
+	y, err := x.ToDevice(tensor.Reference)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
+func maxRel(got, want []float32) float64 {
+	var e, m float64
+	for i := range got {
+		e = max(e, math.Abs(float64(got[i])-float64(want[i])))
+		m = max(m, math.Abs(float64(want[i])))
+	}
+	return e / m
+}

@@ -1,0 +1,117 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// matMul64 returns a·b for row-major [][]float64.
+func matMul64(a, b [][]float64) [][]float64 {
+	out := make([][]float64, len(a))
+	for i := range a {
+		out[i] = make([]float64, len(b[0]))
+		for j := range b[0] {
+			for k := range b {
+				out[i][j] += a[i][k] * b[k][j]
+			}
+		}
+	}
+	return out
+}
+
+func transpose64(a [][]float64) [][]float64 {
+	out := make([][]float64, len(a[0]))
+	for j := range out {
+		out[j] = make([]float64, len(a))
+		for i := range a {
+			out[j][i] = a[i][j]
+		}
+	}
+	return out
+}
+
+func randMat(r *rand.Rand, rows, cols int) [][]float64 {
+	out := make([][]float64, rows)
+	for i := range out {
+		out[i] = make([]float64, cols)
+		for j := range out[i] {
+			out[i][j] = float64(float32(r.NormFloat64()))
+		}
+	}
+	return out
+}
+
+// The matrices of each algorithm compute the m×m correlation of an α×α patch
+// with a 3×3 kernel (in float64, against the direct sum): this checks the
+// matrices as written against the paper.
+func TestWinogradMatricesCorrelate(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, alg := range []*winoAlgo{winoF23, winoF43} {
+		d, g := randMat(r, alg.alpha, alg.alpha), randMat(r, 3, 3)
+		u := matMul64(matMul64(alg.g, g), transpose64(alg.g))
+		v := matMul64(matMul64(alg.bt, d), transpose64(alg.bt))
+		for i := range u {
+			for j := range u[i] {
+				u[i][j] *= v[i][j]
+			}
+		}
+		y := matMul64(matMul64(alg.at, u), transpose64(alg.at))
+		for i := range alg.m {
+			for j := range alg.m {
+				var want float64
+				for ky := range 3 {
+					for kx := range 3 {
+						want += d[i+ky][j+kx] * g[ky][kx]
+					}
+				}
+				if math.Abs(y[i][j]-want) > 1e-12*(1+math.Abs(want)) {
+					t.Errorf("%s: y[%d][%d] = %v, direct %v", alg.name, i, j, y[i][j], want)
+				}
+			}
+		}
+	}
+}
+
+// The hand-written transforms equal the matrix products Bᵀ d B, Aᵀ s A and
+// G k Gᵀ of the algorithm's matrices.
+func TestWinogradTransformsMatchMatrices(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	check := func(name string, got []float32, want [][]float64) {
+		t.Helper()
+		for i := range want {
+			for j := range want[i] {
+				g, w := float64(got[i*len(want[i])+j]), want[i][j]
+				if math.Abs(g-w) > 1e-5*(1+math.Abs(w)) {
+					t.Errorf("%s[%d][%d] = %v, matrices give %v", name, i, j, g, w)
+				}
+			}
+		}
+	}
+	flat := func(a [][]float64) []float32 {
+		var out []float32
+		for _, row := range a {
+			for _, v := range row {
+				out = append(out, float32(v))
+			}
+		}
+		return out
+	}
+	for _, alg := range []*winoAlgo{winoF23, winoF43} {
+		for range 5 {
+			d, s, k := randMat(r, alg.alpha, alg.alpha), randMat(r, alg.alpha, alg.alpha), randMat(r, 3, 3)
+			var d36, s36, v, u [36]float32
+			var k9 [9]float32
+			var y [16]float32
+			copy(d36[:], flat(d))
+			copy(s36[:], flat(s))
+			copy(k9[:], flat(k))
+			alg.in(&v, &d36)
+			check(alg.name+" BᵀdB", v[:], matMul64(matMul64(alg.bt, d), transpose64(alg.bt)))
+			alg.out(&y, &s36)
+			check(alg.name+" AᵀsA", y[:], matMul64(matMul64(alg.at, s), transpose64(alg.at)))
+			alg.weight(&u, &k9)
+			check(alg.name+" GkGᵀ", u[:], matMul64(matMul64(alg.g, k), transpose64(alg.g)))
+		}
+	}
+}
