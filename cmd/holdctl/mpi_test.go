@@ -307,6 +307,30 @@ func TestMPINonFinite(t *testing.T) {
 	t.Logf("stopped with: %s", strings.TrimSpace(out[strings.Index(out, "holdctl: training stopped"):]))
 }
 
+// TestMPITimeLimit: --time-limit is rank 0's decision, broadcast: every rank stops after the same
+// step, the job exits 0 with rank 0's checkpoint, and the run resumes from it on another number of
+// ranks.
+func TestMPITimeLimit(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "limited")
+	out := mustTrain(t, 3, toyArgs(run, 1_000_000, "--time-limit", "1500ms", "--log-every", "1000")...)
+	if strings.Count(out, "time limit reached: step ") != 1 {
+		t.Fatalf("want rank 0's one time-limit report, got:\n%s", out)
+	}
+	f, err := checkpoint.Load(filepath.Join(run, ckptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := f.Step()
+	if err != nil || step < 1 {
+		t.Fatalf("checkpoint step %d (%v)", step, err)
+	}
+	res := mustTrain(t, 2, "--resume", "--steps", strconv.Itoa(int(step)+5), "--out", run)
+	if !strings.Contains(res, fmt.Sprintf("done: step %d", step+5)) {
+		t.Errorf("resume after the time limit did not reach step %d:\n%s", step+5, res)
+	}
+	t.Logf("time limit on 3 ranks: stopped at step %d; resumed on 2 ranks to %d", step, step+5)
+}
+
 // TestMPIKilledRank: SIGKILL to rank 1 of 3 mid-run ends the job with a non-zero status within
 // 30 s; the checkpoint on disk loads and the run resumes (on 2 ranks) from it.
 func TestMPIKilledRank(t *testing.T) {
