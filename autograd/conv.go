@@ -101,20 +101,25 @@ func (g *Tape) UpFIRDn2d(x *Value, geom tensor.FIRGeom) *Value {
 // (rng.Stream.Dropout): on a device the fused dropout kernel regenerates the
 // mask from its counters in the forward and the backward pass, so no mask is
 // stored or uploaded. With p = 0 or s nil (evaluation) it returns x.
-func (g *Tape) Dropout(x *Value, p float64, s *rng.Stream) *Value {
+func (g *Tape) Dropout(x *Value, p float64, s *rng.Stream) *Value { return g.DropoutFrom(x, p, s, 0) }
+
+// DropoutFrom is Dropout with the mask elements first, first+1, … of s (rng.Stream.DropoutFrom):
+// x is the part of a larger tensor that starts at element first (a data-parallel rank's samples).
+// Only the host implements first > 0; on a device it panics (the CUDA kernel has no offset).
+func (g *Tape) DropoutFrom(x *Value, p float64, s *rng.Stream, first int) *Value {
 	if p <= 0 || s == nil {
 		return x
 	}
 	st := *s
 	y := g.out(x.Shape()...)
-	g.dropout(y, x.T, st, p)
+	g.dropout(y, x.T, st, p, first)
 	return g.record("Dropout", y, func(dy *tensor.Tensor) {
 		gx, beta := g.gradDest(x)
 		if beta == 0 {
-			g.dropout(gx, dy, st, p)
+			g.dropout(gx, dy, st, p, first)
 			return
 		}
-		tensor.Add(gx, gx, g.dropout(g.tmp(x.Shape()...), dy, st, p))
+		tensor.Add(gx, gx, g.dropout(g.tmp(x.Shape()...), dy, st, p, first))
 	}, x)
 }
 
@@ -124,10 +129,13 @@ type dropouter interface {
 }
 
 // dropout sets y = x·mask on x's device and returns y.
-func (g *Tape) dropout(y, x *tensor.Tensor, s rng.Stream, p float64) *tensor.Tensor {
+func (g *Tape) dropout(y, x *tensor.Tensor, s rng.Stream, p float64, first int) *tensor.Tensor {
 	if x.OnHost() {
-		s.Dropout(y.Data(), x.Data(), p)
+		s.DropoutFrom(y.Data(), x.Data(), p, uint64(first))
 		return y
+	}
+	if first != 0 {
+		panic(fmt.Sprintf("autograd: Dropout: masks from element %d: unsupported on device %s (its kernel has no offset)", first, x.Device().Name()))
 	}
 	if x.Device() == tensor.Reference { // the plain definition, through host copies
 		in, out := make([]float32, x.Len()), make([]float32, y.Len())

@@ -25,8 +25,9 @@ type NCSNpp struct {
 	normOut        int      // final GroupNorm weight index
 	convOut        int
 
-	drop  *rng.Stream // the training step of the dropout masks; nil in evaluation
-	dropK int         // dropouts so far in this forward pass
+	drop      *rng.Stream // the training step of the dropout masks; nil in evaluation
+	dropK     int         // dropouts so far in this forward pass
+	dropFirst int         // the batch's first sample within a larger batch (SetDropoutFrom)
 }
 
 // module is one step of the forward pass over the level structure.
@@ -238,7 +239,12 @@ func (m *NCSNpp) Trainable() int {
 
 // SetDropout turns dropout on with the masks of training step s (see
 // Dropouter) or off (s nil: evaluation).
-func (m *NCSNpp) SetDropout(s *rng.Stream) { m.drop, m.dropK = s, 0 }
+func (m *NCSNpp) SetDropout(s *rng.Stream) { m.SetDropoutFrom(s, 0) }
+
+// SetDropoutFrom is SetDropout for samples first, first+1, … of a larger batch (a data-parallel
+// rank's): each sample's masks are the ones it has in the whole batch. first > 0 runs on the host
+// only.
+func (m *NCSNpp) SetDropoutFrom(s *rng.Stream, first int) { m.drop, m.dropK, m.dropFirst = s, 0, first }
 
 // dropStream returns the stream of the next dropout of the forward pass (nil
 // in evaluation).
@@ -377,7 +383,7 @@ func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.V
 	d := g.Linear(actTemb, p(r.dense), p(r.dense+1))
 	h = g.Conv2d(h, p(r.conv0), g.Add(d, p(r.conv0+1)), 1, 1)
 	h = m.groupNormSiLU(g, r.gn1, h)
-	h = g.Dropout(h, m.Config.Dropout, m.dropStream())
+	h = g.DropoutFrom(h, m.Config.Dropout, m.dropStream(), m.dropFirst*(h.T.Len()/max(1, h.T.Shape()[0])))
 	h = g.Conv2d(h, p(r.conv1), p(r.conv1+1), 1, 1)
 	if r.convSkip >= 0 {
 		x = g.Conv2d(x, p(r.convSkip), p(r.convSkip+1), 1, 0)

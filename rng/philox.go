@@ -193,16 +193,22 @@ func DropoutKeep(p float64) float32 { return float32(1 / (1 - p)) }
 
 // Dropout sets y = x·mask with mask_j = DropoutKeep(p) where uniform j of the stream
 // (FillUniform's element j) is ≥ float32(p), else 0. y may be x.
-func (s Stream) Dropout(y, x []float32, p float64) {
+func (s Stream) Dropout(y, x []float32, p float64) { s.DropoutFrom(y, x, p, 0) }
+
+// DropoutFrom is Dropout with the mask's elements first, first+1, …: the slice of a longer
+// tensor's mask that starts at element first (a data-parallel rank's samples of a batch).
+func (s Stream) DropoutFrom(y, x []float32, p float64, first uint64) {
 	keep, pf := DropoutKeep(p), float32(p)
-	for i := 0; i < len(x); i += 4 {
-		w := s.Block(uint64(i / 4))
-		for k := 0; k < 4 && i+k < len(x); k++ {
-			if float32(w[k]>>8)*0x1p-24 >= pf {
-				y[i+k] = x[i+k] * keep
-			} else {
-				y[i+k] = 0
-			}
+	var w [4]uint32
+	for j := range x {
+		e := first + uint64(j)
+		if j == 0 || e%4 == 0 {
+			w = s.Block(e / 4)
+		}
+		if float32(w[e%4]>>8)*0x1p-24 >= pf {
+			y[j] = x[j] * keep
+		} else {
+			y[j] = 0
 		}
 	}
 }

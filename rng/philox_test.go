@@ -132,3 +132,35 @@ func TestFillNormalFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestDropoutFrom: the mask of every slice of a tensor, at any offset, is the same slice of the
+// whole tensor's mask.
+func TestDropoutFrom(t *testing.T) {
+	s := Stream{Key: 77, Step: 3, ID: DropoutStream(2)}
+	x := make([]float32, 37)
+	for i := range x {
+		x[i] = float32(i + 1)
+	}
+	full := make([]float32, len(x))
+	s.Dropout(full, x, 0.3)
+	kept := 0
+	for _, v := range full {
+		if v != 0 {
+			kept++
+		}
+	}
+	if kept == 0 || kept == len(x) {
+		t.Fatalf("p = 0.3 kept %d of %d", kept, len(x))
+	}
+	for first := 0; first <= len(x); first++ {
+		for n := 0; first+n <= len(x); n++ {
+			part := make([]float32, n)
+			s.DropoutFrom(part, x[first:first+n], 0.3, uint64(first))
+			for j, v := range part {
+				if v != full[first+j] {
+					t.Fatalf("DropoutFrom(len %d, first %d)[%d] = %v, Dropout gives %v", n, first, j, v, full[first+j])
+				}
+			}
+		}
+	}
+}

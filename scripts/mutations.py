@@ -804,6 +804,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "data-parallel: dropout masks of a shard from sample 0",
+  "file": "layers/ncsnpp.go",
+  "old": "m.dropFirst*(h.T.Len()",
+  "new": "0*m.dropFirst*(h.T.Len()",
+  "pkg": "./train",
+  "run": "TestShardDropoutGradientsSumToWhole",
+  "tags": ""
+ },
+ {
   "label": "mpirun: shard loss normalised by the local batch",
   "file": "train/objective.go",
   "old": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Global)",

@@ -61,6 +61,12 @@ func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int
 // samples [First, First+Len) of Global (dist.Split).
 type Shard struct{ Global, First, Len int }
 
+// shardDropouter is a network whose dropout masks can be those of a shard of a batch
+// (layers.NCSNpp.SetDropoutFrom).
+type shardDropouter interface {
+	SetDropoutFrom(s *rng.Stream, first int)
+}
+
 // whole reports whether the shard is the whole batch.
 func (s Shard) whole() bool { return s.First == 0 && s.Len == s.Global }
 
@@ -71,14 +77,20 @@ func (s Shard) whole() bool { return s.First == 0 && s.Len == s.Global }
 // times and noise are elements First·k … of the step's counter-based
 // streams. The loss and its gradient are divided by the global batch, so
 // the ranks' losses and gradients sum to the single-process ones. NCSN++
-// dropout, whose masks are indexed by the local activations, works only on
-// the whole batch.
+// dropout draws each sample's masks at its place in the whole batch
+// (layers.NCSNpp.SetDropoutFrom), on the host only.
 func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard, dim int, times string) (LossFunc, error) {
 	if shard.Global < 1 || shard.Len < 1 || shard.First < 0 || shard.First+shard.Len > shard.Global {
 		return nil, fmt.Errorf("shard of samples [%d, %d) of a batch of %d", shard.First, shard.First+shard.Len, shard.Global)
 	}
-	if nc, ok := net.(*layers.NCSNpp); ok && nc.Config.Dropout > 0 && !shard.whole() {
-		return nil, fmt.Errorf("dropout (%g) with the batch split over ranks is not supported: the masks are drawn per local activation; train with --dropout 0 or one rank", nc.Config.Dropout)
+	dropout, _ := net.(layers.Dropouter)
+	shardDrop, _ := net.(shardDropouter)
+	rate := 0.0
+	if nc, ok := net.(*layers.NCSNpp); ok {
+		rate = nc.Config.Dropout
+	}
+	if dropout != nil && shardDrop == nil && !shard.whole() {
+		return nil, fmt.Errorf("the network's dropout cannot draw the masks of a shard of the batch: train on one rank")
 	}
 	batch := shard.Len
 	switch times {
@@ -91,7 +103,6 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 		return nil, fmt.Errorf("score network maps a state of %d values to %d, but a %d-block SDE on %d-dimensional data needs %d → %d",
 			state, out, n, dim, n*dim, dim)
 	}
-	dropout, _ := net.(layers.Dropouter)
 	b := hold.Batch{
 		Data: make([]float32, batch*dim), Times: make([]float64, batch), Noise: make([]float32, batch*n*dim),
 		State: make([]float32, batch*n*dim), Target: make([]float32, batch*dim),
@@ -116,7 +127,14 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 		sampleTimes(sde, times, b.Times, c.Stream(rng.StreamTimes), shard.First)
 		if dropout != nil { // masks from the step's streams: resumes stay bit-exact
 			s := c.Stream(0)
-			dropout.SetDropout(&s)
+			if shard.whole() {
+				dropout.SetDropout(&s)
+			} else {
+				if c.Device != nil && rate > 0 {
+					return nil, fmt.Errorf("dropout (%g) with the batch split over ranks runs on the cpu only (the device's dropout kernel has no mask offset): use --device cpu, --dropout 0 or one rank", rate)
+				}
+				shardDrop.SetDropoutFrom(&s, shard.First)
+			}
 			defer dropout.SetDropout(nil)
 		}
 		if c.Device != nil {

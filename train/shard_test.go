@@ -11,6 +11,7 @@ import (
 	"holdgo/dist"
 	"holdgo/hold"
 	"holdgo/layers"
+	"holdgo/rng"
 	"holdgo/tensor"
 )
 
@@ -112,6 +113,72 @@ func TestShardGradientsSumToWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShardDropoutGradientsSumToWhole: ncsnpp-tiny with dropout 0.1 on 8×8 images, batch 4: the
+// shards' gradients summed in float64 are the whole batch's, so each sample keeps its masks
+// whatever rank holds it.
+func TestShardDropoutGradientsSumToWhole(t *testing.T) {
+	const batch, size = 4, 2
+	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := sde.Blocks()
+	cfg, err := layers.NCSNppPreset("ncsnpp-tiny", n*3, 3, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dropout = 0.1
+	net, err := layers.NewNCSNpp(cfg, tensor.NewRNG(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Random weights: at initialisation the convolution after each dropout is zero (NCSN++'s
+	// init_scale 0), which would hide the masks.
+	tensor.NewRNG(8).FillNormal(net.Params.Data, 0, 0.05)
+	images := func(r *rng.RNG, dst []float32) { r.FillUniform(dst, -1, 1) }
+	const dim = 3 * 8 * 8
+	whole, err := ScoreLoss(sde, net, images, batch, dim, TimesUniform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLoss, want := gradientOf(t, whole, net.Params)
+	// Without the offset the shards would reuse the first samples' masks: check that the masks matter.
+	net.Config.Dropout = 0
+	_, noDrop := gradientOf(t, whole, net.Params)
+	net.Config.Dropout = 0.1
+	scale, masks := 0.0, 0.0
+	for i, v := range want {
+		scale = max(scale, math.Abs(float64(v)))
+		masks = max(masks, math.Abs(float64(v)-float64(noDrop[i])))
+	}
+	sum, sumLoss := make([]float64, len(want)), 0.0
+	for r := range size {
+		first, local, err := dist.Split(batch, r, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := ShardScoreLoss(sde, net, images, Shard{Global: batch, First: first, Len: local}, dim, TimesUniform)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, g := gradientOf(t, part, net.Params)
+		sumLoss += l
+		for i, v := range g {
+			sum[i] += float64(v)
+		}
+	}
+	worst := 0.0
+	for i, v := range sum {
+		worst = max(worst, math.Abs(v-float64(want[i])))
+	}
+	if worst > 1e-5*scale || math.Abs(sumLoss-wantLoss) > 1e-6*wantLoss || !(masks > 1e3*worst) || !(masks > 1e-3*scale) {
+		t.Errorf("gradient off by %.3g (largest element %.3g; dropout changes it by %.3g), loss %.9g, whole batch %.9g",
+			worst, scale, masks, sumLoss, wantLoss)
+	}
+	t.Logf("2 ranks, dropout 0.1: max |Σ shards − whole| = %.3g of %.3g (dropout changes the gradient by %.3g), loss %.9g vs %.9g",
+		worst, scale, masks, sumLoss, wantLoss)
 }
 
 // TestDataParallelTrainerMatchesOne: three trainers joined by an in-process

@@ -227,8 +227,8 @@ func TestMPIToyMatchesOneProcess(t *testing.T) {
 	compareRuns(t, "toy MLP, 25 steps on 2 ranks + 25 resumed on 3", resumed, ref)
 }
 
-// TestMPINCSNppTinyMatchesOneProcess: ncsnpp-tiny on 8×8 images, global batch 4, 10 steps, on 2
-// ranks against one process.
+// TestMPINCSNppTinyMatchesOneProcess: ncsnpp-tiny on 8×8 images with dropout 0.1 (the CIFAR-10
+// recipe's), global batch 4, 10 steps, on 2 ranks against one process.
 func TestMPINCSNppTinyMatchesOneProcess(t *testing.T) {
 	dir := t.TempDir()
 	imgs := filepath.Join(dir, "imgs")
@@ -237,7 +237,8 @@ func TestMPINCSNppTinyMatchesOneProcess(t *testing.T) {
 	}
 	writeMPIImages(t, imgs, 32)
 	args := func(out string) []string {
-		return []string{"--data", "images:" + imgs, "--model", "ncsnpp-tiny", "--steps", "10", "--batch", "4", "--seed", "1", "--out", out}
+		return []string{"--data", "images:" + imgs, "--model", "ncsnpp-tiny", "--steps", "10", "--batch", "4", "--seed", "1",
+			"--dropout", "0.1", "--out", out}
 	}
 	ref := filepath.Join(dir, "one")
 	mustTrain(t, 0, args(ref)...)
@@ -305,6 +306,30 @@ func TestMPINonFinite(t *testing.T) {
 		t.Errorf("the checkpoint holds step %d (%v), the message names step %d", step, err, lastGood)
 	}
 	t.Logf("stopped with: %s", strings.TrimSpace(out[strings.Index(out, "holdctl: training stopped"):]))
+}
+
+// TestMPITimeLimit: --time-limit is rank 0's decision, broadcast: every rank stops after the same
+// step, the job exits 0 with rank 0's checkpoint, and the run resumes from it on another number of
+// ranks.
+func TestMPITimeLimit(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "limited")
+	out := mustTrain(t, 3, toyArgs(run, 1_000_000, "--time-limit", "1500ms", "--log-every", "1000")...)
+	if strings.Count(out, "time limit reached: step ") != 1 {
+		t.Fatalf("want rank 0's one time-limit report, got:\n%s", out)
+	}
+	f, err := checkpoint.Load(filepath.Join(run, ckptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := f.Step()
+	if err != nil || step < 1 {
+		t.Fatalf("checkpoint step %d (%v)", step, err)
+	}
+	res := mustTrain(t, 2, "--resume", "--steps", strconv.Itoa(int(step)+5), "--out", run)
+	if !strings.Contains(res, fmt.Sprintf("done: step %d", step+5)) {
+		t.Errorf("resume after the time limit did not reach step %d:\n%s", step+5, res)
+	}
+	t.Logf("time limit on 3 ranks: stopped at step %d; resumed on 2 ranks to %d", step, step+5)
 }
 
 // TestMPIKilledRank: SIGKILL to rank 1 of 3 mid-run ends the job with a non-zero status within
