@@ -118,8 +118,10 @@ func at43(s0, s1, s2, s3, s4, s5 float32) (y0, y1, y2, y3 float32) {
 }
 
 func g43(k0, k1, k2 float32) (u0, u1, u2, u3, u4, u5 float32) {
+	const sixth, twelfth, twentyFourth = 1.0 / 6, 1.0 / 12, 1.0 / 24 // multiplications: no divisions
 	s, d := k0+k2, k1
-	return k0 / 4, -(s + d) / 6, -(s - d) / 6, k0/24 + k1/12 + k2/6, k0/24 - k1/12 + k2/6, k2
+	e, f := k0*twentyFourth+k2*sixth, k1*twelfth
+	return k0 * 0.25, -(s + d) * sixth, -(s - d) * sixth, e + f, e - f, k2
 }
 
 // 2-D transforms: the 1-D one on the columns, then on the rows.
@@ -198,16 +200,16 @@ const winoTileTarget = 128
 // winoConv is one Winograd convolution: src (N, CI, H, W) → dst (N, CO, H, W)
 // with the transformed weights u (α² × CO × CI).
 type winoConv struct {
-	alg                *winoAlgo
-	n, ci, co, h, w    int
-	th, tw             int        // tiles per image along y and x
-	nr                 int        // the GEMM's panel width
-	uBuf               *[]float32 // pooled storage of u
-	u, src, dst, bias  []float32
-	perSampleBias      bool
-	beta               float32 // dst = beta·dst + conv (forward: 0)
-	tiles, chunkTiles  int
-	vStride, mStrideXi int // per-ξ strides of a chunk's V and M buffers
+	alg               *winoAlgo
+	n, ci, co, h, w   int
+	th, tw            int        // tiles per image along y and x
+	nr                int        // the GEMM's panel width
+	uBuf              *[]float32 // pooled storage of u
+	u, src, dst, bias []float32
+	perSampleBias     bool
+	beta              float32 // dst = beta·dst + conv (forward: 0)
+	tiles, chunkTiles int
+	vStride, mStride  int // per-ξ strides of a chunk's V and M buffers
 }
 
 func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
@@ -220,8 +222,11 @@ func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
 		per = wc.tiles
 	}
 	wc.chunkTiles = per
-	wc.vStride = (per + wc.nr - 1) / wc.nr * wc.nr * ci
-	wc.mStrideXi = co * per
+	// The α² buffers of V and of M are a cache line more than their size
+	// apart: at a multiple of 4 KiB the transforms' α² loads or stores per
+	// tile would all fall into one L1 set.
+	wc.vStride = (per+wc.nr-1)/wc.nr*wc.nr*ci + 16
+	wc.mStride = co*per + 16
 	return wc
 }
 
@@ -231,9 +236,9 @@ func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
 // matrix size per ξ.
 func (wc *winoConv) transformWeights(w []float32, flip bool) {
 	a2 := wc.alg.alpha * wc.alg.alpha
-	wc.uBuf = getScratch(a2 * wc.co * wc.ci)
+	plane := wc.uStride()
+	wc.uBuf = getScratch(a2 * plane)
 	wc.u = *wc.uBuf
-	plane := wc.co * wc.ci
 	parallel.For(wc.co, max(1, 4096/max(wc.ci, 1)), func(lo, hi int) {
 		var k [9]float32
 		var u [36]float32
@@ -248,27 +253,33 @@ func (wc *winoConv) transformWeights(w []float32, flip bool) {
 					copy(k[:], w[(co*wc.ci+ci)*9:])
 				}
 				wc.alg.weight(&u, &k)
-				for xi := range a2 {
-					wc.u[xi*plane+co*wc.ci+ci] = u[xi]
+				off := co*wc.ci + ci
+				for _, val := range u[:a2] {
+					wc.u[off] = val
+					off += plane
 				}
 			}
 		}
 	})
 }
 
+// uStride is the distance between the α² matrices U[ξ] (CO × CI), padded by
+// a cache line against L1 set conflicts (see vStride).
+func (wc *winoConv) uStride() int { return wc.co*wc.ci + 16 }
+
 // run computes dst from src for every chunk of tiles.
 func (wc *winoConv) run() {
 	chunks := (wc.tiles + wc.chunkTiles - 1) / wc.chunkTiles
 	a2 := wc.alg.alpha * wc.alg.alpha
 	if chunks == 1 {
-		v, m := getScratch(a2*wc.vStride), getScratch(a2*wc.mStrideXi)
+		v, m := getScratch(a2*wc.vStride), getScratch(a2*wc.mStride)
 		wc.chunk(*v, *m, 0, wc.tiles, true)
 		scratch.Put(v)
 		scratch.Put(m)
 		return
 	}
 	parallel.For(chunks, 1, func(lo, hi int) {
-		v, m := getScratch(a2*wc.vStride), getScratch(a2*wc.mStrideXi)
+		v, m := getScratch(a2*wc.vStride), getScratch(a2*wc.mStride)
 		for c := lo; c < hi; c++ {
 			t0 := c * wc.chunkTiles
 			wc.chunk(*v, *m, t0, min(wc.tiles, t0+wc.chunkTiles), false)
@@ -293,8 +304,8 @@ func (wc *winoConv) chunk(v, m []float32, t0, t1 int, split bool) {
 	phase(wc.ci, func(lo, hi int) { wc.inputTransform(v, t0, t1, lo, hi) })
 	phase(a2, func(lo, hi int) {
 		for xi := lo; xi < hi; xi++ {
-			gemm.SgemmPackedB(false, wc.co, nt, wc.ci, wc.nr, 1, wc.u[xi*wc.co*wc.ci:(xi+1)*wc.co*wc.ci], max(wc.ci, 1),
-				v[xi*wc.vStride:(xi+1)*wc.vStride], 0, m[xi*wc.mStrideXi:xi*wc.mStrideXi+wc.co*nt], nt)
+			gemm.SgemmPackedB(false, wc.co, nt, wc.ci, wc.nr, 1, wc.u[xi*wc.uStride():], max(wc.ci, 1),
+				v[xi*wc.vStride:(xi+1)*wc.vStride], 0, m[xi*wc.mStride:xi*wc.mStride+wc.co*nt], nt)
 		}
 	})
 	phase(wc.co, func(lo, hi int) { wc.outputTransform(m, t0, t1, lo, hi) })
@@ -305,31 +316,45 @@ func (wc *winoConv) chunk(v, m []float32, t0, t1 int, split bool) {
 func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 	alpha, m := wc.alg.alpha, wc.alg.m
 	a2 := alpha * alpha
-	hw := wc.h * wc.w
+	hw, per := wc.h*wc.w, wc.th*wc.tw
 	var d, tv [36]float32
 	for c := c0; c < c1; c++ {
+		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
 		for t := t0; t < t1; t++ {
-			img, rest := t/(wc.th*wc.tw), t%(wc.th*wc.tw)
-			y0, x0 := rest/wc.tw*m-1, rest%wc.tw*m-1
+			y0, x0 := ty*m-1, tx*m-1
 			plane := wc.src[(img*wc.ci+c)*hw : (img*wc.ci+c+1)*hw]
 			if y0 >= 0 && x0 >= 0 && y0+alpha <= wc.h && x0+alpha <= wc.w {
 				for r := range alpha {
-					copy(d[r*alpha:(r+1)*alpha], plane[(y0+r)*wc.w+x0:])
+					row := plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+x0+alpha]
+					dr := d[r*alpha : r*alpha+alpha]
+					for i, val := range row {
+						dr[i] = val
+					}
 				}
 			} else {
 				clear(d[:a2])
 				xlo, xhi := max(0, -x0), min(alpha, wc.w-x0)
 				for r := range alpha {
 					if y := y0 + r; y >= 0 && y < wc.h && xlo < xhi {
-						copy(d[r*alpha+xlo:r*alpha+xhi], plane[y*wc.w+x0+xlo:])
+						row := plane[y*wc.w+x0+xlo : y*wc.w+x0+xhi]
+						dr := d[r*alpha+xlo : r*alpha+xhi]
+						for i, val := range row {
+							dr[i] = val
+						}
 					}
 				}
 			}
 			wc.alg.in(&tv, &d)
 			local := t - t0
 			off := (local/wc.nr*wc.ci+c)*wc.nr + local%wc.nr
-			for xi, val := range tv[:a2] {
-				v[xi*wc.vStride+off] = val
+			for _, val := range tv[:a2] {
+				v[off] = val
+				off += wc.vStride
+			}
+			if tx++; tx == wc.tw {
+				if tx, ty = 0, ty+1; ty == wc.th {
+					ty, img = 0, img+1
+				}
 			}
 		}
 	}
@@ -346,20 +371,23 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 }
 
 // outputTransform writes output channels [o0, o1) of tiles [t0, t1) from
-// M[ξ] (CO × nt, row-major) into dst, cropping tiles at the image's edge.
+// M[ξ] (CO × nt, row-major, ξ·mStride apart) into dst, cropping tiles at the
+// image's edge.
 func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 	alpha, m := wc.alg.alpha, wc.alg.m
-	a2, nt, hw := alpha*alpha, t1-t0, wc.h*wc.w
+	a2, nt := alpha*alpha, t1-t0
+	hw, per := wc.h*wc.w, wc.th*wc.tw
 	var s [36]float32
 	var y [16]float32
 	for o := o0; o < o1; o++ {
+		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
 		for t := t0; t < t1; t++ {
-			for xi := range a2 {
-				s[xi] = mbuf[xi*wc.mStrideXi+o*nt+t-t0]
+			off := o*nt + t - t0
+			for xi := range s[:a2] {
+				s[xi] = mbuf[off]
+				off += wc.mStride
 			}
 			wc.alg.out(&y, &s)
-			img, rest := t/(wc.th*wc.tw), t%(wc.th*wc.tw)
-			y0, x0 := rest/wc.tw*m, rest%wc.tw*m
 			var b float32
 			if wc.bias != nil {
 				if wc.perSampleBias {
@@ -368,6 +396,7 @@ func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 					b = wc.bias[o]
 				}
 			}
+			y0, x0 := ty*m, tx*m
 			plane := wc.dst[(img*wc.co+o)*hw : (img*wc.co+o+1)*hw]
 			rows, cols := min(m, wc.h-y0), min(m, wc.w-x0)
 			for r := range rows {
@@ -386,6 +415,11 @@ func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 					for i, val := range yr {
 						dr[i] = wc.beta*dr[i] + val + b
 					}
+				}
+			}
+			if tx++; tx == wc.tw {
+				if tx, ty = 0, ty+1; ty == wc.th {
+					ty, img = 0, img+1
 				}
 			}
 		}
@@ -410,6 +444,16 @@ var winoMode = winoAuto
 // winogradFor returns the Winograd algorithm for a convolution of n images
 // ci → co channels, h×w, with a 3×3 kernel, stride 1 and pad 1 (the caller
 // checks these), or nil for im2col.
+//
+// The rule, measured with BenchmarkConv3x3 (one thread, AVX2, N = 4; the
+// numbers in docs/ncsnpp.md): F(4,3) when both channel counts are ≥ 128 and
+// the call has ≥ 1024 output pixels (≥ 64 tiles): 2.0× im2col's speed at
+// 128 channels 32×32, 1.0–1.8× at 256 channels 16×16. Below that the
+// per-call weight transform (U is α²/9 = 4× the weight) and the transforms'
+// scalar Go loops cost more than the GEMM flops saved: 256 channels at 8×8 or
+// 4×4 (N = 4) run 1.5–6× slower than im2col, 9 → 128 channels 2–3× slower,
+// and 32–64 channels come out even. F(2,3) was never the fastest of the three
+// on these shapes, so the rule does not pick it (it stays tested, forced).
 func winogradFor(n, ci, co, h, w int) *winoAlgo {
 	switch winoMode {
 	case winoOff:
@@ -417,6 +461,9 @@ func winogradFor(n, ci, co, h, w int) *winoAlgo {
 	case winoForce23:
 		return winoF23
 	case winoForce43:
+		return winoF43
+	}
+	if min(ci, co) >= 128 && n*h*w >= 1024 {
 		return winoF43
 	}
 	return nil
