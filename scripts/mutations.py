@@ -838,6 +838,51 @@ MUTATIONS = json.loads(r"""
   "pkg": "./cuda",
   "run": "TestPoolPacesCollections",
   "tags": ""
+ },
+ {
+  "label": "Winograd F(4,3) Bᵀ[0][2] −5→−5.005 (input transform)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "return 4*d0 - 5*d2 + d4, a + b",
+  "new": "return 4*d0 - 5.005*d2 + d4, a + b",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd F(4,3) Aᵀ[3][3] 8→8.008 (output transform)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "b + 8*e + s5",
+  "new": "b + 8.008*e + s5",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd F(2,3) Aᵀ[0][2] 1→1.001 (output transform)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "return s0 + s1 + s2, s1 - s2 - s3",
+  "new": "return s0 + s1 + 1.001*s2, s1 - s2 - s3",
+  "pkg": "./tensor",
+  "run": "TestWinogradAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd F(4,3) G[0][0] 1/4→1.001/4 (weight transform)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "return k0 * 0.25, -(s + d) * sixth",
+  "new": "return k0 * 0.25025, -(s + d) * sixth",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd F(4,3) matrix G[3][0] 1/24→1.001/24 (the paper's matrix as written)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "{1.0 / 24, 1.0 / 12, 1.0 / 6},",
+  "new": "{1.001 / 24, 1.0 / 12, 1.0 / 6},",
+  "pkg": "./tensor",
+  "run": "TestWinogradMatricesCorrelate",
+  "tags": ""
  }
 ]
 """)

@@ -182,6 +182,10 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 	convs := []conv{
 		{1, 1, 1, 1, 1, 1, 1, 0}, {2, 3, 5, 7, 4, 3, 1, 1}, {3, 5, 8, 8, 6, 3, 2, 1}, {2, 4, 9, 9, 3, 3, 2, 0},
 		{2, 17, 6, 5, 33, 1, 1, 0}, {1, 2, 3, 3, 2, 3, 1, 2}, {2, 9, 16, 16, 32, 3, 1, 1}, {1, 3, 7, 6, 5, 1, 2, 0},
+		// 3×3 stride 1 pad 1 (Winograd when forced, see tensor's TestWinogradAgainstReference): tiles of
+		// 2 and 4 overhanging the edge by 1–3, N = 1 and N > 1, channels not multiples of 16.
+		// {3, 5, 30, 33, 6} makes several chunks of tiles (parallel, a ragged last panel).
+		{1, 19, 11, 13, 21, 3, 1, 1}, {3, 17, 6, 9, 18, 3, 1, 1}, {3, 5, 30, 33, 6, 3, 1, 1},
 	}
 	for _, cv := range convs {
 		name := fmt.Sprintf("%+v", cv)
@@ -216,6 +220,18 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 				}})
 		}
 	}
+	// One shape the CPU device's rule sends through Winograd F(4,3) unforced (both channel counts ≥ 128,
+	// ≥ 1024 output pixels; tensor/cpu_winograd.go), with channels and sizes off the tiles: forward with a
+	// per-sample bias and the accumulating input gradient (costly on the Reference device: two cases).
+	const wn, wc, wh, ww, wo = 1, 129, 25, 42, 131
+	cases[tensor.OpConv2d] = append(cases[tensor.OpConv2d], opCase{"Conv2dSampleBiasWinograd", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		x, w := d(tensor.RandN(r, wn, wc, wh, ww)), d(tensor.RandN(r, wo, wc, 3, 3))
+		return tensor.Conv2d(nil, x, w, d(tensor.RandN(r, wn, wo)), 1, 1)
+	}})
+	cases[tensor.OpConv2dGradInput] = append(cases[tensor.OpConv2dGradInput], opCase{"Conv2dGradInputWinograd/0.5", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		dx, dy, w := d(tensor.RandN(r, wn, wc, wh, ww)), d(tensor.RandN(r, wn, wo, wh, ww)), d(tensor.RandN(r, wo, wc, 3, 3))
+		return tensor.Conv2dGradInput(dx, dy, w, 1, 1, 0.5)
+	}})
 	type gn struct {
 		shape  []int
 		groups int
