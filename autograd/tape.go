@@ -168,7 +168,8 @@ func (g *Tape) Backward(loss *Value) {
 // the caller (vector-Jacobian products). Unless recycling is off
 // (SetRecycle), the sweep recycles intermediate storage as it goes: afterwards
 // only leaves (Const, Var, Param) with their gradients and out itself are
-// valid, and the tape must be Reset before it records or sweeps again.
+// valid (copy an intermediate value before the sweep to keep it), and the
+// tape must be Reset before it sweeps again.
 func (g *Tape) BackwardFrom(out *Value) {
 	if g.swept {
 		panic("autograd: a second backward sweep over a recycled tape; Reset it first or SetRecycle(RecycleOff)")
