@@ -105,7 +105,6 @@ func (g *Tape) Dropout(x *Value, p float64, s *rng.Stream) *Value { return g.Dro
 
 // DropoutFrom is Dropout with the mask elements first, first+1, … of s (rng.Stream.DropoutFrom):
 // x is the part of a larger tensor that starts at element first (a data-parallel rank's samples).
-// Only the host implements first > 0; on a device it panics (the CUDA kernel has no offset).
 func (g *Tape) DropoutFrom(x *Value, p float64, s *rng.Stream, first int) *Value {
 	if p <= 0 || s == nil {
 		return x
@@ -125,7 +124,7 @@ func (g *Tape) DropoutFrom(x *Value, p float64, s *rng.Stream, first int) *Value
 
 // dropouter is a device with a fused dropout kernel (cuda.Device).
 type dropouter interface {
-	Dropout(y, x *tensor.Tensor, s rng.Stream, p float64) error
+	DropoutFrom(y, x *tensor.Tensor, s rng.Stream, p float64, first uint64) error
 }
 
 // dropout sets y = x·mask on x's device and returns y.
@@ -134,15 +133,12 @@ func (g *Tape) dropout(y, x *tensor.Tensor, s rng.Stream, p float64, first int) 
 		s.DropoutFrom(y.Data(), x.Data(), p, uint64(first))
 		return y
 	}
-	if first != 0 {
-		panic(fmt.Sprintf("autograd: Dropout: masks from element %d: unsupported on device %s (its kernel has no offset)", first, x.Device().Name()))
-	}
 	if x.Device() == tensor.Reference { // the plain definition, through host copies
 		in, out := make([]float32, x.Len()), make([]float32, y.Len())
 		if err := x.Buffer().Read(in); err != nil {
 			panic("autograd: Dropout: " + err.Error())
 		}
-		s.Dropout(out, in, p)
+		s.DropoutFrom(out, in, p, uint64(first))
 		if err := y.Buffer().Write(out); err != nil {
 			panic("autograd: Dropout: " + err.Error())
 		}
@@ -152,7 +148,7 @@ func (g *Tape) dropout(y, x *tensor.Tensor, s rng.Stream, p float64, first int) 
 	if !ok {
 		panic(fmt.Sprintf("autograd: Dropout: device %s has no dropout kernel", x.Device().Name()))
 	}
-	if err := d.Dropout(y, x, s, p); err != nil {
+	if err := d.DropoutFrom(y, x, s, p, uint64(first)); err != nil {
 		panic("autograd: Dropout: " + err.Error())
 	}
 	return y

@@ -14,6 +14,8 @@ import (
 
 func (a *args) u32(v uint32) *args { a.slots = append(a.slots, uint64(v)); return a }
 
+func (a *args) u64(v uint64) *args { a.slots = append(a.slots, v); return a }
+
 func (a *args) stream(s rng.Stream) *args {
 	a.slots = append(a.slots, s.Key)
 	return a.u32(s.Step).u32(s.ID)
@@ -40,6 +42,13 @@ func (d *Device) FillUniform(dst *tensor.Tensor, s rng.Stream) error {
 // Dropout sets y = x·mask with mask_j = 1/(1−p) where uniform j of s is ≥ p, else 0
 // (rng.Stream.Dropout); y may be x.
 func (d *Device) Dropout(y, x *tensor.Tensor, s rng.Stream, p float64) error {
+	return d.DropoutFrom(y, x, s, p, 0)
+}
+
+// DropoutFrom is Dropout with the mask elements first, first+1, … of s (rng.Stream.DropoutFrom):
+// x is the part of a longer tensor that starts at element first (a data-parallel rank's samples
+// of the global batch).
+func (d *Device) DropoutFrom(y, x *tensor.Tensor, s rng.Stream, p float64, first uint64) error {
 	if err := sameLen("dropout", x, y); err != nil {
 		return err
 	}
@@ -50,7 +59,7 @@ func (d *Device) Dropout(y, x *tensor.Tensor, s rng.Stream, p float64) error {
 	if err != nil || x.Len() == 0 {
 		return err
 	}
-	return d.launch("hg_dropout", grid1D(x.Len()), new(args).i64(x.Len()).stream(s).f32(float32(p)).
+	return d.launch("hg_dropout", grid1D(x.Len()), new(args).i64(x.Len()).u64(first).stream(s).f32(float32(p)).
 		f32(rng.DropoutKeep(p)).ptr(ps[0]).ptr(ps[1]))
 }
 

@@ -17,6 +17,10 @@ import (
 // bit-identical to package rng's Go twin, the device loss, gradient norm, clipped Adam and guarded
 // EMA against optim and hold, and the staged batch against hold.SDE.Perturb.
 
+// dropoutOffsets are the mask offsets the dropout kernel is checked at: each lane of a Philox
+// block, and counters just below, at and above 2³² (mask elements 4·2³² − 6 … on).
+var dropoutOffsets = []uint64{0, 1, 3, 4, 5, 1<<34 - 6, 1<<34 + 1}
+
 func (s *suite) random(t *testing.T) {
 	s.t = t
 	for _, st := range []rng.Stream{{Key: 1, Step: 0, ID: rng.StreamNoise}, {Key: 0xdeadbeefcafef00d, Step: 4000000000, ID: rng.DropoutStream(3)}} {
@@ -45,6 +49,18 @@ func (s *suite) random(t *testing.T) {
 			}
 			if g := s.host(xd); !slices.Equal(g, want) {
 				t.Errorf("dropout %+v/%d: not bit-identical to rng", st, n)
+			}
+			// A part of a longer tensor: every offset modulo 4 (the lane of a Philox block), and
+			// offsets whose counters cross 2³² (the carry into the counter's high word).
+			for _, first := range dropoutOffsets {
+				st.DropoutFrom(want, x.Data(), 0.3, first)
+				yd := tensor.New(s.dev, n)
+				if err := s.dev.DropoutFrom(yd, s.to(s.dev, x), st, 0.3, first); err != nil {
+					t.Fatal(err)
+				}
+				if g := s.host(yd); !slices.Equal(g, want) {
+					t.Errorf("dropout %+v/%d from %d: not bit-identical to rng", st, n, first)
+				}
 			}
 		}
 	}

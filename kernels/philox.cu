@@ -8,9 +8,10 @@
 // A stream is (key, step, id); element i reads counter (i_lo, i_hi, id, step).
 //   hg_philox_normal   dst[2j], dst[2j+1] = Box–Muller of counter j's two 53-bit uniforms
 //   hg_philox_uniform  dst[j] = (word j mod 4 of counter j/4 >> 8)·2⁻²⁴
-//   hg_dropout         y[j] = x[j]·keep where uniform j ≥ p, else 0: the mask is regenerated from
-//                      its counters, never stored or uploaded; the backward pass is the same
-//                      kernel on dy (autograd.Tape.Dropout)
+//   hg_dropout         y[j] = x[j]·keep where uniform first+j ≥ p, else 0: the mask is regenerated
+//                      from its counters, never stored or uploaded; first places the tensor in a
+//                      longer one (a data-parallel rank's samples of the global batch); the
+//                      backward pass is the same kernel on dy (autograd.Tape.DropoutFrom)
 #include "common.cuh"
 
 #ifdef HG_SHIM
@@ -139,11 +140,12 @@ HG_KERNEL(hg_philox_uniform)(long long n, unsigned long long key, unsigned int s
 }
 HG_REGISTER(hg_philox_uniform);
 
-HG_KERNEL(hg_dropout)(long long n, unsigned long long key, unsigned int step, unsigned int id, float p, float keep,
-                      const float* __restrict__ x, float* __restrict__ y) {
+HG_KERNEL(hg_dropout)(long long n, unsigned long long first, unsigned long long key, unsigned int step,
+                      unsigned int id, float p, float keep, const float* __restrict__ x, float* __restrict__ y) {
 	HG_FOR(j, n) {
-		hg_u4 w = hg_philox((unsigned long long)(j / 4), id, step, key);
-		float u = (float)(hg_word(w, (int)(j % 4)) >> 8) * 0x1p-24f;
+		unsigned long long e = first + (unsigned long long)j; // mask element: rng.Stream.DropoutFrom
+		hg_u4 w = hg_philox(e / 4, id, step, key);
+		float u = (float)(hg_word(w, (int)(e % 4)) >> 8) * 0x1p-24f;
 		y[j] = u >= p ? x[j] * keep : 0.0f;
 	}
 }

@@ -164,3 +164,37 @@ func TestDropoutFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestDropoutFromCounterCarry: past 2³² blocks the mask element e reads word e mod 4 of counter
+// e/4 with the counter's high word set (the carry the CUDA kernel must make too), whatever the
+// offset's lane.
+func TestDropoutFromCounterCarry(t *testing.T) {
+	s := Stream{Key: 0xdeadbeefcafef00d, Step: 11, ID: DropoutStream(5)}
+	const p = 0.5
+	x := make([]float32, 13)
+	for i := range x {
+		x[i] = float32(i) + 0.5
+	}
+	for _, first := range []uint64{1<<34 - 7, 1<<34 - 4, 1<<34 + 3, 1 << 40} {
+		y := make([]float32, len(x))
+		s.DropoutFrom(y, x, p, first)
+		dropped := 0
+		for j := range x {
+			e := first + uint64(j)
+			ctr := [4]uint32{uint32(e / 4), uint32(e / 4 >> 32), s.ID, s.Step}
+			w := Philox4x32(ctr, [2]uint32{uint32(s.Key), uint32(s.Key >> 32)})
+			want := float32(0)
+			if float32(w[e%4]>>8)*0x1p-24 >= p {
+				want = x[j] * 2
+			} else {
+				dropped++
+			}
+			if y[j] != want {
+				t.Fatalf("DropoutFrom(first %d)[%d] = %v, counter %08x word %d gives %v", first, j, y[j], ctr, e%4, want)
+			}
+		}
+		if dropped == 0 || dropped == len(x) {
+			t.Errorf("first %d: p = %g dropped %d of %d", first, p, dropped, len(x))
+		}
+	}
+}

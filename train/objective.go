@@ -78,17 +78,14 @@ func (s Shard) whole() bool { return s.First == 0 && s.Len == s.Global }
 // streams. The loss and its gradient are divided by the global batch, so
 // the ranks' losses and gradients sum to the single-process ones. NCSN++
 // dropout draws each sample's masks at its place in the whole batch
-// (layers.NCSNpp.SetDropoutFrom), on the host only.
+// (layers.NCSNpp.SetDropoutFrom), on the host and on a device alike (the
+// CUDA dropout kernel takes the mask offset).
 func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard, dim int, times string) (LossFunc, error) {
 	if shard.Global < 1 || shard.Len < 1 || shard.First < 0 || shard.First+shard.Len > shard.Global {
 		return nil, fmt.Errorf("shard of samples [%d, %d) of a batch of %d", shard.First, shard.First+shard.Len, shard.Global)
 	}
 	dropout, _ := net.(layers.Dropouter)
 	shardDrop, _ := net.(shardDropouter)
-	rate := 0.0
-	if nc, ok := net.(*layers.NCSNpp); ok {
-		rate = nc.Config.Dropout
-	}
 	if dropout != nil && shardDrop == nil && !shard.whole() {
 		return nil, fmt.Errorf("the network's dropout cannot draw the masks of a shard of the batch: train on one rank")
 	}
@@ -130,9 +127,6 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 			if shard.whole() {
 				dropout.SetDropout(&s)
 			} else {
-				if c.Device != nil && rate > 0 {
-					return nil, fmt.Errorf("dropout (%g) with the batch split over ranks runs on the cpu only (the device's dropout kernel has no mask offset): use --device cpu, --dropout 0 or one rank", rate)
-				}
 				shardDrop.SetDropoutFrom(&s, shard.First)
 			}
 			defer dropout.SetDropout(nil)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -23,4 +24,27 @@ func TestMPIShimDeviceStaging(t *testing.T) {
 	run := filepath.Join(dir, "np2")
 	mustTrain(t, 2, args(run)...)
 	compareRuns(t, "toy MLP on the shim device, 2 ranks", run, ref)
+}
+
+// TestMPIShimNCSNppDropout: ncsnpp-tiny with dropout 0.1 on --device cuda (the host shim) under
+// mpirun -np 2 against one process on the same device, global batch 2, 3 steps (the shim runs a
+// step of ncsnpp-tiny in seconds; the convolution after each dropout starts at zero, so the masks
+// reach the loss from step 2 and the weights from step 1): rank 1's masks come from the dropout
+// kernel's element offset (its samples' place in the global batch), rank 0's from offset 0.
+func TestMPIShimNCSNppDropout(t *testing.T) {
+	dir := t.TempDir()
+	imgs := filepath.Join(dir, "imgs")
+	if err := os.Mkdir(imgs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeMPIImages(t, imgs, 32)
+	args := func(out string) []string {
+		return []string{"--data", "images:" + imgs, "--model", "ncsnpp-tiny", "--device", "cuda", "--steps", "3",
+			"--batch", "2", "--seed", "1", "--dropout", "0.1", "--out", out}
+	}
+	ref := filepath.Join(dir, "one")
+	mustTrain(t, 0, args(ref)...)
+	run := filepath.Join(dir, "np2")
+	mustTrain(t, 2, args(run)...)
+	compareRuns(t, "ncsnpp-tiny with dropout on the shim device, 2 ranks", run, ref)
 }

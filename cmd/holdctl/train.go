@@ -335,9 +335,6 @@ func prepareRun(c *cli.Context, dir string, resume bool, ranks int) (preparedRun
 	if _, _, err := dist.Split(cfg.Batch, 0, ranks); err != nil {
 		return run, run.fail(usageErr("--batch is the global batch: %v", err))
 	}
-	if cfg.Dropout > 0 && ranks > 1 && c.String("device") != "cpu" {
-		return run, run.fail(usageErr("--dropout %g with %d ranks runs on --device cpu only (the device's dropout kernel has no mask offset): use --dropout 0, cpu or one rank", cfg.Dropout, ranks))
-	}
 	if _, err := cfg.Meta(); err != nil { // the checkpoint's metadata must encode before any step is spent
 		return run, run.fail(usageErr("%v", err))
 	}
