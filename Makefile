@@ -30,8 +30,8 @@ build-mpi:
 test-mpi:
 	$(GO) vet -tags mpi ./dist ./train ./cmd/holdctl
 	$(GO) test -count=1 -tags mpi ./dist ./train
-	$(GO) test -count=1 -tags mpi -run MPI -v ./cmd/holdctl
-	$(GO) test -count=1 -tags "cudashim mpi" -run 'DataParallel|MPIShim' -v ./train ./cmd/holdctl
+	$(GO) test -count=1 -timeout 30m -tags mpi -run MPI -v ./cmd/holdctl
+	$(GO) test -count=1 -timeout 30m -tags "cudashim mpi" -run 'DataParallel|MPIShim' -v ./train ./cmd/holdctl
 
 test-race:
 	$(GO) test -race -short $(PKGS)

@@ -82,7 +82,7 @@ func mpiRun(t *testing.T, np int, args ...string) (string, error) {
 	return out.String(), err
 }
 
-const mpiTimeout = 2 * time.Minute
+const mpiTimeout = 5 * time.Minute
 
 // mpiCommand is holdctl train with args on np ranks (np 0: without mpirun). When ctx ends,
 // mpirun gets SIGTERM (it ends its ranks), then SIGKILL 10 s later.
