@@ -9,10 +9,10 @@
 // for a bounded window (spinWindow) before they park: an idle worker watches
 // the queue, and the caller of For watches its chunks finish instead of
 // sleeping on them (a sleeping caller is woken onto the finishing worker's
-// processor, where it waits behind that worker's spin). The price: with
-// another busy process on the cores, two threads are slower than one
-// (measured: toy training step 3.1 ms against 2.0 ms) unless For stops
-// splitting loops that lose time: see governor.go.
+// processor, where it waits behind that worker's spin). With another busy
+// process on the cores that made two threads slower than one (toy training
+// step 4.6 ms against 3.6 ms); For now stops splitting loops while that
+// happens (governor.go).
 package parallel
 
 import (
@@ -35,17 +35,46 @@ type task struct {
 	done   sync.WaitGroup
 }
 
-// run takes chunks from t until none are left and returns how many it ran.
-func (t *task) run() (ran int) {
-	for ; ; ran++ {
+// run takes chunks from t until none are left.
+func (t *task) run() {
+	for {
 		c := int(t.next.Add(1)) - 1
 		if c >= t.chunks {
-			return ran
+			return
 		}
 		t.fn(c*t.n/t.chunks, (c+1)*t.n/t.chunks)
 		t.left.Add(-1)
 		t.done.Done()
 	}
+}
+
+// runTimed is run for For's caller: it also returns an estimate of one
+// chunk's time (ns), the mean of the chunks it ran without the slowest one.
+// Leaving that one out matters: when the OS deschedules the caller in the
+// middle of a chunk (a CPU hog on the other core), that chunk takes a whole
+// time slice longer, and counting it would credit the split loop with a
+// serial time it never had. 0 when the caller ran no chunk.
+func (t *task) runTimed() (perChunk int64) {
+	var ran, sum, slowest int64
+	for ; ; ran++ {
+		c := int(t.next.Add(1)) - 1
+		if c >= t.chunks {
+			break
+		}
+		start := now()
+		t.fn(c*t.n/t.chunks, (c+1)*t.n/t.chunks)
+		d := now() - start
+		sum, slowest = sum+d, max(slowest, d)
+		t.left.Add(-1)
+		t.done.Done()
+	}
+	switch ran {
+	case 0:
+		return 0
+	case 1:
+		return sum
+	}
+	return (sum - slowest) / (ran - 1)
 }
 
 // wait returns when every chunk of t has finished, spinning for up to
@@ -170,11 +199,16 @@ func For(n, grain int, fn func(lo, hi int)) {
 		default:
 		}
 	}
-	own := t.run()
-	t1 := now()
+	cpu0 := threadCPU()
+	perChunk := t.runTimed()
 	t.wait()
-	if own > 0 {
-		t2 := now()
-		gov.observe(t2, (t1-t0)*int64(chunks)/int64(own), t2-t0)
+	if perChunk > 0 {
+		t1, cpu := now(), threadCPU()
+		if cpu >= 0 && cpu0 >= 0 {
+			cpu -= cpu0
+		} else {
+			cpu = -1
+		}
+		gov.observe(t1, perChunk*int64(chunks), t1-t0, cpu)
 	}
 }

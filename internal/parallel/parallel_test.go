@@ -84,7 +84,7 @@ func TestGovernorBacksOffAndRecovers(t *testing.T) {
 	at := int64(1000 * ms)
 	// A window whose loops each lost 1 ms: serial for backoffMin.
 	for range window {
-		g.observe(at, 1*ms, 2*ms)
+		g.observe(at, 1*ms, 2*ms, -1)
 	}
 	if !g.serial(at) || !g.serial(at+backoffMin-1) || g.serial(at+backoffMin) {
 		t.Fatalf("after a losing window: serial until %d, want %d", g.serialUntil.Load(), at+backoffMin)
@@ -92,7 +92,7 @@ func TestGovernorBacksOffAndRecovers(t *testing.T) {
 	// The next try loses again: the period doubles.
 	at += backoffMin
 	for range window {
-		g.observe(at, 1*ms, 2*ms)
+		g.observe(at, 1*ms, 2*ms, -1)
 	}
 	if !g.serial(at+2*backoffMin-1) || g.serial(at+2*backoffMin) {
 		t.Fatalf("after two losing windows: serial until %d, want %d", g.serialUntil.Load(), at+2*backoffMin)
@@ -100,7 +100,7 @@ func TestGovernorBacksOffAndRecovers(t *testing.T) {
 	// Many more: capped at backoffMax.
 	for range 20 {
 		for range window {
-			g.observe(at, 1*ms, 2*ms)
+			g.observe(at, 1*ms, 2*ms, -1)
 		}
 	}
 	if g.backoff.Load() != backoffMax {
@@ -111,9 +111,9 @@ func TestGovernorBacksOffAndRecovers(t *testing.T) {
 	at += 10 * backoffMax
 	for i := range window {
 		if i == 3 {
-			g.observe(at, 1*ms, 3*ms)
+			g.observe(at, 1*ms, 3*ms, -1)
 		} else {
-			g.observe(at, 2*ms, 1*ms)
+			g.observe(at, 2*ms, 1*ms, -1)
 		}
 	}
 	if g.serial(at) || g.backoff.Load() != backoffMin {
