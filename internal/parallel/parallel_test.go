@@ -157,3 +157,22 @@ func goroutineID() string {
 	f := strings.Fields(string(buf))
 	return f[1]
 }
+
+// TestGovernorContendedCaller: loops that gain by the time estimate still
+// stop being split when the caller's thread got under 80 % of the wall time
+// as CPU time (another process shares its core), and not at 85 %.
+func TestGovernorContendedCaller(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		cpu    int64
+		serial bool
+	}{{75 * ms / 100, true}, {85 * ms / 100, false}, {-1, false}} {
+		g := newGovernor()
+		for range window {
+			g.observe(0, 2*ms, 1*ms, c.cpu)
+		}
+		if g.serial(0) != c.serial {
+			t.Errorf("caller CPU %d ns per 1 ms loop: serial=%v, want %v", c.cpu, g.serial(0), c.serial)
+		}
+	}
+}
