@@ -21,6 +21,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "parallel governor contended below 60 % instead of 80 %",
+  "file": "internal/parallel/governor.go",
+  "old": "contended := c >= 0 && c*5 < w*4",
+  "new": "contended := c >= 0 && c*5 < w*3",
+  "pkg": "./internal/parallel",
+  "run": "TestGovernorContendedCaller",
+  "tags": ""
+ },
+ {
+  "label": "parallel governor keeps splitting loops that lose time",
+  "file": "internal/parallel/governor.go",
+  "old": "if gain >= 0 && !contended {",
+  "new": "if gain <= 0 && !contended {",
+  "pkg": "./internal/parallel",
+  "run": "TestGovernorBacksOffAndRecovers|TestForStopsSplittingWhenWorkersStall",
+  "tags": ""
+ },
+ {
   "label": "Exp dx=dy·y ×1.001",
   "file": "autograd/ops.go",
   "old": "func(d, _, y, dy *tensor.Tensor) { tensor.Mul(d, dy, y) }, y)",
