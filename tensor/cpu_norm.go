@@ -37,22 +37,10 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 	size := cpg * s
 	mean, rstd, mean64 := cpuGroupStats(x, n*op.Groups, size, float64(op.Scalar))
 	switch op.Kind {
-	case OpGroupNorm:
-		gamma, beta := in[1].data, in[2].data
-		parallel.For(n*c, max(1, grain/s), func(lo, hi int) {
-			for nc := lo; nc < hi; nc++ {
-				ch := nc % c
-				ng := nc/c*op.Groups + ch/cpg
-				a, m, b := float64(rstd[ng]*gamma[ch]), mean64[ng], float64(beta[ch])
-				src, dst := x[nc*s:(nc+1)*s], o[nc*s:(nc+1)*s]
-				for i, v := range src {
-					dst[i] = float32((float64(v)-m)*a + b)
-				}
-			}
-		})
-	case OpGroupNormSiLU, OpGroupNormSiLUGrad:
+	case OpGroupNorm, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		// One (sample, channel) row at a time: z = (x − μ)·rstd·γ + β into the
-		// destination row, then SiLU (or dy·SiLU′) over it while it is in cache.
+		// destination row, then for the fused ops SiLU (or dy·SiLU′) over it
+		// while it is in cache.
 		gamma, beta := in[1].data, in[2].data
 		parallel.For(n*c, max(1, grain/s), func(lo, hi int) {
 			for nc := lo; nc < hi; nc++ {
@@ -63,9 +51,10 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 				for i, v := range src {
 					dst[i] = float32((float64(v)-m)*a + b)
 				}
-				if op.Kind == OpGroupNormSiLU {
+				switch op.Kind {
+				case OpGroupNormSiLU:
 					vec.SiLU(dst, dst)
-				} else {
+				case OpGroupNormSiLUGrad:
 					vec.SiLUGrad(dst, dst, in[3].data[nc*s:(nc+1)*s])
 				}
 			}
