@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -54,6 +55,7 @@ func benchNCSNppCommand() *cli.Command {
 			&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "interpreter with torch (empty: skip PyTorch)"},
 			&cli.StringFlag{Name: "script", Value: "scripts/bench_ncsnpp.py", Usage: "PyTorch benchmark script"},
 			&cli.BoolFlag{Name: "json", Usage: "print the rows as JSON"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the holdgo runs to this file"},
 		},
 		Action: func(c *cli.Context) error {
 			models := strings.Split(c.String("models"), ",")
@@ -68,6 +70,18 @@ func benchNCSNppCommand() *cli.Command {
 			threads, repeats := c.Int("threads"), max(1, c.Int("repeats"))
 			prev := parallel.SetThreads(threads)
 			defer parallel.SetThreads(prev)
+			if path := c.String("cpuprofile"); path != "" {
+				f, err := os.Create(path)
+				if err != nil {
+					return err
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					f.Close()
+					return err
+				}
+				defer f.Close()
+				defer pprof.StopCPUProfile()
+			}
 			var rows []ncsnppBenchRow
 			for _, bc := range cases {
 				r, err := benchNCSNpp(bc, repeats)
