@@ -885,10 +885,28 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "Winograd F(4,3) G[0][0] 1/4→1.001/4 (weight transform)",
+  "label": "Winograd weight transform: the input gradient's kernel not flipped",
   "file": "tensor/cpu_winograd.go",
-  "old": "return k0 * 0.25, -(s + d) * sixth",
-  "new": "return k0 * 0.25025, -(s + d) * sixth",
+  "old": "taps[t][i] = k[8-t]",
+  "new": "taps[t][i] = k[t]",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight transform: vec.Mix groups of 3 rows instead of 4 (every 4th row of G·k·Gᵀ unset)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "r1 := min(alpha, r0+vec.MaxMixRows)",
+  "new": "r1 := min(alpha, r0+vec.MaxMixRows-1)",
+  "pkg": "./tensor",
+  "run": "TestWinogradTransformsMatchMatrices",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight transform: blocks of kernels written at half their offset",
+  "file": "tensor/cpu_winograd.go",
+  "old": "off := (r*alpha+c)*plane + e0",
+  "new": "off := (r*alpha+c)*plane + e0/2",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""

@@ -3,6 +3,7 @@ package tensor
 import (
 	"holdgo/internal/gemm"
 	"holdgo/internal/parallel"
+	"holdgo/internal/vec"
 )
 
 // Winograd convolution F(m×m, 3×3) for 3×3, stride-1, pad-1 convolutions
@@ -29,8 +30,9 @@ import (
 // with the weights flipped in space and transposed (O ↔ C), so it runs the
 // same code. The weight gradient stays im2col + GEMM.
 //
-// The transforms are written out by hand (the 1-D transforms below, with
-// shared subexpressions); winograd_test.go checks them against the matrices
+// The input and output transforms are written out by hand (the 1-D
+// transforms below, with shared subexpressions), the weight transform runs
+// from the matrix g (transformWeights); winograd_test.go checks them against the matrices
 // of winoF23/winoF43, which are those of the paper (F(2,3): §4.1; F(4,3):
 // §4.2, interpolation points 0, ±1, ±2, ∞, as wincnn generates them).
 
@@ -43,7 +45,6 @@ type winoAlgo struct {
 	bt, g, at [][]float64
 	in        func(v, d *[36]float32) // v = Bᵀ d B, α×α row-major
 	out       func(y *[16]float32, s *[36]float32)
-	weight    func(u *[36]float32, k *[9]float32) // u = G k Gᵀ
 }
 
 var winoF23 = &winoAlgo{
@@ -64,7 +65,7 @@ var winoF23 = &winoAlgo{
 		{1, 1, 1, 0},
 		{0, 1, -1, -1},
 	},
-	in: winoIn23, out: winoOut23, weight: winoWeight23,
+	in: winoIn23, out: winoOut23,
 }
 
 var winoF43 = &winoAlgo{
@@ -91,20 +92,17 @@ var winoF43 = &winoAlgo{
 		{0, 1, 1, 4, 4, 0},
 		{0, 1, -1, 8, -8, 1},
 	},
-	in: winoIn43, out: winoOut43, weight: winoWeight43,
+	in: winoIn43, out: winoOut43,
 }
 
-// 1-D transforms: Bᵀ·d, Aᵀ·s and G·k of one column.
+// 1-D transforms: Bᵀ·d and Aᵀ·s of one column (the weight transform G·k·Gᵀ
+// runs from the matrix g, see transformWeights).
 
 func bt23(d0, d1, d2, d3 float32) (t0, t1, t2, t3 float32) {
 	return d0 - d2, d1 + d2, d2 - d1, d1 - d3
 }
 
 func at23(s0, s1, s2, s3 float32) (y0, y1 float32) { return s0 + s1 + s2, s1 - s2 - s3 }
-
-func g23(k0, k1, k2 float32) (u0, u1, u2, u3 float32) {
-	return k0, 0.5 * (k0 + k1 + k2), 0.5 * (k0 - k1 + k2), k2
-}
 
 func bt43(d0, d1, d2, d3, d4, d5 float32) (t0, t1, t2, t3, t4, t5 float32) {
 	a, b := d4-4*d2, d3-4*d1
@@ -115,13 +113,6 @@ func bt43(d0, d1, d2, d3, d4, d5 float32) (t0, t1, t2, t3, t4, t5 float32) {
 func at43(s0, s1, s2, s3, s4, s5 float32) (y0, y1, y2, y3 float32) {
 	a, b, c, e := s1+s2, s1-s2, s3+s4, s3-s4
 	return s0 + a + c, b + 2*e, a + 4*c, b + 8*e + s5
-}
-
-func g43(k0, k1, k2 float32) (u0, u1, u2, u3, u4, u5 float32) {
-	const sixth, twelfth, twentyFourth = 1.0 / 6, 1.0 / 12, 1.0 / 24 // multiplications: no divisions
-	s, d := k0+k2, k1
-	e, f := k0*twentyFourth+k2*sixth, k1*twelfth
-	return k0 * 0.25, -(s + d) * sixth, -(s - d) * sixth, e + f, e - f, k2
 }
 
 // 2-D transforms: the 1-D one on the columns, then on the rows.
@@ -148,17 +139,6 @@ func winoOut23(y *[16]float32, s *[36]float32) {
 	}
 }
 
-func winoWeight23(u *[36]float32, k *[9]float32) {
-	var t [12]float32
-	for j := range 3 {
-		t[j], t[3+j], t[6+j], t[9+j] = g23(k[j], k[3+j], k[6+j])
-	}
-	for i := range 4 {
-		r := t[3*i : 3*i+3 : 3*i+3]
-		u[4*i], u[4*i+1], u[4*i+2], u[4*i+3] = g23(r[0], r[1], r[2])
-	}
-}
-
 func winoIn43(v, d *[36]float32) {
 	var t [36]float32
 	for j := range 6 {
@@ -178,17 +158,6 @@ func winoOut43(y *[16]float32, s *[36]float32) {
 	for i := range 4 {
 		r := t[6*i : 6*i+6 : 6*i+6]
 		y[4*i], y[4*i+1], y[4*i+2], y[4*i+3] = at43(r[0], r[1], r[2], r[3], r[4], r[5])
-	}
-}
-
-func winoWeight43(u *[36]float32, k *[9]float32) {
-	var t [18]float32
-	for j := range 3 {
-		t[j], t[3+j], t[6+j], t[9+j], t[12+j], t[15+j] = g43(k[j], k[3+j], k[6+j])
-	}
-	for i := range 6 {
-		r := t[3*i : 3*i+3 : 3*i+3]
-		u[6*i], u[6*i+1], u[6*i+2], u[6*i+3], u[6*i+4], u[6*i+5] = g43(r[0], r[1], r[2])
 	}
 }
 
@@ -234,34 +203,92 @@ func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
 // (forward), or, with flip, u[ξ][c][o] = (G w̃ Gᵀ)[ξ] for w̃[ky][kx] =
 // w[o][c][2−ky][2−kx] (the input gradient's weight); co × ci is the result's
 // matrix size per ξ.
+//
+// It runs over blocks of winoWeightBlock kernels as whole rows: the nine taps
+// of the block's kernels are gathered into nine rows, G is applied down the
+// columns (3·α rows, each a combination of three tap rows) and then along the
+// rows straight into the α² planes of u, the combinations by vec.Mix (SIMD,
+// float64 arithmetic rounded once). A kernel-at-a-time transform with α²
+// scattered stores per kernel took 4–5× longer: at 256 channels it cost as
+// much as the α² GEMMs.
 func (wc *winoConv) transformWeights(w []float32, flip bool) {
-	a2 := wc.alg.alpha * wc.alg.alpha
+	alpha := wc.alg.alpha
+	a2 := alpha * alpha
 	plane := wc.uStride()
 	wc.uBuf = getScratch(a2 * plane)
 	wc.u = *wc.uBuf
-	parallel.For(wc.co, max(1, 4096/max(wc.ci, 1)), func(lo, hi int) {
-		var k [9]float32
-		var u [36]float32
-		for co := lo; co < hi; co++ {
-			for ci := range wc.ci {
-				if flip { // w is (ci=O, co=C, 3, 3)
-					src := w[(ci*wc.co+co)*9 : (ci*wc.co+co)*9+9]
-					for i := range 9 {
-						k[i] = src[8-i]
-					}
-				} else {
-					copy(k[:], w[(co*wc.ci+ci)*9:])
+	g := make([]float64, 0, 3*alpha) // G row-major, the coefficients of vec.Mix
+	for _, row := range wc.alg.g {
+		g = append(g, row...)
+	}
+	n := wc.co * wc.ci
+	const blk = winoWeightBlock
+	parallel.For((n+blk-1)/blk, 1, func(lo, hi int) {
+		bufp := getScratch((9 + 3*alpha) * blk)
+		buf := *bufp
+		taps, cols := make([][]float32, 9), make([][]float32, 3*alpha)
+		outs, ins := make([][]float32, 0, vec.MaxMixRows), make([][]float32, 3)
+		// mix sets rows dst[r0:r1] from ins with the coefficient rows r0..r1 of G.
+		mix := func(dst func(r int) []float32) {
+			for r0 := 0; r0 < alpha; r0 += vec.MaxMixRows {
+				r1 := min(alpha, r0+vec.MaxMixRows)
+				outs = outs[:0]
+				for r := r0; r < r1; r++ {
+					outs = append(outs, dst(r))
 				}
-				wc.alg.weight(&u, &k)
-				off := co*wc.ci + ci
-				for _, val := range u[:a2] {
-					wc.u[off] = val
-					off += plane
-				}
+				vec.Mix(outs, g[3*r0:3*r1], ins)
 			}
 		}
+		for b := lo; b < hi; b++ {
+			e0, e1 := b*blk, min(n, (b+1)*blk)
+			m := e1 - e0
+			for t := range taps {
+				taps[t] = buf[t*blk : t*blk+m]
+			}
+			for t := range cols {
+				cols[t] = buf[(9+t)*blk : (9+t)*blk+m]
+			}
+			if flip { // w is (ci=O, co=C, 3, 3); element e of u's plane is (co, ci)
+				co, ci := e0/wc.ci, e0%wc.ci
+				for i := range m {
+					k := w[(ci*wc.co+co)*9 : (ci*wc.co+co)*9+9]
+					for t := range 9 {
+						taps[t][i] = k[8-t]
+					}
+					if ci++; ci == wc.ci {
+						ci, co = 0, co+1
+					}
+				}
+			} else {
+				src := w[e0*9 : e1*9]
+				for i := range m {
+					k := src[i*9 : i*9+9]
+					for t := range 9 {
+						taps[t][i] = k[t]
+					}
+				}
+			}
+			// Down the columns: cols[r·3+kx] = Σ_ky G[r][ky]·tap(ky, kx).
+			for kx := range 3 {
+				ins[0], ins[1], ins[2] = taps[kx], taps[3+kx], taps[6+kx]
+				mix(func(r int) []float32 { return cols[r*3+kx] })
+			}
+			// Along the rows: u[r·α+c] = Σ_kx G[c][kx]·cols[r·3+kx].
+			for r := range alpha {
+				ins[0], ins[1], ins[2] = cols[r*3], cols[r*3+1], cols[r*3+2]
+				mix(func(c int) []float32 {
+					off := (r*alpha+c)*plane + e0
+					return wc.u[off : off+m]
+				})
+			}
+		}
+		scratch.Put(bufp)
 	})
 }
+
+// winoWeightBlock is the number of kernels transformWeights transforms as one
+// set of rows: its (9 + 3α) rows stay within L1/L2.
+const winoWeightBlock = 256
 
 // uStride is the distance between the α² matrices U[ξ] (CO × CI), padded by
 // a cache line against L1 set conflicts (see vStride).

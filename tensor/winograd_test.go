@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -110,8 +111,22 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 			check(alg.name+" BᵀdB", v[:], matMul64(matMul64(alg.bt, d), transpose64(alg.bt)))
 			alg.out(&y, &s36)
 			check(alg.name+" AᵀsA", y[:], matMul64(matMul64(alg.at, s), transpose64(alg.at)))
-			alg.weight(&u, &k9)
-			check(alg.name+" GkGᵀ", u[:], matMul64(matMul64(alg.g, k), transpose64(alg.g)))
+			// The weight transform of one 1×1-channel kernel, plain and flipped.
+			for _, flip := range []bool{false, true} {
+				wc := newWinoConv(alg, 1, 1, 1, 4, 4)
+				wc.transformWeights(k9[:], flip)
+				for xi := range alg.alpha * alg.alpha {
+					u[xi] = wc.u[xi*wc.uStride()]
+				}
+				wc.release()
+				kk := k
+				if flip {
+					kk = [][]float64{
+						{k[2][2], k[2][1], k[2][0]}, {k[1][2], k[1][1], k[1][0]}, {k[0][2], k[0][1], k[0][0]},
+					}
+				}
+				check(fmt.Sprintf("%s GkGᵀ flip=%v", alg.name, flip), u[:alg.alpha*alg.alpha], matMul64(matMul64(alg.g, kk), transpose64(alg.g)))
+			}
 		}
 	}
 }
