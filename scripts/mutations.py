@@ -912,6 +912,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd rule: 64-channel layers only from 14×14 (7×7 back to im2col)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "c >= 64 && h*w >= 49",
+  "new": "c >= 64 && h*w >= 196",
+  "pkg": "./tensor",
+  "run": "TestWinogradRule",
+  "tags": ""
+ },
+ {
   "label": "Winograd F(4,3) matrix G[3][0] 1/24→1.001/24 (the paper's matrix as written)",
   "file": "tensor/cpu_winograd.go",
   "old": "{1.0 / 24, 1.0 / 12, 1.0 / 6},",

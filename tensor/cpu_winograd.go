@@ -479,8 +479,15 @@ var winoMode = winoAuto
 // per-call weight transform (U is α²/9 = 4× the weight) and the transforms'
 // scalar Go loops cost more than the GEMM flops saved: 256 channels at 8×8 or
 // 4×4 (N = 4) run 1.5–6× slower than im2col, 9 → 128 channels 2–3× slower,
-// and 32–64 channels come out even. F(2,3) was never the fastest of the three
+// and 32–64 channels came out even. F(2,3) was never the fastest of the three
 // on these shapes, so the rule does not pick it (it stays tested, forced).
+//
+// With the weight transform as row combinations (transformWeights, ~2×
+// faster) F(4,3) also pays at 64 channels on images of 7×7 and more
+// (ncsnpp-small, N = 32: 10–20% less CPU time per convolution at 14×14 and
+// 7×7; the ncsnpp-small forward pass 24.0 → 15.9 ms CPU per image, median of
+// 3 interleaved runs, one thread). 32 channels at 28×28 stay im2col (F(4,3)
+// 1.5× slower there).
 func winogradFor(n, ci, co, h, w int) *winoAlgo {
 	switch winoMode {
 	case winoOff:
@@ -490,7 +497,7 @@ func winogradFor(n, ci, co, h, w int) *winoAlgo {
 	case winoForce43:
 		return winoF43
 	}
-	if min(ci, co) >= 128 && n*h*w >= 1024 {
+	if c := min(ci, co); n*h*w >= 1024 && (c >= 128 || c >= 64 && h*w >= 49) {
 		return winoF43
 	}
 	return nil

@@ -130,3 +130,21 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 		}
 	}
 }
+
+// The selection rule picks F(4,3) on the NCSN++ shapes where it was measured
+// faster (BenchmarkConv3x3; see winogradFor) and im2col elsewhere.
+func TestWinogradRule(t *testing.T) {
+	for _, c := range []struct {
+		n, ci, co, h int
+		want         *winoAlgo
+	}{
+		{4, 128, 128, 32, winoF43}, {4, 256, 256, 16, winoF43}, {4, 128, 256, 16, winoF43},
+		{32, 64, 64, 14, winoF43}, {32, 64, 64, 7, winoF43},
+		{4, 256, 256, 8, nil}, {4, 256, 256, 4, nil}, {4, 9, 128, 32, nil}, {32, 32, 32, 28, nil},
+		{32, 3, 32, 28, nil}, {64, 64, 64, 4, nil}, {1, 64, 64, 14, nil},
+	} {
+		if got := winogradFor(c.n, c.ci, c.co, c.h, c.h); got != c.want {
+			t.Errorf("winogradFor(%d, %d→%d, %d×%d) = %v, want %v", c.n, c.ci, c.co, c.h, c.h, got, c.want)
+		}
+	}
+}
