@@ -869,8 +869,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Winograd F(4,3) Aᵀ[3][3] 8→8.008 (output transform)",
   "file": "tensor/cpu_winograd.go",
-  "old": "b + 8*e + s5",
-  "new": "b + 8.008*e + s5",
+  "old": "{0, 1, -1, 8, -8, 1},",
+  "new": "{0, 1, -1, 8.008, -8, 1},",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""
@@ -878,8 +878,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Winograd F(2,3) Aᵀ[0][2] 1→1.001 (output transform)",
   "file": "tensor/cpu_winograd.go",
-  "old": "return s0 + s1 + s2, s1 - s2 - s3",
-  "new": "return s0 + s1 + 1.001*s2, s1 - s2 - s3",
+  "old": "{1, 1, 1, 0},",
+  "new": "{1, 1, 1.001, 0},",
   "pkg": "./tensor",
   "run": "TestWinogradAgainstReference",
   "tags": ""
@@ -918,6 +918,24 @@ MUTATIONS = json.loads(r"""
   "new": "c >= 64 && h*w >= 196",
   "pkg": "./tensor",
   "run": "TestWinogradRule",
+  "tags": ""
+ },
+ {
+  "label": "Winograd output transform: the accumulating input gradient (β = 1) drops the old value",
+  "file": "tensor/cpu_winograd.go",
+  "old": "dr[i] += yr[i*nt] + b",
+  "new": "dr[i] = yr[i*nt] + b",
+  "pkg": "./tensor",
+  "run": "TestWinogradAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd output transform: rows of M read a tile off (o*nt+1)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "off := (r*alpha+j)*wc.mStride + o*nt",
+  "new": "off := (r*alpha+j)*wc.mStride + o*nt + min(1, o)",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
   "tags": ""
  },
  {

@@ -30,9 +30,10 @@ import (
 // with the weights flipped in space and transposed (O ↔ C), so it runs the
 // same code. The weight gradient stays im2col + GEMM.
 //
-// The input and output transforms are written out by hand (the 1-D
-// transforms below, with shared subexpressions), the weight transform runs
-// from the matrix g (transformWeights); winograd_test.go checks them against the matrices
+// The input transform is written out by hand (the 1-D transforms below,
+// with shared subexpressions), the weight and output transforms run from the
+// matrices g and at (transformWeights, outputTransform); winograd_test.go
+// checks them against the matrices
 // of winoF23/winoF43, which are those of the paper (F(2,3): §4.1; F(4,3):
 // §4.2, interpolation points 0, ±1, ±2, ∞, as wincnn generates them).
 
@@ -44,7 +45,6 @@ type winoAlgo struct {
 	// below must equal them (TestWinogradTransformsMatchMatrices).
 	bt, g, at [][]float64
 	in        func(v, d *[36]float32) // v = Bᵀ d B, α×α row-major
-	out       func(y *[16]float32, s *[36]float32)
 }
 
 var winoF23 = &winoAlgo{
@@ -65,7 +65,7 @@ var winoF23 = &winoAlgo{
 		{1, 1, 1, 0},
 		{0, 1, -1, -1},
 	},
-	in: winoIn23, out: winoOut23,
+	in: winoIn23,
 }
 
 var winoF43 = &winoAlgo{
@@ -92,27 +92,20 @@ var winoF43 = &winoAlgo{
 		{0, 1, 1, 4, 4, 0},
 		{0, 1, -1, 8, -8, 1},
 	},
-	in: winoIn43, out: winoOut43,
+	in: winoIn43,
 }
 
-// 1-D transforms: Bᵀ·d and Aᵀ·s of one column (the weight transform G·k·Gᵀ
-// runs from the matrix g, see transformWeights).
+// 1-D transforms: Bᵀ·d of one column (the weight and output transforms run
+// from the matrices g and at: transformWeights, outputTransform).
 
 func bt23(d0, d1, d2, d3 float32) (t0, t1, t2, t3 float32) {
 	return d0 - d2, d1 + d2, d2 - d1, d1 - d3
 }
 
-func at23(s0, s1, s2, s3 float32) (y0, y1 float32) { return s0 + s1 + s2, s1 - s2 - s3 }
-
 func bt43(d0, d1, d2, d3, d4, d5 float32) (t0, t1, t2, t3, t4, t5 float32) {
 	a, b := d4-4*d2, d3-4*d1
 	c, e := d4-d2, 2*(d3-d1)
 	return 4*d0 - 5*d2 + d4, a + b, a - b, c + e, c - e, 4*d1 - 5*d3 + d5
-}
-
-func at43(s0, s1, s2, s3, s4, s5 float32) (y0, y1, y2, y3 float32) {
-	a, b, c, e := s1+s2, s1-s2, s3+s4, s3-s4
-	return s0 + a + c, b + 2*e, a + 4*c, b + 8*e + s5
 }
 
 // 2-D transforms: the 1-D one on the columns, then on the rows.
@@ -128,17 +121,6 @@ func winoIn23(v, d *[36]float32) {
 	}
 }
 
-func winoOut23(y *[16]float32, s *[36]float32) {
-	var t [8]float32
-	for j := range 4 {
-		t[j], t[4+j] = at23(s[j], s[4+j], s[8+j], s[12+j])
-	}
-	for i := range 2 {
-		r := t[4*i : 4*i+4 : 4*i+4]
-		y[2*i], y[2*i+1] = at23(r[0], r[1], r[2], r[3])
-	}
-}
-
 func winoIn43(v, d *[36]float32) {
 	var t [36]float32
 	for j := range 6 {
@@ -147,17 +129,6 @@ func winoIn43(v, d *[36]float32) {
 	for i := range 6 {
 		r := t[6*i : 6*i+6 : 6*i+6]
 		v[6*i], v[6*i+1], v[6*i+2], v[6*i+3], v[6*i+4], v[6*i+5] = bt43(r[0], r[1], r[2], r[3], r[4], r[5])
-	}
-}
-
-func winoOut43(y *[16]float32, s *[36]float32) {
-	var t [24]float32
-	for j := range 6 {
-		t[j], t[6+j], t[12+j], t[18+j] = at43(s[j], s[6+j], s[12+j], s[18+j], s[24+j], s[30+j])
-	}
-	for i := range 4 {
-		r := t[6*i : 6*i+6 : 6*i+6]
-		y[4*i], y[4*i+1], y[4*i+2], y[4*i+3] = at43(r[0], r[1], r[2], r[3], r[4], r[5])
 	}
 }
 
@@ -400,21 +371,47 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 // outputTransform writes output channels [o0, o1) of tiles [t0, t1) from
 // M[ξ] (CO × nt, row-major, ξ·mStride apart) into dst, cropping tiles at the
 // image's edge.
+//
+// Per output channel it works on whole rows of the chunk's tiles: Aᵀ down the
+// columns (m rows from α of M each), then along the rows into m² rows, one
+// per position in the tile, both by vec.Mix; then the m² rows are scattered
+// into the image. Transforming tile by tile, with α² loads a whole M plane
+// apart per tile, took about twice as long.
 func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 	alpha, m := wc.alg.alpha, wc.alg.m
-	a2, nt := alpha*alpha, t1-t0
+	nt := t1 - t0
 	hw, per := wc.h*wc.w, wc.th*wc.tw
-	var s [36]float32
-	var y [16]float32
+	at := make([]float64, 0, m*alpha) // Aᵀ row-major, the coefficients of vec.Mix
+	for _, row := range wc.alg.at {
+		at = append(at, row...)
+	}
+	bufp := getScratch((m*alpha + m*m) * nt)
+	buf := *bufp
+	row := func(i int) []float32 { return buf[i*nt : (i+1)*nt] } // rows m·α + r·m + k hold y[r][k] of every tile
+	ins, outs := make([][]float32, alpha), make([][]float32, m)
 	for o := o0; o < o1; o++ {
-		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
-		for t := t0; t < t1; t++ {
-			off := o*nt + t - t0
-			for xi := range s[:a2] {
-				s[xi] = mbuf[off]
-				off += wc.mStride
+		for j := range alpha { // columns: tmp[i·α+j] = Σ_r Aᵀ[i][r]·M[r·α+j]
+			for r := range alpha {
+				off := (r*alpha+j)*wc.mStride + o*nt
+				ins[r] = mbuf[off : off+nt]
 			}
-			wc.alg.out(&y, &s)
+			for i := range m {
+				outs[i] = row(i*alpha + j)
+			}
+			vec.Mix(outs, at, ins)
+		}
+		for i := range m { // rows: y[i][k] = Σ_j Aᵀ[k][j]·tmp[i·α+j]
+			for j := range alpha {
+				ins[j] = row(i*alpha + j)
+			}
+			for k := range m {
+				outs[k] = row(m*alpha + i*m + k)
+			}
+			vec.Mix(outs, at, ins)
+		}
+		y := buf[m*alpha*nt : (m*alpha+m*m)*nt]
+		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
+		for p := range nt {
 			var b float32
 			if wc.bias != nil {
 				if wc.perSampleBias {
@@ -428,19 +425,19 @@ func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 			rows, cols := min(m, wc.h-y0), min(m, wc.w-x0)
 			for r := range rows {
 				dr := plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+x0+cols]
-				yr := y[r*m : r*m+cols]
+				yr := y[r*m*nt+p:]
 				switch wc.beta {
 				case 0:
-					for i, val := range yr {
-						dr[i] = val + b
+					for i := range dr {
+						dr[i] = yr[i*nt] + b
 					}
 				case 1:
-					for i, val := range yr {
-						dr[i] += val + b
+					for i := range dr {
+						dr[i] += yr[i*nt] + b
 					}
 				default:
-					for i, val := range yr {
-						dr[i] = wc.beta*dr[i] + val + b
+					for i := range dr {
+						dr[i] = wc.beta*dr[i] + yr[i*nt] + b
 					}
 				}
 			}
@@ -451,6 +448,7 @@ func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 			}
 		}
 	}
+	scratch.Put(bufp)
 }
 
 func (wc *winoConv) release() { scratch.Put(wc.uBuf) }

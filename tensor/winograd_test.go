@@ -109,8 +109,15 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 			copy(k9[:], flat(k))
 			alg.in(&v, &d36)
 			check(alg.name+" BᵀdB", v[:], matMul64(matMul64(alg.bt, d), transpose64(alg.bt)))
-			alg.out(&y, &s36)
-			check(alg.name+" AᵀsA", y[:], matMul64(matMul64(alg.at, s), transpose64(alg.at)))
+			// The output transform of one tile of one channel.
+			oc := newWinoConv(alg, 1, 1, 1, alg.m, alg.m)
+			oc.dst = y[:alg.m*alg.m]
+			mbuf := make([]float32, alg.alpha*alg.alpha*oc.mStride)
+			for xi, val := range s36[:alg.alpha*alg.alpha] {
+				mbuf[xi*oc.mStride] = val
+			}
+			oc.outputTransform(mbuf, 0, 1, 0, 1)
+			check(alg.name+" AᵀsA", y[:alg.m*alg.m], matMul64(matMul64(alg.at, s), transpose64(alg.at)))
 			// The weight transform of one 1×1-channel kernel, plain and flipped.
 			for _, flip := range []bool{false, true} {
 				wc := newWinoConv(alg, 1, 1, 1, 4, 4)
