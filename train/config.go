@@ -38,10 +38,14 @@ type RunConfig struct {
 	Alpha     float64 `yaml:"alpha" json:"alpha"`
 	Objective string  `yaml:"objective" json:"objective"` // bcsm (hsm for CLD) or dsm
 	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform or mixed
+	// TimesLogMin is the lower end of the log-uniform half of mixed time sampling (0: t_min).
+	TimesLogMin float64 `yaml:"times_log_min,omitempty" json:"times_log_min,omitempty"`
 
 	Model  string `yaml:"model" json:"model"` // mlp, or ncsnpp-small, ncsnpp-cifar10, … for images
 	Hidden int    `yaml:"hidden" json:"hidden"`
 	Layers int    `yaml:"layers" json:"layers"`
+	// LogTime adds log t to the MLP's inputs (next to t).
+	LogTime bool `yaml:"log_time,omitempty" json:"log_time,omitempty"`
 
 	// Image data and NCSN++ (imagedata specs such as fashion-mnist:DIR).
 	Flip      bool    `yaml:"flip,omitempty" json:"flip,omitempty"`             // random horizontal flips
@@ -53,6 +57,7 @@ type RunConfig struct {
 	Batch     int     `yaml:"batch" json:"batch"`
 	LR        float64 `yaml:"lr" json:"lr"`
 	Warmup    int     `yaml:"warmup" json:"warmup"`
+	LRDecay   string  `yaml:"lr_decay,omitempty" json:"lr_decay,omitempty"` // none or cosine
 	GradClip  float64 `yaml:"grad_clip" json:"grad_clip"`
 	EMA       float64 `yaml:"ema" json:"ema"`
 	Seed      uint64  `yaml:"seed" json:"seed"`
@@ -172,6 +177,12 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("alpha must be finite and ≥ 0, got %g (HOLD auxiliary variance factor; other SDEs ignore it)", c.Alpha)
 	case !(c.Dropout >= 0 && c.Dropout < 1):
 		return fmt.Errorf("dropout must be in [0, 1), got %g", c.Dropout)
+	case !(c.TimesLogMin >= 0) || !finite(c.TimesLogMin):
+		return fmt.Errorf("times-log-min must be finite and ≥ 0 (0: the SDE's t_min), got %g", c.TimesLogMin)
+	case c.TimesLogMin > 0 && c.Times != TimesMixed:
+		return fmt.Errorf("times-log-min %g applies to --times %s only, got --times %q", c.TimesLogMin, TimesMixed, c.Times)
+	case c.LogTime && c.Model != "mlp":
+		return fmt.Errorf("log-time applies to the mlp model only, got --model %s", c.Model)
 	}
 	switch c.Times {
 	case "", TimesUniform, TimesMixed:
@@ -196,9 +207,14 @@ func (c RunConfig) YAML() ([]byte, error) {
 	return b, nil
 }
 
+// TimeSampling returns how the run's loss draws training times.
+func (c RunConfig) TimeSampling() TimeSampling {
+	return TimeSampling{Scheme: c.Times, LogMin: c.TimesLogMin}
+}
+
 // Options returns the optimisation settings.
 func (c RunConfig) Options() Options {
-	return Options{Steps: c.Steps, Batch: c.Batch, LR: c.LR, Warmup: c.Warmup, GradClip: c.GradClip, EMA: c.EMA, Seed: c.Seed}
+	return Options{Steps: c.Steps, Batch: c.Batch, LR: c.LR, Warmup: c.Warmup, Decay: c.LRDecay, GradClip: c.GradClip, EMA: c.EMA, Seed: c.Seed}
 }
 
 // SDEConfig returns the hold configuration of the run: the kind's defaults
@@ -265,7 +281,7 @@ func (c RunConfig) Build() (*Built, error) {
 		return nil, fmt.Errorf("unknown model %q for point data (want mlp)", c.Model)
 	}
 	d := src.Dimension()
-	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers},
+	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers, LogTime: c.LogTime},
 		tensor.NewRNG(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension(), cfg.Times)
+	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension(), cfg.TimeSampling())
 	if err != nil {
 		return err
 	}
