@@ -41,7 +41,7 @@ func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 	case OpCopy:
 		a := in[0].data
 		parallel.For(len(o), grain, func(lo, hi int) { copy(o[lo:hi], a[lo:hi]) })
-	case OpNeg, OpExp, OpLog, OpSqrt, OpSquare, OpTanh, OpSigmoid, OpSiLU, OpAddScalar, OpMulScalar:
+	case OpNeg, OpExp, OpLog, OpSqrt, OpSquare, OpTanh, OpSigmoid, OpSiLU, OpAddScalar, OpMulScalar, OpSin:
 		a, f := in[0].data, unaryFunc(op)
 		parallel.For(len(o), grain, func(lo, hi int) { f(o[lo:hi], a[lo:hi]) })
 	case OpSiLUGrad, OpTanhGrad, OpSigmoidGrad:
@@ -85,6 +85,12 @@ func unaryFunc(op Op) func(o, a []float32) {
 		return func(o, a []float32) {
 			for i, v := range a[:len(o)] {
 				o[i] = float32(math.Log(float64(v)))
+			}
+		}
+	case OpSin: // float64 argument reduction: exact to rounding for the large arguments of Fourier features
+		return func(o, a []float32) {
+			for i, v := range a[:len(o)] {
+				o[i] = float32(math.Sin(float64(v)))
 			}
 		}
 	case OpSqrt:
