@@ -17,6 +17,16 @@ type MLPConfig struct {
 	// toy data's structure is decided, is 1.3 % of the raw range [0, 7]
 	// but a third of the log range [log 10⁻³, log 7].
 	LogTime bool
+	// Fourier > 0 (score networks) adds Fourier features of the first
+	// FourierInputs state values (the data block): sin and cos of 2π·B·x
+	// for a fixed B (Fourier × FourierInputs) drawn N(0, FourierScale²)
+	// at initialisation and stored as parameter mlp.fourier (it takes no
+	// gradient). Tancik et al. 2020, "Fourier Features Let Networks Learn
+	// High Frequency Functions in Low Dimensional Domains": a SiLU MLP on
+	// raw coordinates learns the fine structure of the data (the Swiss
+	// rolls' arms are 0.063 apart, 2·10⁻⁴ thick) only slowly.
+	Fourier, FourierInputs int
+	FourierScale           float64
 }
 
 // ToyScoreNet is the paper's toy score network for a state of width n·d:
@@ -29,6 +39,9 @@ func ToyScoreNet(stateDim, outDim int) MLPConfig {
 func (c MLPConfig) Validate() error {
 	if c.In < 1 || c.Out < 1 || c.Layers < 1 || (c.Layers > 1 && c.Hidden < 1) {
 		return fmt.Errorf("mlp: need In, Out, Layers ≥ 1 and Hidden ≥ 1 (got %+v)", c)
+	}
+	if c.Fourier < 0 || (c.Fourier > 0 && (c.FourierInputs < 1 || c.FourierInputs >= c.In || !(c.FourierScale > 0) || math.IsInf(c.FourierScale, 0))) {
+		return fmt.Errorf("mlp: Fourier features need 1 ≤ FourierInputs < In and a finite FourierScale > 0 (got %+v)", c)
 	}
 	return nil
 }
@@ -45,6 +58,7 @@ func (c MLPConfig) dims() []int {
 	if c.LogTime {
 		d[0]++
 	}
+	d[0] += 2 * c.Fourier
 	for range c.Layers - 1 {
 		d = append(d, c.Hidden)
 	}
@@ -64,11 +78,17 @@ func NewMLP(c MLPConfig, rng *tensor.RNG) (*MLP, error) {
 			Spec{fmt.Sprintf("mlp.%d.weight", i), []int{d[i+1], d[i]}},
 			Spec{fmt.Sprintf("mlp.%d.bias", i), []int{d[i+1]}})
 	}
+	if c.Fourier > 0 {
+		specs = append(specs, Spec{"mlp.fourier", []int{c.Fourier, c.FourierInputs}})
+	}
 	m := &MLP{Config: c, Params: NewParams(specs)}
 	for i := range c.Layers {
 		bound := 1 / math.Sqrt(float64(d[i]))
 		rng.FillUniform(m.Params.Slice(m.Params.Data, 2*i), -bound, bound)
 		rng.FillUniform(m.Params.Slice(m.Params.Data, 2*i+1), -bound, bound)
+	}
+	if c.Fourier > 0 { // after the layers: the layers draw what they draw without features
+		rng.FillNormal(m.Params.Slice(m.Params.Data, 2*c.Layers), 0, c.FourierScale)
 	}
 	return m, nil
 }
@@ -87,12 +107,21 @@ func (m *MLP) Forward(g *autograd.Tape, x *autograd.Value) *autograd.Value {
 
 // ScoreForward evaluates the toy score network: the state x (batch, n·d)
 // and the times t (batch) are joined as cat(x, t), raw t, as CLD-SGM's toy
-// MLP, or cat(x, t, log t) with LogTime.
+// MLP; with Fourier features cat(x, sin z, cos z, t) for z = 2π·x[:, :P]·Bᵀ,
+// and log t last with LogTime.
 func (m *MLP) ScoreForward(g *autograd.Tape, x, t *autograd.Value) *autograd.Value {
 	b := x.Shape()[0]
-	t = g.Reshape(t, b, 1)
-	if m.Config.LogTime {
-		return m.Forward(g, g.Concat(1, x, t, g.Log(t)))
+	in := []*autograd.Value{x}
+	if c := m.Config; c.Fourier > 0 {
+		// z = 2π·x[:, :P]·Bᵀ; features sin z, cos z = sin(z + π/2). B enters as a constant.
+		z := g.MatMul(g.Slice(x, 1, 0, c.FourierInputs), g.Const(m.Params.Value(2*c.Layers).T), false, true)
+		z = g.MulScalar(z, 2*math.Pi)
+		in = append(in, g.Sin(g.Concat(1, z, g.AddScalar(z, math.Pi/2))))
 	}
-	return m.Forward(g, g.Concat(1, x, t))
+	t = g.Reshape(t, b, 1)
+	in = append(in, t)
+	if m.Config.LogTime {
+		in = append(in, g.Log(t))
+	}
+	return m.Forward(g, g.Concat(1, in...))
 }

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"holdgo/autograd"
@@ -9,9 +10,26 @@ import (
 )
 
 // mlpRef64 is the score MLP in float64 from its parameters: input
-// (x, t[, log t]), Linear layers with SiLU between them.
+// (x, sin z, cos z, t[, log t]) with z = 2π·B·x[:P] (no features without
+// Fourier), Linear layers with SiLU between them.
 func mlpRef64(m *MLP, x []float64, t float64) []float64 {
-	h := append(append([]float64{}, x...), t)
+	h := append([]float64{}, x...)
+	if c := m.Config; c.Fourier > 0 {
+		b := m.Params.Slice(m.Params.Data, 2*c.Layers)
+		z := make([]float64, c.Fourier)
+		for k := range z {
+			for j := range c.FourierInputs {
+				z[k] += 2 * math.Pi * float64(b[k*c.FourierInputs+j]) * x[j]
+			}
+		}
+		for _, v := range z {
+			h = append(h, math.Sin(v))
+		}
+		for _, v := range z {
+			h = append(h, math.Cos(v))
+		}
+	}
+	h = append(h, t)
 	if m.Config.LogTime {
 		h = append(h, math.Log(t))
 	}
@@ -33,12 +51,21 @@ func mlpRef64(m *MLP, x []float64, t float64) []float64 {
 	return h
 }
 
-// TestMLPLogTime checks the score MLP with and without the log-time input
-// against a float64 evaluation from its parameters, and the gradient with
-// respect to t (through log t) against central differences of it.
-func TestMLPLogTime(t *testing.T) {
-	for _, logTime := range []bool{false, true} {
-		m, err := NewMLP(MLPConfig{In: 7, Hidden: 16, Out: 2, Layers: 3, LogTime: logTime}, tensor.NewRNG(3))
+// TestMLPInputFeatures checks the score MLP with and without the log-time
+// input and Fourier features against a float64 evaluation from its
+// parameters, and the gradients with respect to t (through log t) and x
+// (through the features) against central differences of it.
+func TestMLPInputFeatures(t *testing.T) {
+	for _, c := range []struct {
+		logTime bool
+		fourier int
+	}{{false, 0}, {true, 0}, {false, 8}, {true, 8}} {
+		logTime := c.logTime
+		cfg := MLPConfig{In: 7, Hidden: 16, Out: 2, Layers: 3, LogTime: logTime}
+		if c.fourier > 0 {
+			cfg.Fourier, cfg.FourierInputs, cfg.FourierScale = c.fourier, 2, 3
+		}
+		m, err := NewMLP(cfg, tensor.NewRNG(3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,8 +78,8 @@ func TestMLPLogTime(t *testing.T) {
 			ts.Data()[i] = float32(math.Pow(10, -3+float64(i))) // 1e-3 … 10
 		}
 		g := autograd.NewTape(tensor.CPU)
-		tv := g.Var(ts)
-		out := m.ScoreForward(g, g.Const(x), tv)
+		tv, xv := g.Var(ts), g.Var(x)
+		out := m.ScoreForward(g, xv, tv)
 		got := out.T.Clone()
 		g.Backward(g.Sum(g.Mul(out, g.Const(dy))))
 		for i := range batch {
@@ -64,7 +91,7 @@ func TestMLPLogTime(t *testing.T) {
 			want := mlpRef64(m, xi, ti)
 			for k, w := range want {
 				if d := math.Abs(float64(got.Data()[i*2+k]) - w); d > 1e-5*(1+math.Abs(w)) {
-					t.Errorf("log-time %v, sample %d: out[%d] %v, float64 %v", logTime, i, k, got.Data()[i*2+k], w)
+					t.Errorf("%+v, sample %d: out[%d] %v, float64 %v", c, i, k, got.Data()[i*2+k], w)
 				}
 			}
 			// d/dt Σ dy·out by central differences in float64, relative step.
@@ -75,7 +102,20 @@ func TestMLPLogTime(t *testing.T) {
 				fd += float64(dy.Data()[i*2+k]) * (up[k] - dn[k]) / (2 * h)
 			}
 			if gt := float64(tv.Grad.Data()[i]); math.Abs(gt-fd) > 1e-3*(1e-3/ti+math.Abs(fd)) {
-				t.Errorf("log-time %v, t=%g: d/dt %v, central difference %v", logTime, ti, gt, fd)
+				t.Errorf("%+v, t=%g: d/dt %v, central difference %v", c, ti, gt, fd)
+			}
+			for j := range xi {
+				up, dn := slices.Clone(xi), slices.Clone(xi)
+				up[j] += 1e-6
+				dn[j] -= 1e-6
+				yu, yd := mlpRef64(m, up, ti), mlpRef64(m, dn, ti)
+				fd := 0.0
+				for k := range yu {
+					fd += float64(dy.Data()[i*2+k]) * (yu[k] - yd[k]) / 2e-6
+				}
+				if gx := float64(xv.Grad.Data()[i*6+j]); math.Abs(gx-fd) > 1e-4*(1+math.Abs(fd)) {
+					t.Errorf("%+v, sample %d: d/dx[%d] %v, central difference %v", c, i, j, gx, fd)
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -46,6 +47,11 @@ type RunConfig struct {
 	Layers int    `yaml:"layers" json:"layers"`
 	// LogTime adds log t to the MLP's inputs (next to t).
 	LogTime bool `yaml:"log_time,omitempty" json:"log_time,omitempty"`
+	// Fourier is the number of random Fourier frequencies of the data block
+	// the MLP also sees (sin and cos of each; 0: none), FourierScale their
+	// standard deviation (0: DefaultFourierScale). See layers.MLPConfig.
+	Fourier      int     `yaml:"fourier,omitempty" json:"fourier,omitempty"`
+	FourierScale float64 `yaml:"fourier_scale,omitempty" json:"fourier_scale,omitempty"`
 
 	// Image data and NCSN++ (imagedata specs such as fashion-mnist:DIR).
 	Flip      bool    `yaml:"flip,omitempty" json:"flip,omitempty"`             // random horizontal flips
@@ -74,6 +80,11 @@ type RunConfig struct {
 
 	dataFile string // where Build reads .npy points (StoreData, UseStoredData); "" means Data
 }
+
+// DefaultFourierScale is the frequency scale of Fourier features when a run
+// sets none: on the multi Swiss roll (coordinates within ±1, arms 0.063
+// apart) 10 resolved the rolls and 30 did not (docs/demo.md).
+const DefaultFourierScale = 10
 
 // DefaultRunConfig is the paper's toy setting: HOLD-3 (L = 2, α = 0.02) on
 // the multi Swiss roll, the 5-layer 128-unit MLP, Adam 1e-3, batch 512,
@@ -155,6 +166,7 @@ func (c RunConfig) Validate() error {
 		intIn("batch", c.Batch, 1, MaxBatch, ""),
 		intIn("hidden", c.Hidden, 1, MaxWidth, ""),
 		intIn("layers", c.Layers, 1, MaxLayers, ""),
+		intIn("fourier", c.Fourier, 0, MaxWidth, " (0: no Fourier features)"),
 		intIn("order", c.Order, 1, 4, " (HOLD: 2, 3 or 4; other SDEs ignore it)"),
 		intIn("nf", c.NF, 0, MaxChannels, " (0: the preset's)"),
 		intIn("res-blocks", c.ResBlocks, 0, MaxResBlocks, " (0: the preset's)"),
@@ -183,6 +195,10 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("times-log-min %g applies to --times %s only, got --times %q", c.TimesLogMin, TimesMixed, c.Times)
 	case c.LogTime && c.Model != "mlp":
 		return fmt.Errorf("log-time applies to the mlp model only, got --model %s", c.Model)
+	case c.Fourier > 0 && c.Model != "mlp":
+		return fmt.Errorf("fourier applies to the mlp model only, got --model %s", c.Model)
+	case !(c.FourierScale >= 0) || !finite(c.FourierScale):
+		return fmt.Errorf("fourier-scale must be finite and ≥ 0 (0: %d), got %g", DefaultFourierScale, c.FourierScale)
 	}
 	switch c.Times {
 	case "", TimesUniform, TimesMixed:
@@ -281,7 +297,8 @@ func (c RunConfig) Build() (*Built, error) {
 		return nil, fmt.Errorf("unknown model %q for point data (want mlp)", c.Model)
 	}
 	d := src.Dimension()
-	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers, LogTime: c.LogTime},
+	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers, LogTime: c.LogTime,
+		Fourier: c.Fourier, FourierInputs: d, FourierScale: cmp.Or(c.FourierScale, DefaultFourierScale)},
 		tensor.NewRNG(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err
