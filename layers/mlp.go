@@ -27,6 +27,14 @@ type MLPConfig struct {
 	// rolls' arms are 0.063 apart, 2·10⁻⁴ thick) only slowly.
 	Fourier, FourierInputs int
 	FourierScale           float64
+	// Estimate (score networks) adds an estimate x̂₀ (batch, Out) of the
+	// data block, computed from the state and t by MLP.Estimator (train
+	// sets the kernel's flat-prior estimate, hold.SDE.EstimateWeights), as
+	// Out more inputs, and takes the Fourier features of x̂₀ rather than of
+	// the state's first block (FourierInputs must then be Out). At the
+	// times where the data's fine structure is decided the state ties x₀
+	// down far better than the position alone does (docs/demo.md).
+	Estimate bool
 }
 
 // ToyScoreNet is the paper's toy score network for a state of width n·d:
@@ -43,6 +51,9 @@ func (c MLPConfig) Validate() error {
 	if c.Fourier < 0 || (c.Fourier > 0 && (c.FourierInputs < 1 || c.FourierInputs >= c.In || !(c.FourierScale > 0) || math.IsInf(c.FourierScale, 0))) {
 		return fmt.Errorf("mlp: Fourier features need 1 ≤ FourierInputs < In and a finite FourierScale > 0 (got %+v)", c)
 	}
+	if c.Estimate && c.Fourier > 0 && c.FourierInputs != c.Out {
+		return fmt.Errorf("mlp: Fourier features of the estimate x̂₀ need FourierInputs = Out (got %+v)", c)
+	}
 	return nil
 }
 
@@ -51,6 +62,9 @@ func (c MLPConfig) Validate() error {
 type MLP struct {
 	Config MLPConfig
 	Params *Params
+	// Estimator maps the state x (batch, In−1) and times t (batch) to the
+	// estimate x̂₀ (batch, Out) of Config.Estimate, differentiably in x.
+	Estimator func(g *autograd.Tape, x, t *autograd.Value) *autograd.Value
 }
 
 func (c MLPConfig) dims() []int {
@@ -59,6 +73,9 @@ func (c MLPConfig) dims() []int {
 		d[0]++
 	}
 	d[0] += 2 * c.Fourier
+	if c.Estimate {
+		d[0] += c.Out
+	}
 	for range c.Layers - 1 {
 		d = append(d, c.Hidden)
 	}
@@ -107,14 +124,21 @@ func (m *MLP) Forward(g *autograd.Tape, x *autograd.Value) *autograd.Value {
 
 // ScoreForward evaluates the toy score network: the state x (batch, n·d)
 // and the times t (batch) are joined as cat(x, t), raw t, as CLD-SGM's toy
-// MLP; with Fourier features cat(x, sin z, cos z, t) for z = 2π·x[:, :P]·Bᵀ,
-// and log t last with LogTime.
+// MLP; with Estimate cat(x, x̂₀, …), with Fourier features cat(…, sin z,
+// cos z, t) for z = 2π·s·Bᵀ, s = x̂₀ or x[:, :P], and log t last with LogTime.
 func (m *MLP) ScoreForward(g *autograd.Tape, x, t *autograd.Value) *autograd.Value {
 	b := x.Shape()[0]
-	in := []*autograd.Value{x}
+	in, src := []*autograd.Value{x}, x
+	if m.Config.Estimate {
+		if m.Estimator == nil {
+			panic("layers: an MLP with Estimate needs its Estimator set")
+		}
+		src = m.Estimator(g, x, t)
+		in = append(in, src)
+	}
 	if c := m.Config; c.Fourier > 0 {
-		// z = 2π·x[:, :P]·Bᵀ; features sin z, cos z = sin(z + π/2). B enters as a constant.
-		z := g.MatMul(g.Slice(x, 1, 0, c.FourierInputs), g.Const(m.Params.Value(2*c.Layers).T), false, true)
+		// z = 2π·src[:, :P]·Bᵀ; features sin z, cos z = sin(z + π/2). B enters as a constant.
+		z := g.MatMul(g.Slice(src, 1, 0, c.FourierInputs), g.Const(m.Params.Value(2*c.Layers).T), false, true)
 		z = g.MulScalar(z, 2*math.Pi)
 		in = append(in, g.Sin(g.Concat(1, z, g.AddScalar(z, math.Pi/2))))
 	}

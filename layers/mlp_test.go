@@ -14,12 +14,17 @@ import (
 // Fourier), Linear layers with SiLU between them.
 func mlpRef64(m *MLP, x []float64, t float64) []float64 {
 	h := append([]float64{}, x...)
+	src := x
+	if m.Config.Estimate { // the test's estimator: x̂₀ = 0.5·x[0:2] − 0.25·x[2:4]
+		src = []float64{0.5*x[0] - 0.25*x[2], 0.5*x[1] - 0.25*x[3]}
+		h = append(h, src...)
+	}
 	if c := m.Config; c.Fourier > 0 {
 		b := m.Params.Slice(m.Params.Data, 2*c.Layers)
 		z := make([]float64, c.Fourier)
 		for k := range z {
 			for j := range c.FourierInputs {
-				z[k] += 2 * math.Pi * float64(b[k*c.FourierInputs+j]) * x[j]
+				z[k] += 2 * math.Pi * float64(b[k*c.FourierInputs+j]) * src[j]
 			}
 		}
 		for _, v := range z {
@@ -57,17 +62,21 @@ func mlpRef64(m *MLP, x []float64, t float64) []float64 {
 // (through the features) against central differences of it.
 func TestMLPInputFeatures(t *testing.T) {
 	for _, c := range []struct {
-		logTime bool
-		fourier int
-	}{{false, 0}, {true, 0}, {false, 8}, {true, 8}} {
+		logTime  bool
+		fourier  int
+		estimate bool
+	}{{false, 0, false}, {true, 0, false}, {false, 8, false}, {true, 8, false}, {true, 8, true}, {false, 0, true}} {
 		logTime := c.logTime
-		cfg := MLPConfig{In: 7, Hidden: 16, Out: 2, Layers: 3, LogTime: logTime}
+		cfg := MLPConfig{In: 7, Hidden: 16, Out: 2, Layers: 3, LogTime: logTime, Estimate: c.estimate}
 		if c.fourier > 0 {
 			cfg.Fourier, cfg.FourierInputs, cfg.FourierScale = c.fourier, 2, 3
 		}
 		m, err := NewMLP(cfg, tensor.NewRNG(3))
 		if err != nil {
 			t.Fatal(err)
+		}
+		m.Estimator = func(g *autograd.Tape, x, _ *autograd.Value) *autograd.Value {
+			return g.Sub(g.MulScalar(g.Slice(x, 1, 0, 2), 0.5), g.MulScalar(g.Slice(x, 1, 2, 4), 0.25))
 		}
 		const batch = 5
 		r := tensor.NewRNG(9)

@@ -52,6 +52,10 @@ type RunConfig struct {
 	// standard deviation (0: DefaultFourierScale). See layers.MLPConfig.
 	Fourier      int     `yaml:"fourier,omitempty" json:"fourier,omitempty"`
 	FourierScale float64 `yaml:"fourier_scale,omitempty" json:"fourier_scale,omitempty"`
+	// Estimate gives the MLP the kernel's flat-prior estimate of x₀ from
+	// the state (hold.SDE.EstimateWeights) as an input, and the Fourier
+	// features of it rather than of the position.
+	Estimate bool `yaml:"estimate,omitempty" json:"estimate,omitempty"`
 
 	// Image data and NCSN++ (imagedata specs such as fashion-mnist:DIR).
 	Flip      bool    `yaml:"flip,omitempty" json:"flip,omitempty"`             // random horizontal flips
@@ -195,6 +199,8 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("times-log-min %g applies to --times %s only, got --times %q", c.TimesLogMin, TimesMixed, c.Times)
 	case c.LogTime && c.Model != "mlp":
 		return fmt.Errorf("log-time applies to the mlp model only, got --model %s", c.Model)
+	case c.Estimate && c.Model != "mlp":
+		return fmt.Errorf("estimate applies to the mlp model only, got --model %s", c.Model)
 	case c.Fourier > 0 && c.Model != "mlp":
 		return fmt.Errorf("fourier applies to the mlp model only, got --model %s", c.Model)
 	case !(c.FourierScale >= 0) || !finite(c.FourierScale):
@@ -298,10 +304,13 @@ func (c RunConfig) Build() (*Built, error) {
 	}
 	d := src.Dimension()
 	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers, LogTime: c.LogTime,
-		Fourier: c.Fourier, FourierInputs: d, FourierScale: cmp.Or(c.FourierScale, DefaultFourierScale)},
+		Fourier: c.Fourier, FourierInputs: d, FourierScale: cmp.Or(c.FourierScale, DefaultFourierScale), Estimate: c.Estimate},
 		tensor.NewRNG(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err
+	}
+	if c.Estimate {
+		net.Estimator = KernelEstimator(sde, d)
 	}
 	return &Built{SDE: sde, Source: src, Net: net}, nil
 }

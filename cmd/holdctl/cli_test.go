@@ -560,7 +560,7 @@ func TestCLIDemoSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := m.cfg
-	if c.Times != "mixed" || c.TimesLogMin != 1e-3 || !c.LogTime || c.Fourier != 64 || c.FourierScale != 10 || c.LRDecay != "cosine" || c.LR != 2e-3 {
-		t.Errorf("demo run config %+v: want mixed times from 1e-3, log t, 64 Fourier features of scale 10, cosine decay from 2e-3", c)
+	if c.Times != "mixed" || c.TimesLogMin != 1e-3 || !c.LogTime || !c.Estimate || c.Fourier != 64 || c.FourierScale != 10 || c.LRDecay != "cosine" || c.LR != 2e-3 {
+		t.Errorf("demo run config %+v: want mixed times from 1e-3, log t, the x̂₀ estimate and 64 Fourier features of it of scale 10, cosine decay from 2e-3", c)
 	}
 }

@@ -90,7 +90,7 @@ func runDemo(c *cli.Context) error {
 	if cfg.Times == train.TimesMixed {
 		cfg.TimesLogMin = demoTimesLogMin
 	}
-	cfg.LogTime, cfg.Fourier, cfg.FourierScale, cfg.LRDecay = true, c.Int("fourier"), demoFourierScale, optim.DecayCosine
+	cfg.LogTime, cfg.Fourier, cfg.FourierScale, cfg.LRDecay, cfg.Estimate = true, c.Int("fourier"), demoFourierScale, optim.DecayCosine, true
 	fmt.Fprintf(c.App.Writer, "holdctl demo: HOLD-%d (L=%g, α=%g, T=7) on the multi Swiss roll, %d steps, batch %d\n",
 		cfg.Order, cfg.L, cfg.Alpha, cfg.Steps, cfg.Batch)
 	built, err := cfg.Build()

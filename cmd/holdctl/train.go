@@ -51,6 +51,7 @@ func runConfigFlags(d train.RunConfig) []cli.Flag {
 		&cli.BoolFlag{Name: "log-time", Value: d.LogTime, Usage: "MLP: log t as an extra input next to t"},
 		&cli.IntFlag{Name: "fourier", Value: d.Fourier, Usage: "MLP: random Fourier features of the data block (sin and cos of N frequencies; 0: none)"},
 		&cli.Float64Flag{Name: "fourier-scale", Value: d.FourierScale, Usage: "MLP: standard deviation of the Fourier frequencies (0: 10)"},
+		&cli.BoolFlag{Name: "estimate", Value: d.Estimate, Usage: "MLP: the kernel's flat-prior estimate of x₀ from the state as an input, and --fourier features of it instead of the position's"},
 		&cli.BoolFlag{Name: "flip", Value: d.Flip, Usage: "images: random horizontal flips"},
 		&cli.Float64Flag{Name: "dropout", Value: d.Dropout, Usage: "NCSN++ dropout (CIFAR-10 recipe: 0.1)"},
 		&cli.IntFlag{Name: "nf", Value: d.NF, Usage: "NCSN++ base channels (0: the preset's)"},
@@ -96,6 +97,7 @@ func runConfigFrom(c *cli.Context, base train.RunConfig) (train.RunConfig, error
 	set("log-time", func() { cfg.LogTime = c.Bool("log-time") })
 	set("fourier", func() { cfg.Fourier = c.Int("fourier") })
 	set("fourier-scale", func() { cfg.FourierScale = c.Float64("fourier-scale") })
+	set("estimate", func() { cfg.Estimate = c.Bool("estimate") })
 	set("flip", func() { cfg.Flip = c.Bool("flip") })
 	set("dropout", func() { cfg.Dropout = c.Float64("dropout") })
 	set("nf", func() { cfg.NF = c.Int("nf") })
