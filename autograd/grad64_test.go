@@ -47,7 +47,7 @@ func TestGradientsTight(t *testing.T) {
 // tightStep is the relative finite-difference step of each op (see above).
 func tightStep(name string) float64 {
 	switch name {
-	case "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "SiLU", "Div", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention":
+	case "Exp", "Log", "Sqrt", "Tanh", "Sin", "Sigmoid", "SiLU", "Div", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention":
 		return 0.1
 	case "Max":
 		return 1e-2

@@ -43,6 +43,7 @@ var gradCases = map[string][]gradCase{
 	"Sqrt":      unaryGC((*Tape).Sqrt, true),
 	"Square":    unaryGC((*Tape).Square, false),
 	"Tanh":      unaryGC((*Tape).Tanh, false),
+	"Sin":       unaryGC((*Tape).Sin, false),
 	"Sigmoid":   unaryGC((*Tape).Sigmoid, false),
 	"SiLU":      unaryGC((*Tape).SiLU, false),
 	"AddScalar": unaryGC(func(g *Tape, x *Value) *Value { return g.AddScalar(x, 0.75) }, false),
@@ -209,7 +210,7 @@ func TestOpListCovered(t *testing.T) {
 		tensor.OpConv2d: "Conv2d", tensor.OpConv2dGradInput: "Conv2d backward", tensor.OpConv2dGradWeight: "Conv2d backward",
 		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormGrad: "GroupNorm backward", tensor.OpGroupNormParamGrad: "GroupNorm backward",
 		tensor.OpSoftmax: "Softmax, Attention", tensor.OpSoftmaxGrad: "Softmax backward", tensor.OpUpFIRDn2d: "UpFIRDn2d",
-		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUGrad: "GroupNormSiLU backward",
+		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUGrad: "GroupNormSiLU backward", tensor.OpSin: "Sin",
 	}
 	for _, k := range tensor.Ops() {
 		if role[k] == "" {

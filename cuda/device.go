@@ -172,7 +172,7 @@ func (d *Device) ptrs(ts ...*tensor.Tensor) ([]uintptr, error) {
 var unaryCodes = map[tensor.OpKind]int{
 	tensor.OpNeg: codeNeg, tensor.OpExp: codeExp, tensor.OpLog: codeLog, tensor.OpSqrt: codeSqrt,
 	tensor.OpSquare: codeSquare, tensor.OpTanh: codeTanh, tensor.OpSigmoid: codeSigmoid, tensor.OpSiLU: codeSiLU,
-	tensor.OpAddScalar: codeAddScalar, tensor.OpMulScalar: codeMulScalar,
+	tensor.OpAddScalar: codeAddScalar, tensor.OpMulScalar: codeMulScalar, tensor.OpSin: codeSin,
 }
 
 var binaryCodes = map[tensor.OpKind]int{
@@ -214,7 +214,7 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		}
 		return d.be.CopyDtoD(o, ip[0], 4*n)
 	case tensor.OpNeg, tensor.OpExp, tensor.OpLog, tensor.OpSqrt, tensor.OpSquare, tensor.OpTanh, tensor.OpSigmoid,
-		tensor.OpSiLU, tensor.OpAddScalar, tensor.OpMulScalar:
+		tensor.OpSiLU, tensor.OpAddScalar, tensor.OpMulScalar, tensor.OpSin:
 		return d.launch("hg_unary", grid1D(n), new(args).i32(n).i32(unaryCodes[op.Kind]).f32(op.Scalar).ptr(ip[0]).ptr(o))
 	case tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv, tensor.OpEq,
 		tensor.OpSiLUGrad, tensor.OpTanhGrad, tensor.OpSigmoidGrad:

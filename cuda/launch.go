@@ -25,6 +25,7 @@ const (
 	codeSiLU
 	codeAddScalar
 	codeMulScalar
+	codeSin
 )
 
 const (

@@ -23,6 +23,7 @@
 #define HG_SILU 7
 #define HG_ADD_SCALAR 8
 #define HG_MUL_SCALAR 9
+#define HG_SIN 10
 
 // Binary op codes.
 #define HG_ADD 0
@@ -47,6 +48,7 @@ static __device__ __forceinline__ float hg_unary_op(int op, float s, float x) {
 	case HG_SIGMOID: return hg_sigmoid(x);
 	case HG_SILU: return x / (1.0f + expf(-x));
 	case HG_ADD_SCALAR: return x + s;
+	case HG_SIN: return sinf(x); // accurate sinf: full argument reduction (Fourier features reach |x| ~ 10²)
 	default: return x * s; // HG_MUL_SCALAR
 	}
 }

@@ -64,6 +64,25 @@ func WarmupLR(lr float64, step, warmup int) float64 {
 	return lr * min(float64(step)/float64(warmup), 1)
 }
 
+// Learning-rate decay schedules after warm-up (ScheduledLR).
+const (
+	DecayNone   = "none"
+	DecayCosine = "cosine"
+)
+
+// ScheduledLR is the learning rate at step (0-based) of a run of steps
+// steps: WarmupLR, then for DecayCosine multiplied by
+// ½(1 + cos(π·step/steps)), which falls from 1 at the first step to 0 at
+// the last (SGDR's cosine annealing without restarts, Loshchilov & Hutter
+// 2017). DecayNone or "" keeps the rate constant.
+func ScheduledLR(lr float64, step, warmup, steps int, decay string) float64 {
+	lr = WarmupLR(lr, step, warmup)
+	if decay == DecayCosine && steps > 0 {
+		lr *= 0.5 * (1 + math.Cos(math.Pi*min(float64(step)/float64(steps), 1)))
+	}
+	return lr
+}
+
 // EMA is an exponential moving average of the weights with the decay
 // min(Rate, (1+n)/(10+n)), n the number of updates counted first (as the
 // score_sde/CLD-SGM ema.py).

@@ -84,3 +84,29 @@ func TestEMAFirstUpdates(t *testing.T) {
 		t.Errorf("%d updates counted, want %d", e.Updates, len(params))
 	}
 }
+
+// TestScheduledLR checks the cosine schedule at points where ½(1 + cos πu)
+// has exact values, after a warm-up, and that "none" keeps the rate.
+func TestScheduledLR(t *testing.T) {
+	const lr = 2e-3
+	for _, c := range []struct {
+		step, warmup, steps int
+		decay               string
+		want                float64
+	}{
+		{0, 0, 1000, DecayCosine, lr},
+		{250, 0, 1000, DecayCosine, lr * (2 + math.Sqrt2) / 4},
+		{500, 0, 1000, DecayCosine, lr / 2},
+		{750, 0, 1000, DecayCosine, lr * (2 - math.Sqrt2) / 4},
+		{1000, 0, 1000, DecayCosine, 0},
+		{2000, 0, 1000, DecayCosine, 0}, // past the end (a resume with fewer steps): stays at 0
+		{50, 100, 1000, DecayCosine, lr * 0.5 * (1 + math.Cos(math.Pi*0.05)) * 0.5},
+		{500, 100, 1000, DecayNone, lr},
+		{500, 0, 1000, "", lr},
+	} {
+		got := ScheduledLR(lr, c.step, c.warmup, c.steps, c.decay)
+		if math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("ScheduledLR(step %d, warmup %d, steps %d, %q) = %.17g, want %.17g", c.step, c.warmup, c.steps, c.decay, got, c.want)
+		}
+	}
+}

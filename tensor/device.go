@@ -52,6 +52,7 @@ const (
 	OpUpFIRDn2d                        // out = upfirdn2d(in0, [1,3,3,1]ᵀ[1,3,3,1]/64·Scalar; Up, Down, Pad, Pad1) (fir.go)
 	OpGroupNormSiLU                    // out = silu(GroupNorm(in0 x; in1 γ, in2 β)) in one pass (Groups, eps Scalar)
 	OpGroupNormSiLUGrad                // out = dz = in3 dy·silu'(z), z = GroupNorm(in0 x; in1 γ, in2 β) recomputed
+	OpSin                              // out = sin(in0) (Fourier features; cos x = sin(x + π/2))
 	numOps
 )
 
@@ -62,6 +63,7 @@ var opNames = [numOps]string{
 	"Permute", "Concat", "Slice", "SliceAdd", "Gather", "ScatterAdd",
 	"Conv2d", "Conv2dGradInput", "Conv2dGradWeight", "GroupNorm", "GroupNormGrad", "GroupNormParamGrad",
 	"Softmax", "SoftmaxGrad", "UpFIRDn2d", "GroupNormSiLU", "GroupNormSiLUGrad",
+	"Sin",
 }
 
 func (k OpKind) String() string {

@@ -50,6 +50,9 @@ func Square(out, a *Tensor) *Tensor { return unary(OpSquare, 0, out, a) }
 // Tanh returns tanh(a).
 func Tanh(out, a *Tensor) *Tensor { return unary(OpTanh, 0, out, a) }
 
+// Sin returns sin(a) element-wise.
+func Sin(out, a *Tensor) *Tensor { return unary(OpSin, 0, out, a) }
+
 // Sigmoid returns 1/(1+exp(-a)).
 func Sigmoid(out, a *Tensor) *Tensor { return unary(OpSigmoid, 0, out, a) }
 

@@ -84,6 +84,8 @@ func refUnary(k OpKind, s, x float64) float64 {
 		return x * x
 	case OpTanh:
 		return math.Tanh(x)
+	case OpSin:
+		return math.Sin(x)
 	case OpSigmoid:
 		return 1 / (1 + math.Exp(-x))
 	case OpSiLU:
@@ -131,7 +133,7 @@ func (refDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 		}
 	case OpCopy:
 		copy(o, refData(in[0]))
-	case OpNeg, OpExp, OpLog, OpSqrt, OpSquare, OpTanh, OpSigmoid, OpSiLU, OpAddScalar, OpMulScalar:
+	case OpNeg, OpExp, OpLog, OpSqrt, OpSquare, OpTanh, OpSigmoid, OpSiLU, OpAddScalar, OpMulScalar, OpSin:
 		for i, v := range refData(in[0]) {
 			o[i] = float32(refUnary(op.Kind, float64(op.Scalar), float64(v)))
 		}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,10 +39,23 @@ type RunConfig struct {
 	Alpha     float64 `yaml:"alpha" json:"alpha"`
 	Objective string  `yaml:"objective" json:"objective"` // bcsm (hsm for CLD) or dsm
 	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform or mixed
+	// TimesLogMin is the lower end of the log-uniform half of mixed time sampling (0: t_min).
+	TimesLogMin float64 `yaml:"times_log_min,omitempty" json:"times_log_min,omitempty"`
 
 	Model  string `yaml:"model" json:"model"` // mlp, or ncsnpp-small, ncsnpp-cifar10, … for images
 	Hidden int    `yaml:"hidden" json:"hidden"`
 	Layers int    `yaml:"layers" json:"layers"`
+	// LogTime adds log t to the MLP's inputs (next to t).
+	LogTime bool `yaml:"log_time,omitempty" json:"log_time,omitempty"`
+	// Fourier is the number of random Fourier frequencies of the data block
+	// the MLP also sees (sin and cos of each; 0: none), FourierScale their
+	// standard deviation (0: DefaultFourierScale). See layers.MLPConfig.
+	Fourier      int     `yaml:"fourier,omitempty" json:"fourier,omitempty"`
+	FourierScale float64 `yaml:"fourier_scale,omitempty" json:"fourier_scale,omitempty"`
+	// Estimate gives the MLP the kernel's flat-prior estimate of x₀ from
+	// the state (hold.SDE.EstimateWeights) as an input, and the Fourier
+	// features of it rather than of the position.
+	Estimate bool `yaml:"estimate,omitempty" json:"estimate,omitempty"`
 
 	// Image data and NCSN++ (imagedata specs such as fashion-mnist:DIR).
 	Flip      bool    `yaml:"flip,omitempty" json:"flip,omitempty"`             // random horizontal flips
@@ -53,6 +67,7 @@ type RunConfig struct {
 	Batch     int     `yaml:"batch" json:"batch"`
 	LR        float64 `yaml:"lr" json:"lr"`
 	Warmup    int     `yaml:"warmup" json:"warmup"`
+	LRDecay   string  `yaml:"lr_decay,omitempty" json:"lr_decay,omitempty"` // none or cosine
 	GradClip  float64 `yaml:"grad_clip" json:"grad_clip"`
 	EMA       float64 `yaml:"ema" json:"ema"`
 	Seed      uint64  `yaml:"seed" json:"seed"`
@@ -69,6 +84,11 @@ type RunConfig struct {
 
 	dataFile string // where Build reads .npy points (StoreData, UseStoredData); "" means Data
 }
+
+// DefaultFourierScale is the frequency scale of Fourier features when a run
+// sets none: on the multi Swiss roll (coordinates within ±1, arms 0.063
+// apart) 10 resolved the rolls and 30 did not (docs/demo.md).
+const DefaultFourierScale = 10
 
 // DefaultRunConfig is the paper's toy setting: HOLD-3 (L = 2, α = 0.02) on
 // the multi Swiss roll, the 5-layer 128-unit MLP, Adam 1e-3, batch 512,
@@ -150,6 +170,7 @@ func (c RunConfig) Validate() error {
 		intIn("batch", c.Batch, 1, MaxBatch, ""),
 		intIn("hidden", c.Hidden, 1, MaxWidth, ""),
 		intIn("layers", c.Layers, 1, MaxLayers, ""),
+		intIn("fourier", c.Fourier, 0, MaxWidth, " (0: no Fourier features)"),
 		intIn("order", c.Order, 1, 4, " (HOLD: 2, 3 or 4; other SDEs ignore it)"),
 		intIn("nf", c.NF, 0, MaxChannels, " (0: the preset's)"),
 		intIn("res-blocks", c.ResBlocks, 0, MaxResBlocks, " (0: the preset's)"),
@@ -172,6 +193,18 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("alpha must be finite and ≥ 0, got %g (HOLD auxiliary variance factor; other SDEs ignore it)", c.Alpha)
 	case !(c.Dropout >= 0 && c.Dropout < 1):
 		return fmt.Errorf("dropout must be in [0, 1), got %g", c.Dropout)
+	case !(c.TimesLogMin >= 0) || !finite(c.TimesLogMin):
+		return fmt.Errorf("times-log-min must be finite and ≥ 0 (0: the SDE's t_min), got %g", c.TimesLogMin)
+	case c.TimesLogMin > 0 && c.Times != TimesMixed:
+		return fmt.Errorf("times-log-min %g applies to --times %s only, got --times %q", c.TimesLogMin, TimesMixed, c.Times)
+	case c.LogTime && c.Model != "mlp":
+		return fmt.Errorf("log-time applies to the mlp model only, got --model %s", c.Model)
+	case c.Estimate && c.Model != "mlp":
+		return fmt.Errorf("estimate applies to the mlp model only, got --model %s", c.Model)
+	case c.Fourier > 0 && c.Model != "mlp":
+		return fmt.Errorf("fourier applies to the mlp model only, got --model %s", c.Model)
+	case !(c.FourierScale >= 0) || !finite(c.FourierScale):
+		return fmt.Errorf("fourier-scale must be finite and ≥ 0 (0: %d), got %g", DefaultFourierScale, c.FourierScale)
 	}
 	switch c.Times {
 	case "", TimesUniform, TimesMixed:
@@ -196,9 +229,14 @@ func (c RunConfig) YAML() ([]byte, error) {
 	return b, nil
 }
 
+// TimeSampling returns how the run's loss draws training times.
+func (c RunConfig) TimeSampling() TimeSampling {
+	return TimeSampling{Scheme: c.Times, LogMin: c.TimesLogMin}
+}
+
 // Options returns the optimisation settings.
 func (c RunConfig) Options() Options {
-	return Options{Steps: c.Steps, Batch: c.Batch, LR: c.LR, Warmup: c.Warmup, GradClip: c.GradClip, EMA: c.EMA, Seed: c.Seed}
+	return Options{Steps: c.Steps, Batch: c.Batch, LR: c.LR, Warmup: c.Warmup, Decay: c.LRDecay, GradClip: c.GradClip, EMA: c.EMA, Seed: c.Seed}
 }
 
 // SDEConfig returns the hold configuration of the run: the kind's defaults
@@ -265,10 +303,14 @@ func (c RunConfig) Build() (*Built, error) {
 		return nil, fmt.Errorf("unknown model %q for point data (want mlp)", c.Model)
 	}
 	d := src.Dimension()
-	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers},
+	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers, LogTime: c.LogTime,
+		Fourier: c.Fourier, FourierInputs: d, FourierScale: cmp.Or(c.FourierScale, DefaultFourierScale), Estimate: c.Estimate},
 		tensor.NewRNG(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err
+	}
+	if c.Estimate {
+		net.Estimator = KernelEstimator(sde, d)
 	}
 	return &Built{SDE: sde, Source: src, Net: net}, nil
 }

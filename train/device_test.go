@@ -51,7 +51,7 @@ func newToyRun(t *testing.T, kind string, dev tensor.Device, batch int) toyRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loss, err := ScoreLoss(sde, net, src.Sample, batch, d, TimesUniform)
+	loss, err := ScoreLoss(sde, net, src.Sample, batch, d, TimeSampling{Scheme: TimesUniform})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,17 +22,40 @@ const (
 	TimesMixed = "mixed"
 )
 
+// TimeSampling is how the training loss draws times: Scheme TimesUniform
+// or TimesMixed, whose log-uniform half starts at LogMin (0: the SDE's
+// t_min). A LogMin above t_min spends those samples where the data's
+// structure is decided rather than at times so small that the state
+// already pins x₀ down (for HOLD-3 the posterior of x₀ given the state has
+// a standard deviation of about 1e-5 at t = 0.01; docs/demo.md).
+type TimeSampling struct {
+	Scheme string
+	LogMin float64
+}
+
+func (ts TimeSampling) validate(sde *hold.SDE) error {
+	switch ts.Scheme {
+	case "", TimesUniform, TimesMixed:
+	default:
+		return fmt.Errorf("unknown time sampling %q (want %s or %s)", ts.Scheme, TimesUniform, TimesMixed)
+	}
+	if !(ts.LogMin >= 0) || ts.LogMin >= sde.Horizon() {
+		return fmt.Errorf("time sampling: log-uniform lower end %g outside [0, T = %g)", ts.LogMin, sde.Horizon())
+	}
+	return nil
+}
+
 // sampleTimes fills dst with the training times of samples first,
 // first+1, … of a batch, of the given scheme, from the counter-based stream
 // u: U[t_min, T], or for TimesMixed every odd sample log-uniform on
-// [t_min, T].
-func sampleTimes(sde *hold.SDE, scheme string, dst []float64, u rng.Stream, first int) {
+// [max(t_min, LogMin), T].
+func sampleTimes(sde *hold.SDE, ts TimeSampling, dst []float64, u rng.Stream, first int) {
 	lo, hi := sde.MinTime(), sde.Horizon()
-	llo, lhi := math.Log(lo), math.Log(hi)
+	llo, lhi := math.Log(max(lo, ts.LogMin)), math.Log(hi)
 	for j := range dst {
 		i := first + j
 		v := u.Float64(uint64(i))
-		if scheme == TimesMixed && i%2 == 1 {
+		if ts.Scheme == TimesMixed && i%2 == 1 {
 			dst[j] = math.Exp(llo + (lhi-llo)*v)
 		} else {
 			dst[j] = lo + (hi-lo)*v
@@ -53,7 +76,7 @@ type DataFunc func(r *rng.RNG, dst []float32)
 // coefficients go up in one copy, the noise is drawn on the device (the same
 // numbers as on the host) and the fused kernels form x_t, the loss and its
 // gradient there. Buffers are reused across steps.
-func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int, times string) (LossFunc, error) {
+func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int, times TimeSampling) (LossFunc, error) {
 	return ShardScoreLoss(sde, net, data, Shard{Global: batch, Len: batch}, dim, times)
 }
 
@@ -80,7 +103,7 @@ func (s Shard) whole() bool { return s.First == 0 && s.Len == s.Global }
 // dropout draws each sample's masks at its place in the whole batch
 // (layers.NCSNpp.SetDropoutFrom), on the host and on a device alike (the
 // CUDA dropout kernel takes the mask offset).
-func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard, dim int, times string) (LossFunc, error) {
+func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard, dim int, times TimeSampling) (LossFunc, error) {
 	if shard.Global < 1 || shard.Len < 1 || shard.First < 0 || shard.First+shard.Len > shard.Global {
 		return nil, fmt.Errorf("shard of samples [%d, %d) of a batch of %d", shard.First, shard.First+shard.Len, shard.Global)
 	}
@@ -90,10 +113,8 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 		return nil, fmt.Errorf("the network's dropout cannot draw the masks of a shard of the batch: train on one rank")
 	}
 	batch := shard.Len
-	switch times {
-	case "", TimesUniform, TimesMixed:
-	default:
-		return nil, fmt.Errorf("unknown time sampling %q (want %s or %s)", times, TimesUniform, TimesMixed)
+	if err := times.validate(sde); err != nil {
+		return nil, err
 	}
 	n := sde.Blocks()
 	if state, out := net.Widths(); state != n*dim || out != dim {

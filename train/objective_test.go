@@ -27,7 +27,7 @@ func TestScoreLossLearnsGaussianScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loss, err := ScoreLoss(sde, net, data, 256, 1, TimesUniform)
+	loss, err := ScoreLoss(sde, net, data, 256, 1, TimeSampling{Scheme: TimesUniform})
 	if err != nil {
 		t.Fatal(err)
 	}

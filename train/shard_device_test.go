@@ -109,7 +109,7 @@ func newShardToyRun(t *testing.T, r, size, batch int) toyRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loss, err := ShardScoreLoss(sde, net, src.Sample, Shard{Global: batch, First: first, Len: local}, d, TimesUniform)
+	loss, err := ShardScoreLoss(sde, net, src.Sample, Shard{Global: batch, First: first, Len: local}, d, TimeSampling{Scheme: TimesUniform})
 	if err != nil {
 		t.Fatal(err)
 	}

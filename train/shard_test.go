@@ -75,7 +75,7 @@ func TestShardGradientsSumToWhole(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sde, src, net := c.build(t)
 			d := src.Dimension()
-			whole, err := ScoreLoss(sde, net, src.Sample, c.batch, d, c.times)
+			whole, err := ScoreLoss(sde, net, src.Sample, c.batch, d, TimeSampling{Scheme: c.times})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestShardGradientsSumToWhole(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					part, err := ShardScoreLoss(sde, net, src.Sample, Shard{Global: c.batch, First: first, Len: n}, d, c.times)
+					part, err := ShardScoreLoss(sde, net, src.Sample, Shard{Global: c.batch, First: first, Len: n}, d, TimeSampling{Scheme: c.times})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -139,7 +139,7 @@ func TestShardDropoutGradientsSumToWhole(t *testing.T) {
 	tensor.NewRNG(8).FillNormal(net.Params.Data, 0, 0.05)
 	images := func(r *rng.RNG, dst []float32) { r.FillUniform(dst, -1, 1) }
 	const dim = 3 * 8 * 8
-	whole, err := ScoreLoss(sde, net, images, batch, dim, TimesUniform)
+	whole, err := ScoreLoss(sde, net, images, batch, dim, TimeSampling{Scheme: TimesUniform})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestShardDropoutGradientsSumToWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		part, err := ShardScoreLoss(sde, net, images, Shard{Global: batch, First: first, Len: local}, dim, TimesUniform)
+		part, err := ShardScoreLoss(sde, net, images, Shard{Global: batch, First: first, Len: local}, dim, TimeSampling{Scheme: TimesUniform})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestDataParallelTrainerMatchesOne(t *testing.T) {
 	c := shardCases[1]
 	opt := Options{Steps: steps, Batch: c.batch, LR: 1e-2, Warmup: 2, GradClip: 1, EMA: 0.9, Seed: 9}
 	sde, src, net := c.build(t)
-	loss, err := ScoreLoss(sde, net, src.Sample, c.batch, src.Dimension(), c.times)
+	loss, err := ScoreLoss(sde, net, src.Sample, c.batch, src.Dimension(), TimeSampling{Scheme: c.times})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestDataParallelTrainerMatchesOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		part, err := ShardScoreLoss(sde, net, src.Sample, Shard{Global: c.batch, First: first, Len: n}, src.Dimension(), c.times)
+		part, err := ShardScoreLoss(sde, net, src.Sample, Shard{Global: c.batch, First: first, Len: n}, src.Dimension(), TimeSampling{Scheme: c.times})
 		if err != nil {
 			t.Fatal(err)
 		}

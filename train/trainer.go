@@ -26,9 +26,10 @@ type Options struct {
 	Steps    int     `json:"steps"`
 	Batch    int     `json:"batch"`
 	LR       float64 `json:"lr"`
-	Warmup   int     `json:"warmup"`    // linear warm-up steps (0: none)
-	GradClip float64 `json:"grad_clip"` // global-norm clipping (0: none)
-	EMA      float64 `json:"ema"`       // EMA rate
+	Warmup   int     `json:"warmup"`          // linear warm-up steps (0: none)
+	Decay    string  `json:"decay,omitempty"` // learning-rate decay: "" or optim.DecayNone (constant), optim.DecayCosine (to 0 at Steps)
+	GradClip float64 `json:"grad_clip"`       // global-norm clipping (0: none)
+	EMA      float64 `json:"ema"`             // EMA rate
 	Seed     uint64  `json:"seed"`
 }
 
@@ -43,6 +44,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("lr must be positive and finite, got %g", o.LR)
 	case o.Warmup < 0:
 		return fmt.Errorf("warmup must be ≥ 0, got %d", o.Warmup)
+	case o.Decay != "" && o.Decay != optim.DecayNone && o.Decay != optim.DecayCosine:
+		return fmt.Errorf("lr-decay must be %s or %s, got %q", optim.DecayNone, optim.DecayCosine, o.Decay)
 	case !(o.GradClip >= 0) || math.IsInf(o.GradClip, 0):
 		return fmt.Errorf("grad-clip must be finite and ≥ 0 (0 disables it), got %g", o.GradClip)
 	case !(o.EMA >= 0 && o.EMA < 1):
@@ -345,11 +348,16 @@ func (t *Trainer) Advance(read bool) (Stats, error) {
 	if math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return Stats{}, fmt.Errorf("step %d: gradient norm is %v: %w", t.Step+1, norm, ErrNonFinite)
 	}
-	lr := optim.WarmupLR(t.Opt.LR, t.Step, t.Opt.Warmup)
+	lr := t.lr()
 	t.Adam.Update(t.Params.Data, t.Params.Grad, lr)
 	t.EMA.Update(t.Params.Data)
 	t.Step++
 	return Stats{Step: t.Step, Loss: loss, LR: lr, GradNorm: norm}, nil
+}
+
+// lr is the learning rate of the coming step (Options.Warmup and Decay).
+func (t *Trainer) lr() float64 {
+	return optim.ScheduledLR(t.Opt.LR, t.Step, t.Opt.Warmup, t.Opt.Steps, t.Opt.Decay)
 }
 
 // deviceStep finishes a step on the device from the seeded output l.
@@ -367,7 +375,7 @@ func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 	if err := g.stats.GradNorm(t.Params.DevGrad); err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
-	lr := optim.WarmupLR(t.Opt.LR, t.Step, t.Opt.Warmup)
+	lr := t.lr()
 	a := t.Adam
 	if err := g.stats.ClipAdam(t.Params.DevData, t.Params.DevGrad, g.m, g.v, a.Beta1, a.Beta2, a.Eps, lr, a.Step+1, t.Opt.GradClip); err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)

@@ -99,7 +99,7 @@ func runTrainBench(dev tensor.Device, counting *cuda.Counting, model, sdeKind st
 		net, dim = m, channels*size*size
 	}
 	data := func(r *rng.RNG, dst []float32) { r.FillNormal(dst, 0, 0.5) }
-	loss, err := train.ScoreLoss(sde, net, data, batch, dim, train.TimesUniform)
+	loss, err := train.ScoreLoss(sde, net, data, batch, dim, train.TimeSampling{Scheme: train.TimesUniform})
 	if err != nil {
 		return nil, err
 	}

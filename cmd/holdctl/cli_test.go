@@ -554,4 +554,13 @@ func TestCLIDemoSmoke(t *testing.T) {
 	if _, shape := readNPYShape(t, filepath.Join(out, "samples.npy")); len(shape) != 2 || shape[0] != 300 || shape[1] != 2 {
 		t.Errorf("samples.npy has shape %v, want [300 2]", shape)
 	}
+	// The recipe of docs/demo.md is what the run records.
+	m, err := loadModel(filepath.Join(out, "run"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.cfg
+	if c.Times != "mixed" || c.TimesLogMin != 1e-3 || !c.LogTime || !c.Estimate || c.Fourier != 64 || c.FourierScale != 10 || c.LRDecay != "cosine" || c.LR != 2e-3 {
+		t.Errorf("demo run config %+v: want mixed times from 1e-3, log t, the x̂₀ estimate and 64 Fourier features of it of scale 10, cosine decay from 2e-3", c)
+	}
 }

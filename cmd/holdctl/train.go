@@ -44,9 +44,14 @@ func runConfigFlags(d train.RunConfig) []cli.Flag {
 		&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD initial auxiliary variance factor α"},
 		&cli.StringFlag{Name: "objective", Value: d.Objective, Usage: "bcsm (hsm for CLD) or dsm"},
 		&cli.StringFlag{Name: "times", Value: d.Times, Usage: "training-time sampling: uniform (the paper's) or mixed (half log-uniform)"},
+		&cli.Float64Flag{Name: "times-log-min", Value: d.TimesLogMin, Usage: "lower end of the log-uniform half of --times mixed (0: the SDE's t_min)"},
 		&cli.StringFlag{Name: "model", Value: d.Model, Usage: "score network: mlp (points) or ncsnpp-small, ncsnpp-cifar10, ncsnpp-celebahq256 (images)"},
 		&cli.IntFlag{Name: "hidden", Value: d.Hidden, Usage: "MLP hidden width"},
 		&cli.IntFlag{Name: "layers", Value: d.Layers, Usage: "MLP Linear layers"},
+		&cli.BoolFlag{Name: "log-time", Value: d.LogTime, Usage: "MLP: log t as an extra input next to t"},
+		&cli.IntFlag{Name: "fourier", Value: d.Fourier, Usage: "MLP: random Fourier features of the data block (sin and cos of N frequencies; 0: none)"},
+		&cli.Float64Flag{Name: "fourier-scale", Value: d.FourierScale, Usage: "MLP: standard deviation of the Fourier frequencies (0: 10)"},
+		&cli.BoolFlag{Name: "estimate", Value: d.Estimate, Usage: "MLP: the kernel's flat-prior estimate of x₀ from the state as an input, and --fourier features of it instead of the position's"},
 		&cli.BoolFlag{Name: "flip", Value: d.Flip, Usage: "images: random horizontal flips"},
 		&cli.Float64Flag{Name: "dropout", Value: d.Dropout, Usage: "NCSN++ dropout (CIFAR-10 recipe: 0.1)"},
 		&cli.IntFlag{Name: "nf", Value: d.NF, Usage: "NCSN++ base channels (0: the preset's)"},
@@ -55,6 +60,7 @@ func runConfigFlags(d train.RunConfig) []cli.Flag {
 		&cli.IntFlag{Name: "batch", Value: d.Batch, Usage: "batch size"},
 		&cli.Float64Flag{Name: "lr", Value: d.LR, Usage: "Adam learning rate"},
 		&cli.IntFlag{Name: "warmup", Value: d.Warmup, Usage: "linear learning-rate warm-up steps"},
+		&cli.StringFlag{Name: "lr-decay", Value: d.LRDecay, Usage: "learning-rate decay after warm-up: none, or cosine (to 0 at --steps; a resumed run with a new --steps follows the new schedule)"},
 		&cli.Float64Flag{Name: "grad-clip", Value: d.GradClip, Usage: "global gradient-norm clip (0: off)"},
 		&cli.Float64Flag{Name: "ema", Value: d.EMA, Usage: "EMA rate of the weights"},
 		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "random seed (initialisation, data, noise)"},
@@ -84,9 +90,14 @@ func runConfigFrom(c *cli.Context, base train.RunConfig) (train.RunConfig, error
 	set("alpha", func() { cfg.Alpha = c.Float64("alpha") })
 	set("objective", func() { cfg.Objective = c.String("objective") })
 	set("times", func() { cfg.Times = c.String("times") })
+	set("times-log-min", func() { cfg.TimesLogMin = c.Float64("times-log-min") })
 	set("model", func() { cfg.Model = c.String("model") })
 	set("hidden", func() { cfg.Hidden = c.Int("hidden") })
 	set("layers", func() { cfg.Layers = c.Int("layers") })
+	set("log-time", func() { cfg.LogTime = c.Bool("log-time") })
+	set("fourier", func() { cfg.Fourier = c.Int("fourier") })
+	set("fourier-scale", func() { cfg.FourierScale = c.Float64("fourier-scale") })
+	set("estimate", func() { cfg.Estimate = c.Bool("estimate") })
 	set("flip", func() { cfg.Flip = c.Bool("flip") })
 	set("dropout", func() { cfg.Dropout = c.Float64("dropout") })
 	set("nf", func() { cfg.NF = c.Int("nf") })
@@ -95,6 +106,7 @@ func runConfigFrom(c *cli.Context, base train.RunConfig) (train.RunConfig, error
 	set("batch", func() { cfg.Batch = c.Int("batch") })
 	set("lr", func() { cfg.LR = c.Float64("lr") })
 	set("warmup", func() { cfg.Warmup = c.Int("warmup") })
+	set("lr-decay", func() { cfg.LRDecay = c.String("lr-decay") })
 	set("grad-clip", func() { cfg.GradClip = c.Float64("grad-clip") })
 	set("ema", func() { cfg.EMA = c.Float64("ema") })
 	set("seed", func() { cfg.Seed = c.Uint64("seed") })
@@ -225,7 +237,7 @@ func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, dir s
 		return fail(usageErr("%v", err))
 	}
 	loss, err := train.ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, train.Shard{Global: cfg.Batch, First: first, Len: n},
-		built.Source.Dimension(), cfg.Times)
+		built.Source.Dimension(), cfg.TimeSampling())
 	if err != nil {
 		return fail(usageErr("%v", err))
 	}

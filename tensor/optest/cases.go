@@ -43,6 +43,17 @@ func unaryCase(name string, f func(out, a *tensor.Tensor) *tensor.Tensor, pos bo
 	return cs
 }
 
+// scaledCase is one unary case on normal inputs times scale (large arguments).
+func scaledCase(name string, f func(out, a *tensor.Tensor) *tensor.Tensor, scale float32) opCase {
+	return opCase{name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		a := tensor.RandN(r, 37, 29)
+		for i := range a.Data() {
+			a.Data()[i] *= scale
+		}
+		return f(nil, d(a))
+	}}
+}
+
 func binaryCases(name string, f func(out, a, b *tensor.Tensor) *tensor.Tensor) []opCase {
 	pairs := [][2][]int{{{0}, {0}}, {{5}, {5}}, {{3, 4}, {4}}, {{3, 4}, {3, 1}}, {{1, 4}, {3, 1}},
 		{{2, 3, 5}, {1, 3, 1}}, {{}, {2, 2}}, {{40, 300}, {300}}, {{200, 300}, {200, 300}}}
@@ -111,6 +122,7 @@ func baseCases() map[tensor.OpKind][]opCase {
 		tensor.OpSqrt:    unaryCase("Sqrt", tensor.Sqrt, true),
 		tensor.OpSquare:  unaryCase("Square", tensor.Square, false),
 		tensor.OpTanh:    unaryCase("Tanh", tensor.Tanh, false),
+		tensor.OpSin:     append(unaryCase("Sin", tensor.Sin, false), scaledCase("Sin×100", tensor.Sin, 100)),
 		tensor.OpSigmoid: unaryCase("Sigmoid", tensor.Sigmoid, false),
 		tensor.OpSiLU:    unaryCase("SiLU", tensor.SiLU, false),
 		tensor.OpAddScalar: unaryCase("AddScalar", func(o, a *tensor.Tensor) *tensor.Tensor {
