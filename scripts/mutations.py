@@ -964,6 +964,69 @@ MUTATIONS = json.loads(r"""
   "pkg": "./cuda",
   "run": "TestShimKernels",
   "tags": "cudashim"
+ },
+ {
+  "label": "demo recipe: cosine decay at 1.001 pi",
+  "file": "optim/optim.go",
+  "old": "lr *= 0.5 * (1 + math.Cos(math.Pi*min(float64(step)/float64(steps), 1)))",
+  "new": "lr *= 0.5 * (1 + math.Cos(1.001*math.Pi*min(float64(step)/float64(steps), 1)))",
+  "pkg": "./optim",
+  "run": "TestScheduledLR",
+  "tags": ""
+ },
+ {
+  "label": "demo recipe: mixed times ignore their log-uniform lower end",
+  "file": "train/objective.go",
+  "old": "llo, lhi := math.Log(max(lo, ts.LogMin)), math.Log(hi)",
+  "new": "llo, lhi := math.Log(lo), math.Log(hi)",
+  "pkg": "./train",
+  "run": "TestSampleTimesMixedLogMin",
+  "tags": ""
+ },
+ {
+  "label": "Sin backward: cos as sin(x + 1.001 pi/2)",
+  "file": "autograd/ops.go",
+  "old": "tensor.Sin(d, tensor.AddScalar(d, x, math.Pi/2))",
+  "new": "tensor.Sin(d, tensor.AddScalar(d, x, 1.001*math.Pi/2))",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "CPU sine: r^5 coefficient 0.1 % off",
+  "file": "tensor/cpu.go",
+  "old": "r2*(1.0/120+r2",
+  "new": "r2*(1.001/120+r2",
+  "pkg": "./tensor",
+  "run": "TestSinSlice",
+  "tags": ""
+ },
+ {
+  "label": "MLP Fourier features at 1.001 x 2 pi",
+  "file": "layers/mlp.go",
+  "old": "z = g.MulScalar(z, 2*math.Pi)",
+  "new": "z = g.MulScalar(z, 2.002*math.Pi)",
+  "pkg": "./layers",
+  "run": "TestMLPInputFeatures",
+  "tags": ""
+ },
+ {
+  "label": "x0 estimate weights 0.1 % too small",
+  "file": "hold/kernel.go",
+  "old": "v := u[r] / uu",
+  "new": "v := u[r] / (uu * 1.001)",
+  "pkg": "./hold",
+  "run": "TestEstimateWeights",
+  "tags": ""
+ },
+ {
+  "label": "x0 estimate on the tape: weights 0.1 % off",
+  "file": "train/estimate.go",
+  "old": "w[i*n+j] = float32(a)",
+  "new": "w[i*n+j] = float32(a * 1.001)",
+  "pkg": "./train",
+  "run": "TestKernelEstimator",
+  "tags": ""
  }
 ]
 """)
