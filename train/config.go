@@ -148,6 +148,9 @@ const (
 	MaxBatch     = 1 << 20 // batch size
 	MaxChannels  = 1 << 12 // NCSN++ base channels
 	MaxResBlocks = 64      // NCSN++ res-blocks per level
+	// MaxFourierScale caps the Fourier frequencies' standard deviation: at
+	// 10⁴ the float32 argument of a feature is already rounded by ~10⁻³ rad.
+	MaxFourierScale = 1e4
 )
 
 // Validate checks every key of the configuration — each number finite and
@@ -203,8 +206,9 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("estimate applies to the mlp model only, got --model %s", c.Model)
 	case c.Fourier > 0 && c.Model != "mlp":
 		return fmt.Errorf("fourier applies to the mlp model only, got --model %s", c.Model)
-	case !(c.FourierScale >= 0) || !finite(c.FourierScale):
-		return fmt.Errorf("fourier-scale must be finite and ≥ 0 (0: %d), got %g", DefaultFourierScale, c.FourierScale)
+	case !(c.FourierScale >= 0 && c.FourierScale <= MaxFourierScale):
+		return fmt.Errorf("fourier-scale must be in [0, %g] (0: %d; larger frequencies make sin(2π·B·x) float32 noise), got %g",
+			float64(MaxFourierScale), DefaultFourierScale, c.FourierScale)
 	}
 	switch c.Times {
 	case "", TimesUniform, TimesMixed:
