@@ -21,6 +21,33 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "local all-reduce: each rank skips the first element of its part",
+  "file": "dist/local.go",
+  "old": "for i := l.rank * n / g.size; i < (l.rank+1)*n/g.size; i++ {",
+  "new": "for i := l.rank*n/g.size + 1; i < (l.rank+1)*n/g.size; i++ {",
+  "pkg": "./dist",
+  "run": "TestLocalAllreduce",
+  "tags": ""
+ },
+ {
+  "label": "local broadcast: root's buffer copied from the last rank",
+  "file": "dist/local.go",
+  "old": "copy(buf, l.g.bufs[root].([]T))",
+  "new": "copy(buf, l.g.bufs[l.g.size-1].([]T))",
+  "pkg": "./dist",
+  "run": "TestLocalBcast",
+  "tags": ""
+ },
+ {
+  "label": "CPU sine: the odd quadrants' mask off (sin where cos is due)",
+  "file": "tensor/cpu.go",
+  "old": "odd := -(q & 1) // all ones for odd q",
+  "new": "odd := -(q & 1) & 0 // all ones for odd q",
+  "pkg": "./tensor",
+  "run": "TestSinSlice",
+  "tags": ""
+ },
+ {
   "label": "parallel governor contended below 60 % instead of 80 %",
   "file": "internal/parallel/governor.go",
   "old": "contended := c >= 0 && c*5 < w*4",

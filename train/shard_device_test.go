@@ -37,7 +37,7 @@ func TestDataParallelDeviceMatchesOne(t *testing.T) {
 		}
 		want, wantCPU = append(want, a.Loss), append(wantCPU, b.Loss)
 	}
-	comms := newLoopback(size)
+	comms, _ := dist.NewLocal(size)
 	ranks := make([]toyRun, size)
 	losses := make([][]float64, size)
 	errs := make([]error, size)

@@ -207,7 +207,7 @@ func TestDataParallelTrainerMatchesOne(t *testing.T) {
 		want = append(want, st.Loss)
 	}
 
-	comms := newLoopback(size)
+	comms, _ := dist.NewLocal(size)
 	ranks := make([]*Trainer, size)
 	losses := make([][]float64, size)
 	errs := make([]error, size)
@@ -269,7 +269,7 @@ func TestDataParallelTrainerMatchesOne(t *testing.T) {
 // every rank at the same step with ErrNonFinite, the parameters untouched.
 func TestDataParallelNonFinite(t *testing.T) {
 	const size = 2
-	comms := newLoopback(size)
+	comms, _ := dist.NewLocal(size)
 	errs := make([]error, size)
 	before := make([][]float32, size)
 	after := make([][]float32, size)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,10 +13,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/data"
+	"holdgo/dist"
 	"holdgo/metrics"
 	"holdgo/optim"
 	"holdgo/rng"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -42,6 +45,11 @@ const (
 	demoFourier      = 64
 	demoFourierScale = 10
 	demoTimesLogMin  = 1e-3
+	// demoRanks local ranks (goroutines of one process, dist.NewLocal) train
+	// on the CPU, each half of the batch on one thread: a 128×128 product is
+	// too short to split across cores, two half-batches are not. The split is
+	// fixed, so the run is the same on one core or many.
+	demoRanks = 2
 )
 
 func demoCommand() *cli.Command {
@@ -97,24 +105,9 @@ func runDemo(c *cli.Context) error {
 	cfg.LogTime, cfg.Fourier, cfg.FourierScale, cfg.LRDecay, cfg.Estimate = true, c.Int("fourier"), demoFourierScale, optim.DecayCosine, true
 	fmt.Fprintf(c.App.Writer, "holdctl demo: HOLD-%d (L=%g, α=%g, T=7) on the multi Swiss roll, %d steps, batch %d\n",
 		cfg.Order, cfg.L, cfg.Alpha, cfg.Steps, cfg.Batch)
-	built, err := cfg.Build()
-	if err != nil {
-		return err
-	}
-	loss, err := train.ScoreLoss(built.SDE, built.Net, built.Source.Sample, cfg.Batch, built.Source.Dimension(), cfg.TimeSampling())
-	if err != nil {
-		return err
-	}
-	tr, err := train.New(cfg.Options(), built.Net.Parameters(), loss)
-	if err != nil {
-		return err
-	}
 	dev, err := openDevice(c.String("device"))
 	if err != nil {
 		return usageErr("demo: %v", err)
-	}
-	if err := tr.SetDevice(dev); err != nil {
-		return usageErr("demo: --device %s: %v", c.String("device"), err)
 	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return usageErr("demo: %v", err)
@@ -126,8 +119,14 @@ func runDemo(c *cli.Context) error {
 	defer logFile.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := &session{dir: runDir, cfg: cfg, trainer: tr, log: logFile, out: c.App.ErrWriter}
-	if err := s.loop(ctx, 1000); err != nil {
+	ranks := demoRanks
+	if dev != tensor.CPU {
+		ranks = 1
+	}
+	cfg.Ranks = ranks
+	if err := trainLocalRanks(ranks, func(comm dist.Communicator) error {
+		return demoRank(ctx, c, cfg, comm, dev, &session{dir: runDir, cfg: cfg, log: logFile, out: c.App.ErrWriter})
+	}); err != nil {
 		return err
 	}
 	trained := time.Since(begin)
@@ -203,4 +202,36 @@ func runDemo(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil
+}
+
+// demoRank is one local rank of the demo's training: its shard of the
+// batch, the trainer and the loop of s (rank 0 logs and writes the
+// checkpoint).
+func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *session) error {
+	first, n, err := dist.Split(cfg.Batch, comm.Rank(), comm.Size())
+	if err != nil {
+		return err
+	}
+	built, err := cfg.Build()
+	if err != nil {
+		return err
+	}
+	loss, err := train.ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, train.Shard{Global: cfg.Batch, First: first, Len: n},
+		built.Source.Dimension(), cfg.TimeSampling())
+	if err != nil {
+		return err
+	}
+	tr, err := train.New(cfg.Options(), built.Net.Parameters(), loss)
+	if err != nil {
+		return err
+	}
+	tr.SetComm(comm)
+	if err := tr.Broadcast(); err != nil {
+		return err
+	}
+	if err := tr.SetDevice(dev); err != nil {
+		return usageErr("demo: --device %s: %v", c.String("device"), err)
+	}
+	s.trainer, s.comm = tr, comm
+	return s.loop(ctx, 1000)
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/dist"
+	"holdgo/internal/parallel"
 	"holdgo/train"
 )
 
@@ -151,4 +153,31 @@ func agreeStop(comm dist.Communicator, reason byte, step int) (byte, error) {
 		return runOn, fmt.Errorf("rank %d is at step %d, rank 0 at step %d: the ranks' training states differ", comm.Rank(), step, int(msg[1]))
 	}
 	return byte(msg[0]), nil
+}
+
+// trainLocalRanks runs body on ranks local ranks (goroutines of this
+// process, dist.NewLocal), each with one thread of the worker pool, and
+// returns rank 0's error; an error the ranks do not share ends the process
+// (endRanks). With one rank, body runs as is on dist.Single.
+func trainLocalRanks(ranks int, body func(dist.Communicator) error) error {
+	if ranks <= 1 {
+		return body(dist.Single{})
+	}
+	comms, err := dist.NewLocal(ranks)
+	if err != nil {
+		return err
+	}
+	prev := parallel.SetThreads(1)
+	defer parallel.SetThreads(prev)
+	errs := make([]error, ranks)
+	var wg sync.WaitGroup
+	for r, comm := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = endRanks(comm, body(comm))
+		}()
+	}
+	wg.Wait()
+	return errs[0]
 }
