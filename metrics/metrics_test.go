@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"holdgo/data"
+	"holdgo/internal/parallel"
 	"holdgo/tensor"
 )
 
@@ -68,6 +69,14 @@ func TestSlicedWassersteinOfShift(t *testing.T) {
 	again, _ := SlicedWasserstein(x, y, 2, 2, 4000, 9)
 	if again != sw2 {
 		t.Errorf("same seed gave %v then %v", sw2, again)
+	}
+	for _, threads := range []int{1, 3} {
+		prev := parallel.SetThreads(threads)
+		other, _ := SlicedWasserstein(x, y, 2, 2, 4000, 9)
+		parallel.SetThreads(prev)
+		if other != sw2 {
+			t.Errorf("%d threads gave %v, the default %v", threads, other, sw2)
+		}
 	}
 	if _, err := SlicedWasserstein(x, y[:3], 2, 2, 10, 0); err == nil {
 		t.Error("ragged set accepted")

@@ -5,16 +5,18 @@
 // each mode.
 //
 // Point sets are row-major float32 slices with an explicit dimension, as
-// data.Source fills them. Sums run in float64. The functions are plain,
-// single-threaded loops: the pairwise ones cost O((n+m)²·dim), meant for a
+// data.Source fills them. Sums run in float64. The functions are plain
+// loops; SlicedWasserstein spreads its directions over the worker pool
+// (internal/parallel) and sums them in order, so its bits do not depend on
+// the number of threads. The pairwise ones cost O((n+m)²·dim), meant for a
 // few thousand points.
 package metrics
 
 import (
 	"fmt"
 	"math"
-	"slices"
 
+	"holdgo/internal/parallel"
 	"holdgo/tensor"
 )
 
@@ -57,11 +59,13 @@ func SlicedWasserstein(x, y []float32, dim, p, projections int, seed uint64) (fl
 	if projections < 1 {
 		return 0, fmt.Errorf("metrics: sliced Wasserstein: %d projections", projections)
 	}
+	// The directions in order from one stream, then the 1-D distances on
+	// the worker pool, summed in the directions' order: the same bits on
+	// any number of threads.
 	rng := tensor.NewRNG(seed)
-	theta := make([]float64, dim)
-	px, py := make([]float64, n), make([]float64, m)
-	total := 0.0
-	for range projections {
+	thetas := make([]float64, projections*dim)
+	for k := range projections {
+		theta := thetas[k*dim : (k+1)*dim]
 		norm := 0.0
 		for norm < 1e-12 {
 			norm = 0
@@ -74,9 +78,23 @@ func SlicedWasserstein(x, y []float32, dim, p, projections int, seed uint64) (fl
 		for i := range theta {
 			theta[i] /= norm
 		}
-		project(x, theta, px)
-		project(y, theta, py)
-		total += wassersteinPow(px, py, p)
+	}
+	dists := make([]float64, projections)
+	parallel.For(projections, 8, func(lo, hi int) {
+		px, py := make([]float64, n), make([]float64, m)
+		scratch := make([]uint64, 2*max(n, m))
+		for k := lo; k < hi; k++ {
+			theta := thetas[k*dim : (k+1)*dim]
+			project(x, theta, px)
+			project(y, theta, py)
+			sortFloats(px, scratch)
+			sortFloats(py, scratch)
+			dists[k] = sortedWassersteinPow(px, py, p)
+		}
+	})
+	total := 0.0
+	for _, d := range dists {
+		total += d
 	}
 	return math.Pow(total/float64(projections), 1/float64(p)), nil
 }
@@ -122,8 +140,13 @@ func wasserstein1D(x, y []float64, p int) float64 {
 // multiples of 1/n and 1/m; positions along [0, 1] are kept as integers in
 // units of 1/(n·m), so the merge is exact.
 func wassersteinPow(x, y []float64, p int) float64 {
-	slices.Sort(x)
-	slices.Sort(y)
+	sortFloats(x, nil)
+	sortFloats(y, nil)
+	return sortedWassersteinPow(x, y, p)
+}
+
+// sortedWassersteinPow is wassersteinPow of x and y sorted in ascending order.
+func sortedWassersteinPow(x, y []float64, p int) float64 {
 	n, m := int64(len(x)), int64(len(y))
 	var i, j, at int64
 	sum := 0.0

@@ -56,11 +56,27 @@ type Sampler struct {
 	Denoise bool
 
 	MaxBatch int // largest chunk; 0 means DefaultMaxBatch
-	Workers  int // chunks processed concurrently (the Scorer must then be safe for concurrent use); 0 or 1: serial
+	Workers  int // chunks processed concurrently (each worker forks a Forker score; another Scorer must then be safe for concurrent use); 0 or 1: serial
 
 	// Record lists forward times at which to store the states (Result.Trajectory). Fixed-step methods
 	// record at the first grid time ≤ each requested time; the adaptive solver lands on it exactly.
 	Record []float64
+}
+
+// Forker is a Scorer that is not safe for concurrent use but makes copies
+// that are: Fork returns a Scorer with the same function (the same weights,
+// its own working memory) that one more goroutine may call while the others
+// are in use. Sample's workers each use a fork.
+type Forker interface {
+	hold.Scorer
+	Fork() hold.Scorer
+}
+
+// withScore returns a copy of s for one worker: a copy that scores with score.
+func (s *Sampler) withScore(score hold.Scorer) *Sampler {
+	c := *s
+	c.Score = score
+	return &c
 }
 
 // Result holds the samples and the cost.
@@ -291,28 +307,32 @@ func (s *Sampler) Sample(n int, seed uint64) (*Result, error) {
 	res := &Result{X: make([]float64, n*row), ChunkNFE: make([]int, chunks)}
 	trajs := make([]*Trajectory, chunks)
 	errs := make([]error, chunks)
-	work := func(c int) {
+	work := func(w *Sampler, c int) {
 		lo, hi := c*maxBatch, min(n, (c+1)*maxBatch)
 		batch := hi - lo
 		x := res.X[lo*row : hi*row]
 		key := ChunkSeed(seed, c)
 		philoxPrior(s.SDE, x, batch, key)
-		res.ChunkNFE[c], trajs[c], errs[c] = s.runWith(method, x, batch, &philoxNoise{key: key})
+		res.ChunkNFE[c], trajs[c], errs[c] = w.runWith(method, x, batch, &philoxNoise{key: key})
 	}
-	workers := max(1, s.Workers)
+	workers := max(1, min(s.Workers, chunks))
 	if workers == 1 {
 		for c := range chunks {
-			work(c)
+			work(s, c)
 		}
 	} else {
 		var wg sync.WaitGroup
 		next := make(chan int)
-		for range workers {
+		for k := range workers {
+			w := s
+			if f, ok := s.Score.(Forker); ok && k > 0 {
+				w = s.withScore(f.Fork())
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for c := range next {
-					work(c)
+					work(w, c)
 				}
 			}()
 		}

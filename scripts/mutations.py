@@ -21,6 +21,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "sampler workers share one network scorer (no forks)",
+  "file": "sample/sampler.go",
+  "old": "if f, ok := s.Score.(Forker); ok && k > 0 {",
+  "new": "if f, ok := s.Score.(Forker); ok && k > 99 {",
+  "pkg": "./train",
+  "run": "TestNetworkScorerForkSamples",
+  "tags": ""
+ },
+ {
+  "label": "radix sort skips a byte most (not all) keys share",
+  "file": "metrics/radix.go",
+  "old": "if int(c[byte(keys[0]>>shift)]) == n {",
+  "new": "if int(c[byte(keys[0]>>shift)]) >= n-1 {",
+  "pkg": "./metrics",
+  "run": "TestSortFloats",
+  "tags": ""
+ },
+ {
   "label": "local all-reduce: each rank skips the first element of its part",
   "file": "dist/local.go",
   "old": "for i := l.rank * n / g.size; i < (l.rank+1)*n/g.size; i++ {",

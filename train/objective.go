@@ -259,6 +259,11 @@ type NetworkScorer struct {
 	out  []float32
 }
 
+// Fork implements sample.Forker: a scorer with the same network and SDE
+// and its own tape and buffers, for another goroutine (the network's
+// forward pass only reads the parameters).
+func (s *NetworkScorer) Fork() hold.Scorer { return &NetworkScorer{SDE: s.SDE, Net: s.Net} }
+
 // Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
 // network runs where its parameters live (layers.Params.ToDevice): on a device
 // the states and times go up and the outputs come back per call.

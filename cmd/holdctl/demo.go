@@ -14,6 +14,7 @@ import (
 
 	"holdgo/data"
 	"holdgo/dist"
+	"holdgo/internal/parallel"
 	"holdgo/metrics"
 	"holdgo/optim"
 	"holdgo/rng"
@@ -50,6 +51,8 @@ const (
 	// too short to split across cores, two half-batches are not. The split is
 	// fixed, so the run is the same on one core or many.
 	demoRanks = 2
+	// demoSampleChunk samples make one chunk of the sampler's batch.
+	demoSampleChunk = 500
 )
 
 func demoCommand() *cli.Command {
@@ -145,8 +148,17 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	threads := parallel.Threads()
+	if ranks > 1 {
+		// As in training: chunks of the samples on one thread per worker
+		// (a chunk's activations stay in its core's cache), each worker
+		// with a fork of the network scorer.
+		smp.MaxBatch, smp.Workers, threads = demoSampleChunk, ranks, 1
+	}
 	t0 := time.Now()
+	prev := parallel.SetThreads(threads)
 	res, err := run(n, cfg.Seed+1)
+	parallel.SetThreads(prev)
 	if err != nil {
 		return err
 	}
