@@ -14,7 +14,7 @@ import (
 func TestSortFloats(t *testing.T) {
 	r := tensor.NewRNG(3)
 	for _, n := range []int{0, 1, 2, 63, 64, 65, 257, 5000} {
-		for kind := range 5 {
+		for kind := range 6 {
 			x := make([]float64, n)
 			for i := range x {
 				switch kind {
@@ -28,6 +28,11 @@ func TestSortFloats(t *testing.T) {
 					x[i] = math.Float64frombits(math.Float64bits(1) + uint64(r.Float64()*300))
 				case 4: // one value
 					x[i] = -3.25
+				case 5: // one value, but the last one a step below: a byte that all keys but one share
+					x[i] = math.Nextafter(1, 2)
+					if i == n-1 {
+						x[i] = 1
+					}
 				}
 			}
 			got, want := slices.Clone(x), slices.Clone(x)
