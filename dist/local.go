@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"holdgo/internal/vec"
 )
 
 // Local ranks are goroutines of one process: data-parallel training on the
@@ -151,23 +153,32 @@ func bufLen(b any) int {
 func allreduce[T float32 | float64](l *local, op string, buf []T) error {
 	err := l.enter(op, buf, len(buf))
 	if err == nil {
+		// This rank's part of the elements: summed into rank 0's buffer
+		// in rank order, then copied to the others.
 		g, n := l.g, len(buf)
-		bufs := make([][]T, g.size)
-		for r, b := range g.bufs {
-			bufs[r] = b.([]T)
+		lo, hi := l.rank*n/g.size, (l.rank+1)*n/g.size
+		sum := g.bufs[0].([]T)[lo:hi]
+		for _, b := range g.bufs[1:] {
+			addInto(sum, b.([]T)[lo:hi])
 		}
-		for i := l.rank * n / g.size; i < (l.rank+1)*n/g.size; i++ {
-			sum := bufs[0][i]
-			for _, b := range bufs[1:] {
-				sum += b[i]
-			}
-			for _, b := range bufs {
-				b[i] = sum
-			}
+		for _, b := range g.bufs[1:] {
+			copy(b.([]T)[lo:hi], sum)
 		}
 	}
 	l.leave()
 	return err
+}
+
+// addInto sets sum[i] += x[i] in the slices' precision (float32 with SIMD:
+// the same bits as the loop).
+func addInto[T float32 | float64](sum, x []T) {
+	if s, ok := any(sum).([]float32); ok {
+		vec.Add(s, s, any(x).([]float32))
+		return
+	}
+	for i, v := range x {
+		sum[i] += v
+	}
 }
 
 func bcast[T any](l *local, op string, buf []T, root int) error {

@@ -39,10 +39,10 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "local all-reduce: each rank skips the first element of its part",
+  "label": "local all-reduce: each rank skips the last element of its part",
   "file": "dist/local.go",
-  "old": "for i := l.rank * n / g.size; i < (l.rank+1)*n/g.size; i++ {",
-  "new": "for i := l.rank*n/g.size + 1; i < (l.rank+1)*n/g.size; i++ {",
+  "old": "lo, hi := l.rank*n/g.size, (l.rank+1)*n/g.size",
+  "new": "lo, hi := l.rank*n/g.size, max(l.rank*n/g.size, (l.rank+1)*n/g.size-1)",
   "pkg": "./dist",
   "run": "TestLocalAllreduce",
   "tags": ""
