@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -534,6 +535,37 @@ func TestCLIBadInput(t *testing.T) {
 		t.Error(err)
 	} else if _, err := train.ConfigFromCheckpoint(f); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCLILocalRanks: --local-ranks 2 trains the same run as one rank (the
+// gradients of the two half batches summed: the same losses to float32
+// rounding), records the ranks, and resumes on another count.
+func TestCLILocalRanks(t *testing.T) {
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one"), filepath.Join(dir, "two")
+	mustRun(t, tinyTrain(one, "hold", "swissroll", 40)...)
+	r := mustRun(t, tinyTrain(two, "hold", "swissroll", 30, "--local-ranks", "2")...)
+	if !strings.Contains(r.stderr, "2 ranks (batch 32 each)") {
+		t.Errorf("no ranks in the progress:\n%s", r.stderr)
+	}
+	if m, err := loadModel(two, false); err != nil || m.cfg.Ranks != 2 {
+		t.Fatalf("run on 2 local ranks: %v, ranks %d recorded", err, m.cfg.Ranks)
+	}
+	mustRun(t, "train", "--resume", "--out", two, "--steps", "40", "--threads", "1")
+	want, got := lossColumns(t, one), lossColumns(t, two)
+	if len(got) != len(want) {
+		t.Fatalf("%d log rows on 2 ranks, %d on one", len(got), len(want))
+	}
+	for i := 1; i < len(want); i++ { // after the header
+		w, g := strings.Split(want[i], ","), strings.Split(got[i], ",")
+		for j := 1; j < len(w); j++ {
+			a, _ := strconv.ParseFloat(w[j], 64)
+			b, _ := strconv.ParseFloat(g[j], 64)
+			if math.Abs(a-b) > 1e-4*math.Abs(a) {
+				t.Errorf("log row %d column %d: %v on 2 local ranks, %v on one", i, j, b, a)
+			}
+		}
 	}
 }
 
