@@ -14,7 +14,7 @@ import (
 // batch 256) for rank comm of a data-parallel group.
 func demoTrainer(b *testing.B, comm dist.Communicator) *Trainer {
 	cfg := DefaultRunConfig()
-	cfg.Times, cfg.TimesLogMin, cfg.LogTime, cfg.Fourier, cfg.Estimate, cfg.LRDecay = TimesMixed, 1e-3, true, 64, true, optim.DecayCosine
+	cfg.Times, cfg.TimesLogMin, cfg.LogTime, cfg.Fourier, cfg.Estimate, cfg.LRDecay = TimesMixed, 3e-2, true, 64, true, optim.DecayCosine
 	cfg.Steps, cfg.Batch = 1<<30, 256
 	built, err := cfg.Build()
 	if err != nil {

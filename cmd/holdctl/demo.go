@@ -131,7 +131,8 @@ func runDemo(c *cli.Context) error {
 	}
 	cfg.Ranks = ranks
 	if err := trainLocalRanks(ranks, func(comm dist.Communicator) error {
-		return demoRank(ctx, c, cfg, comm, dev, &session{dir: runDir, cfg: cfg, log: logFile, out: c.App.ErrWriter})
+		return demoRank(ctx, c, cfg, comm, dev, &session{dir: runDir, cfg: cfg, log: logFile, out: c.App.ErrWriter,
+			resume: fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)})
 	}); err != nil {
 		return err
 	}

@@ -198,6 +198,9 @@ type session struct {
 	log     *os.File
 	out     io.Writer
 	comm    dist.Communicator // nil: one process
+	// resume is how the interruption message says to continue ("" : with
+	// --resume, as holdctl train).
+	resume string
 }
 
 // lead reports whether this process writes the run directory and progress.
@@ -469,7 +472,11 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 				fmt.Fprintf(out, "time limit reached: step %d, checkpoint %s\n", tr.Step, filepath.Join(s.dir, ckptName))
 				return nil
 			}
-			return collective(cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; continue with --resume", tr.Step, s.dir), 130), rank)
+			how := s.resume
+			if how == "" {
+				how = "continue with --resume"
+			}
+			return collective(cli.Exit(fmt.Sprintf("holdctl: interrupted: checkpoint of step %d written to %s; %s", tr.Step, s.dir, how), 130), rank)
 		}
 		// On a device the loss and gradient norm are read back (a synchronisation) only when they
 		// are logged or a checkpoint is due; a non-finite step in between is skipped there and
