@@ -19,6 +19,7 @@ import (
 
 	"holdgo/checkpoint"
 	"holdgo/data"
+	"holdgo/dist"
 	"holdgo/hold"
 	"holdgo/imagedata"
 	"holdgo/layers"
@@ -317,6 +318,32 @@ func (c RunConfig) Build() (*Built, error) {
 		net.Estimator = KernelEstimator(sde, d)
 	}
 	return &Built{SDE: sde, Source: src, Net: net}, nil
+}
+
+// NewTrainer builds the run (Build) and returns the trainer of rank
+// comm.Rank() of comm (dist.Single{} for one process) at step 0: the loss of
+// its shard of the global batch (ShardScoreLoss), the communicator set. Then
+// Restore (to resume), Broadcast, SetDevice.
+func (c RunConfig) NewTrainer(comm dist.Communicator) (*Trainer, error) {
+	first, n, err := dist.Split(c.Batch, comm.Rank(), comm.Size())
+	if err != nil {
+		return nil, err
+	}
+	built, err := c.Build()
+	if err != nil {
+		return nil, err
+	}
+	loss, err := ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, Shard{Global: c.Batch, First: first, Len: n},
+		built.Source.Dimension(), c.TimeSampling())
+	if err != nil {
+		return nil, err
+	}
+	tr, err := New(c.Options(), built.Net.Parameters(), loss)
+	if err != nil {
+		return nil, err
+	}
+	tr.SetComm(comm)
+	return tr, nil
 }
 
 // buildImages makes the image data set and the NCSN++ network of an image

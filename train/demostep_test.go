@@ -16,24 +16,10 @@ func demoTrainer(b *testing.B, comm dist.Communicator) *Trainer {
 	cfg := DefaultRunConfig()
 	cfg.Times, cfg.TimesLogMin, cfg.LogTime, cfg.Fourier, cfg.Estimate, cfg.LRDecay = TimesMixed, 3e-2, true, 64, true, optim.DecayCosine
 	cfg.Steps, cfg.Batch = 1<<30, 256
-	built, err := cfg.Build()
+	tr, err := cfg.NewTrainer(comm)
 	if err != nil {
 		b.Fatal(err)
 	}
-	first, n, err := dist.Split(cfg.Batch, comm.Rank(), comm.Size())
-	if err != nil {
-		b.Fatal(err)
-	}
-	loss, err := ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, Shard{Global: cfg.Batch, First: first, Len: n},
-		built.Source.Dimension(), cfg.TimeSampling())
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr, err := New(cfg.Options(), built.Net.Parameters(), loss)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr.SetComm(comm)
 	return tr
 }
 

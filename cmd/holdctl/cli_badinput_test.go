@@ -440,7 +440,7 @@ func TestCLIRunOwnsItsPoints(t *testing.T) {
 // TestCLIResumeHelp: --help says which flags a resume may change.
 func TestCLIResumeHelp(t *testing.T) {
 	r := mustRun(t, "train", "--help")
-	if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "only --steps, --ckpt-every, --log-every, --threads and --time-limit may differ") {
+	if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "only --steps, --ckpt-every, --log-every, --threads, --local-ranks and --time-limit may differ") {
 		t.Errorf("train --help does not say what --resume may change:\n%s", r.stdout)
 	}
 }

@@ -224,24 +224,10 @@ func runDemo(c *cli.Context) error {
 // batch, the trainer and the loop of s (rank 0 logs and writes the
 // checkpoint).
 func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *session) error {
-	first, n, err := dist.Split(cfg.Batch, comm.Rank(), comm.Size())
+	tr, err := cfg.NewTrainer(comm)
 	if err != nil {
 		return err
 	}
-	built, err := cfg.Build()
-	if err != nil {
-		return err
-	}
-	loss, err := train.ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, train.Shard{Global: cfg.Batch, First: first, Len: n},
-		built.Source.Dimension(), cfg.TimeSampling())
-	if err != nil {
-		return err
-	}
-	tr, err := train.New(cfg.Options(), built.Net.Parameters(), loss)
-	if err != nil {
-		return err
-	}
-	tr.SetComm(comm)
 	if err := tr.Broadcast(); err != nil {
 		return err
 	}

@@ -246,20 +246,7 @@ func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, dir s
 			}
 		}
 	}
-	first, n, err := dist.Split(cfg.Batch, comm.Rank(), comm.Size())
-	if err != nil { // prepareRun checked it
-		return err
-	}
-	built, err := cfg.Build()
-	if err != nil {
-		return fail(usageErr("%v", err))
-	}
-	loss, err := train.ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, train.Shard{Global: cfg.Batch, First: first, Len: n},
-		built.Source.Dimension(), cfg.TimeSampling())
-	if err != nil {
-		return fail(usageErr("%v", err))
-	}
-	tr, err := train.New(cfg.Options(), built.Net.Parameters(), loss)
+	tr, err := cfg.NewTrainer(comm) // prepareRun checked that the batch splits
 	if err != nil {
 		return fail(usageErr("%v", err))
 	}
@@ -268,7 +255,6 @@ func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, dir s
 			return usageErr("cannot resume: %v", err)
 		}
 	}
-	tr.SetComm(comm)
 	if err := tr.Broadcast(); err != nil {
 		return err
 	}
