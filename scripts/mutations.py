@@ -473,8 +473,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Dropout dy·m ×1.001",
   "file": "autograd/conv.go",
-  "old": "\t\t\tg.dropout(gx, dy, st, p)\n\t\t\treturn",
-  "new": "\t\t\ttensor.MulScalar(gx, g.dropout(gx, dy, st, p), 1.001)\n\t\t\treturn",
+  "old": "\t\t\tg.dropout(gx, dy, st, p, first)\n\t\t\treturn",
+  "new": "\t\t\ttensor.MulScalar(gx, g.dropout(gx, dy, st, p, first), 1.001)\n\t\t\treturn",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
