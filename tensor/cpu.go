@@ -418,36 +418,7 @@ func cpuRows(op Op, out, a *Tensor) {
 	}
 }
 
-// sinSlice sets o[i] = sin(a[i]) in float64 arithmetic: Cody–Waite reduction
-// by π/2 with fdlibm's two-part constant (k·pio2Hi is exact for |x| < 2¹⁹),
-// then Taylor polynomials of sin (to r⁹) and cos (to r¹⁰) on |r| ≤ π/4,
-// truncation below 2·10⁻⁹, both evaluated and the quadrant's one picked
-// without a branch on it. Larger or non-finite arguments go to math.Sin.
-// Twice as fast as math.Sin here; Fourier features call it on every step.
-func sinSlice(o, a []float32) {
-	const (
-		twoOverPi = 2 / math.Pi
-		pio2Hi    = 1.57079632673412561417e+00 // fdlibm pio2_1: 33 bits of π/2
-		pio2Lo    = 6.07710050650619224932e-11 // π/2 − pio2_1
-	)
-	for i, v := range a[:len(o)] {
-		x := float64(v)
-		if !(math.Abs(x) < 1<<19) {
-			o[i] = float32(math.Sin(x))
-			continue
-		}
-		k := math.RoundToEven(x * twoOverPi) // one ROUNDSD
-		r := (x - k*pio2Hi) - k*pio2Lo
-		r2 := r * r
-		sn := r * (1 + r2*(-1.0/6+r2*(1.0/120+r2*(-1.0/5040+r2*(1.0/362880)))))
-		cs := 1 + r2*(-0.5+r2*(1.0/24+r2*(-1.0/720+r2*(1.0/40320-r2*(1.0/3628800)))))
-		// Quadrant q = k mod 4: sin for even q, cos for odd, negated for
-		// q ≥ 2, chosen with bit masks: branches on q, random from one
-		// element to the next, cost 20 ns per element in mispredictions.
-		q := uint64(int64(k))
-		odd := -(q & 1) // all ones for odd q
-		sb, cb := math.Float64bits(sn), math.Float64bits(cs)
-		y := math.Float64frombits((sb ^ (sb^cb)&odd) ^ (q&2)<<62)
-		o[i] = float32(y)
-	}
-}
+// sinSlice sets o[i] = sin(a[i]); the math (float64 Cody–Waite reduction by
+// π/2, Taylor polynomials, |x| ≥ 2¹⁹ or non-finite via math.Sin) lives in
+// vec.Sin. Fourier features call it on every step.
+func sinSlice(o, a []float32) { vec.Sin(o, a[:len(o)]) }
