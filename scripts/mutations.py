@@ -58,11 +58,11 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "CPU sine: the odd quadrants' mask off (sin where cos is due)",
-  "file": "tensor/cpu.go",
+  "file": "internal/vec/sin.go",
   "old": "odd := -(q & 1) // all ones for odd q",
   "new": "odd := -(q & 1) & 0 // all ones for odd q",
-  "pkg": "./tensor",
-  "run": "TestSinSlice",
+  "pkg": "./internal/vec",
+  "run": "TestSin$",
   "tags": ""
  },
  {
@@ -1039,11 +1039,20 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "CPU sine: r^5 coefficient 0.1 % off",
-  "file": "tensor/cpu.go",
+  "file": "internal/vec/sin.go",
   "old": "r2*(1.0/120+r2",
   "new": "r2*(1.001/120+r2",
   "pkg": "./tensor",
   "run": "TestSinSlice",
+  "tags": ""
+ },
+ {
+  "label": "CPU sine: k = -0 kept (sin(-0) = +0)",
+  "file": "internal/vec/sin.go",
+  "old": "k := math.RoundToEven(x*twoOverPi) + 0",
+  "new": "k := math.RoundToEven(x*twoOverPi) - 0",
+  "pkg": "./internal/vec",
+  "run": "TestSin$",
   "tags": ""
  },
  {
