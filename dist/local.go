@@ -41,6 +41,10 @@ func NewLocal(size int) ([]Communicator, error) {
 type local struct {
 	rank int
 	g    *localGroup
+	// parkFor counts the barriers this rank parks at without spinning, after
+	// two spins in a row ran out (another process on the cores: see
+	// spinWindow); misses counts those in a row.
+	parkFor, misses int
 }
 
 // localGroup is the state the ranks share: a reusable barrier (arrived,
@@ -65,13 +69,25 @@ type localGroup struct {
 // on a VM (the woken thread's processor must be woken too): four barriers a
 // step (the all-reduce, and the loop's agreement on stopping) made two local
 // ranks of holdctl demo 2.5 ms per step against 1.8 ms without them.
-const spinWindow = time.Millisecond
+//
+// Spinning hurts when another process holds a core: the rank that shares it
+// runs at half speed while its partner spins on the other core, which the
+// OS then does not hand over (demo step with a CPU hog: 5.3 ms spinning, 3.2
+// ms parking, 2.9 ms for one trainer on one thread). So a rank whose spins
+// ran out twice in a row parks at the next parkAfterMiss barriers before it
+// tries again; on a quiet machine the waits are about 0.1 ms and a spin
+// runs out only now and then (the OS took the other rank's core a moment).
+const (
+	spinWindow    = time.Millisecond
+	parkAfterMiss = 64
+)
 
 // meet records rank's part of a collective (op, buf; nil for a plain
 // barrier) and returns once every rank has arrived. The first rank to arrive
 // names the operation; a rank that calls another one marks the collective
 // failed for all.
-func (g *localGroup) meet(rank int, op string, buf any) {
+func (g *localGroup) meet(l *local, op string, buf any) {
+	rank := l.rank
 	g.mu.Lock()
 	if g.registered == 0 {
 		g.op, g.err = op, nil
@@ -83,13 +99,14 @@ func (g *localGroup) meet(rank int, op string, buf any) {
 		g.registered = 0
 	}
 	g.mu.Unlock()
-	g.arrive()
+	g.arrive(l)
 }
 
 // arrive returns once every rank has called it (a barrier): the last to
 // arrive opens the next round; the others watch the round for up to
-// spinWindow, then park on cond.
-func (g *localGroup) arrive() {
+// spinWindow (unless l parks for a while, see spinWindow), then park on
+// cond.
+func (g *localGroup) arrive(l *local) {
 	round := g.round.Load()
 	if g.arrived.Add(1) == int64(g.size) {
 		g.arrived.Store(0)
@@ -99,12 +116,24 @@ func (g *localGroup) arrive() {
 		g.mu.Unlock()
 		return
 	}
-	if g.spin {
+	if l.parkFor > 0 {
+		l.parkFor--
+	} else if g.spin {
 		deadline := time.Now().Add(spinWindow)
+		missed := false
 		for i := 0; g.round.Load() == round; i++ {
 			if i%64 == 63 && time.Now().After(deadline) {
+				missed = true
 				break
 			}
+		}
+		switch {
+		case !missed:
+			l.misses = 0
+		case l.misses == 1:
+			l.parkFor, l.misses = parkAfterMiss, 0
+		default:
+			l.misses = 1
 		}
 	}
 	g.mu.Lock()
@@ -120,7 +149,7 @@ func (g *localGroup) arrive() {
 // rank has passed leave.
 func (l *local) enter(op string, buf any, n int) error {
 	g := l.g
-	g.meet(l.rank, op, buf)
+	g.meet(l, op, buf)
 	if g.err != nil {
 		return g.err
 	}
@@ -136,7 +165,7 @@ func (l *local) enter(op string, buf any, n int) error {
 // its buffer) while another still reads or writes it. Every rank calls
 // leave, also after an error from enter, so that the next collective starts
 // from a clean barrier.
-func (l *local) leave() { l.g.arrive() }
+func (l *local) leave() { l.g.arrive(l) }
 
 func bufLen(b any) int {
 	switch s := b.(type) {
