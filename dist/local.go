@@ -120,20 +120,12 @@ func (g *localGroup) arrive(l *local) {
 		l.parkFor--
 	} else if g.spin {
 		deadline := time.Now().Add(spinWindow)
-		missed := false
-		for i := 0; g.round.Load() == round; i++ {
-			if i%64 == 63 && time.Now().After(deadline) {
-				missed = true
-				break
-			}
+		for i := 0; g.round.Load() == round && (i%64 != 63 || time.Now().Before(deadline)); i++ {
 		}
-		switch {
-		case !missed:
+		if g.round.Load() != round {
 			l.misses = 0
-		case l.misses == 1:
+		} else if l.misses++; l.misses == 2 {
 			l.parkFor, l.misses = parkAfterMiss, 0
-		default:
-			l.misses = 1
 		}
 	}
 	g.mu.Lock()
