@@ -930,6 +930,51 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd weight gradient: F(4,3) adjoint output transform A[4][3] -8→-8.008",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "return y0, a + b, a - b, c + d, c - d, y3",
+  "new": "return y0, a + b, a - b, c + d, c - d*1.001, y3",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight gradient: F(2,3) adjoint output transform A[1][1] 1→1.001",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "return y0, y0 + y1, y0 - y1, -y1",
+  "new": "return y0, y0 + 1.001*y1, y0 - y1, -y1",
+  "pkg": "./tensor",
+  "run": "TestWinogradAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight gradient: chunks overwrite dU instead of accumulating",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "beta := float32(1)",
+  "new": "beta := float32(0)",
+  "pkg": "./tensor",
+  "run": "TestWinogradAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight gradient: Gᵀ dU G with G's rows reversed",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "gt = append(gt, row[k])",
+  "new": "gt = append(gt, row[2-k])",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight gradient: dy tiles at the image edge not cleared",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "if rows < m || cols < m {",
+  "new": "if rows < 0 {",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "Winograd weight transform: the input gradient's kernel not flipped",
   "file": "tensor/cpu_winograd.go",
   "old": "taps[t][i] = k[8-t]",

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math/bits"
 	"sync"
 
 	"holdgo/internal/gemm"
@@ -166,20 +167,52 @@ func (g convGeom) col2im(x, col []float32, ld int) {
 	}
 }
 
-// scratch recycles im2col buffers between calls; rowScratch the single
-// rows im2colPanels builds (kept apart so that a large request never finds
-// a row-sized buffer, drops it and allocates).
-var scratch, rowScratch sync.Pool
+// scratch recycles the kernels' work buffers (im2col matrices, Winograd
+// transforms, partial sums) between calls, in classes of capacity 2^k
+// floats. It keeps them across garbage collections, up to scratchBytes of
+// free buffers (a buffer returned beyond that is left to the collector).
+//
+// It was a sync.Pool, which empties at garbage collections: with the
+// Winograd weight gradient's buffers (tens of MiB a call) in the mix, every
+// few steps the kernels allocated fresh buffers, and the page faults of the
+// new memory cost 6 s of system time in 35 s (ncsnpp-cifar10 training step,
+// one thread) and slowed the forward pass by a third.
+var scratch struct {
+	mu    sync.Mutex
+	free  [bits.UintSize][]*[]float32
+	bytes int
+}
 
-func getScratch(n int) *[]float32 { return getFrom(&scratch, n) }
+// scratchBytes bounds the free buffers scratch keeps.
+const scratchBytes = 256 << 20
 
-func getFrom(pool *sync.Pool, n int) *[]float32 {
-	if p, ok := pool.Get().(*[]float32); ok && cap(*p) >= n {
+// getScratch returns a buffer of n floats (contents undefined); give it
+// back with putScratch.
+func getScratch(n int) *[]float32 {
+	k := bits.Len(uint(max(n, 1) - 1))
+	scratch.mu.Lock()
+	if list := scratch.free[k]; len(list) > 0 {
+		p := list[len(list)-1]
+		scratch.free[k] = list[:len(list)-1]
+		scratch.bytes -= 4 * cap(*p)
+		scratch.mu.Unlock()
 		*p = (*p)[:n]
 		return p
 	}
-	s := make([]float32, n)
+	scratch.mu.Unlock()
+	s := make([]float32, n, 1<<k)
 	return &s
+}
+
+// putScratch returns a buffer of getScratch.
+func putScratch(p *[]float32) {
+	k, size := bits.Len(uint(cap(*p)))-1, 4*cap(*p)
+	scratch.mu.Lock()
+	if scratch.bytes+size <= scratchBytes {
+		scratch.free[k] = append(scratch.free[k], p)
+		scratch.bytes += size
+	}
+	scratch.mu.Unlock()
 }
 
 // colTarget is the width (columns) the im2col matrices of a chunk of images
@@ -205,8 +238,8 @@ func (g convGeom) forChunks(f func(task, b0, nb int, col, mat []float32)) int {
 		// col has room for cols rounded up to whole GEMM panels (≤ 32 wide):
 		// the forward pass writes it in packed-panel layout.
 		colBuf, matBuf := getScratch(g.ckk()*(cols+32)), getScratch(g.o*cols)
-		defer scratch.Put(colBuf)
-		defer scratch.Put(matBuf)
+		defer putScratch(colBuf)
+		defer putScratch(matBuf)
 		for task := lo; task < hi; task++ {
 			for c := task * size; c < min(chunks, (task+1)*size); c++ {
 				b0 := c * per
@@ -252,9 +285,9 @@ func cpuConv2d(op Op, out, x, w, bias *Tensor) {
 	g.forChunks(func(_, b0, nb int, col, mat []float32) {
 		cols := nb * ohw
 		panels := col[:cap(col)][:(cols+nr-1)/nr*nr*ckk]
-		row := getFrom(&rowScratch, cols)
+		row := getScratch(cols)
 		g.im2colPanels(panels, *row, x.data, b0, nb, nr)
-		rowScratch.Put(row)
+		putScratch(row)
 		gemm.SgemmPackedB(false, g.o, cols, ckk, nr, 1, w.data, max(ckk, 1), panels, 0, mat, cols)
 		for j := range nb { // scatter to NCHW, adding the bias
 			img := out.data[(b0+j)*g.o*ohw:]
@@ -321,6 +354,10 @@ func cpuConv2dGradWeight(op Op, dw, x, dy *Tensor) {
 	if g.n == 0 || ohw == 0 || len(dw.data) == 0 {
 		return
 	}
+	if alg := g.winogradGradWeight(); alg != nil {
+		winogradConv2dGradWeight(alg, g, dw, x, dy)
+		return
+	}
 	// One partial weight gradient per task, summed at the end.
 	per := g.chunk()
 	maxTasks := min((g.n+per-1)/per, 4*parallel.Threads())
@@ -341,6 +378,6 @@ func cpuConv2dGradWeight(op Op, dw, x, dy *Tensor) {
 		}
 	}
 	for _, p := range partial {
-		scratch.Put(p)
+		putScratch(p)
 	}
 }

@@ -44,7 +44,6 @@ type winoAlgo struct {
 	// bt (α×α), g (α×3) and at (m×α) as in the source; the fast transforms
 	// below must equal them (TestWinogradTransformsMatchMatrices).
 	bt, g, at [][]float64
-	in        func(v, d *[36]float32) // v = Bᵀ d B, α×α row-major
 }
 
 var winoF23 = &winoAlgo{
@@ -65,7 +64,6 @@ var winoF23 = &winoAlgo{
 		{1, 1, 1, 0},
 		{0, 1, -1, -1},
 	},
-	in: winoIn23,
 }
 
 var winoF43 = &winoAlgo{
@@ -92,7 +90,6 @@ var winoF43 = &winoAlgo{
 		{0, 1, 1, 4, 4, 0},
 		{0, 1, -1, 8, -8, 1},
 	},
-	in: winoIn43,
 }
 
 // 1-D transforms: Bᵀ·d of one column (the weight and output transforms run
@@ -106,6 +103,19 @@ func bt43(d0, d1, d2, d3, d4, d5 float32) (t0, t1, t2, t3, t4, t5 float32) {
 	a, b := d4-4*d2, d3-4*d1
 	c, e := d4-d2, 2*(d3-d1)
 	return 4*d0 - 5*d2 + d4, a + b, a - b, c + e, c - e, 4*d1 - 5*d3 + d5
+}
+
+// inTransform sets v = Bᵀ d B. The call is direct (not through alg.in) so
+// that v and d stay on the caller's stack: a pointer passed through a
+// function value escapes, and two heap allocations per tile and channel
+// made the allocator and the page faults of its fresh memory cost a third
+// of the forward pass.
+func (alg *winoAlgo) inTransform(v, d *[36]float32) {
+	if alg.m == 4 {
+		winoIn43(v, d)
+	} else {
+		winoIn23(v, d)
+	}
 }
 
 // 2-D transforms: the 1-D one on the columns, then on the rows.
@@ -147,6 +157,9 @@ type winoConv struct {
 	uBuf              *[]float32 // pooled storage of u
 	u, src, dst, bias []float32
 	perSampleBias     bool
+	// vByChannel selects the weight gradient's layout of V (inputTransform):
+	// the packed panels of Vᵀ (tiles × CI), nr channels wide.
+	vByChannel        bool
 	beta              float32 // dst = beta·dst + conv (forward: 0)
 	tiles, chunkTiles int
 	vStride, mStride  int // per-ξ strides of a chunk's V and M buffers
@@ -253,7 +266,7 @@ func (wc *winoConv) transformWeights(w []float32, flip bool) {
 				})
 			}
 		}
-		scratch.Put(bufp)
+		putScratch(bufp)
 	})
 }
 
@@ -272,8 +285,8 @@ func (wc *winoConv) run() {
 	if chunks == 1 {
 		v, m := getScratch(a2*wc.vStride), getScratch(a2*wc.mStride)
 		wc.chunk(*v, *m, 0, wc.tiles, true)
-		scratch.Put(v)
-		scratch.Put(m)
+		putScratch(v)
+		putScratch(m)
 		return
 	}
 	parallel.For(chunks, 1, func(lo, hi int) {
@@ -282,8 +295,8 @@ func (wc *winoConv) run() {
 			t0 := c * wc.chunkTiles
 			wc.chunk(*v, *m, t0, min(wc.tiles, t0+wc.chunkTiles), false)
 		}
-		scratch.Put(v)
-		scratch.Put(m)
+		putScratch(v)
+		putScratch(m)
 	})
 }
 
@@ -310,44 +323,20 @@ func (wc *winoConv) chunk(v, m []float32, t0, t1 int, split bool) {
 }
 
 // inputTransform writes V[ξ] for channels [c0, c1) of tiles [t0, t1) in
-// packed-panel layout: v[ξ·vStride + (p·CI + c)·nr + j] for tile t0 + p·nr + j.
+// packed-panel layout: v[ξ·vStride + (p·CI + c)·nr + j] for tile t0 + p·nr + j
+// (V as the GEMM's B, CI × tiles), or with vByChannel
+// v[ξ·vStride + (p·nt + t−t0)·nr + j] for channel p·nr + j (Vᵀ, tiles × CI).
 func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
-	alpha, m := wc.alg.alpha, wc.alg.m
-	a2 := alpha * alpha
-	hw, per := wc.h*wc.w, wc.th*wc.tw
-	var d, tv [36]float32
-	for c := c0; c < c1; c++ {
+	a2 := wc.alg.alpha * wc.alg.alpha
+	per := wc.th * wc.tw
+	nt := t1 - t0
+	if wc.vByChannel {
+		// Tile by tile, the channels inner: consecutive channels fill one
+		// panel row, so the α² store streams stay within a few cache lines.
 		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
 		for t := t0; t < t1; t++ {
-			y0, x0 := ty*m-1, tx*m-1
-			plane := wc.src[(img*wc.ci+c)*hw : (img*wc.ci+c+1)*hw]
-			if y0 >= 0 && x0 >= 0 && y0+alpha <= wc.h && x0+alpha <= wc.w {
-				for r := range alpha {
-					row := plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+x0+alpha]
-					dr := d[r*alpha : r*alpha+alpha]
-					for i, val := range row {
-						dr[i] = val
-					}
-				}
-			} else {
-				clear(d[:a2])
-				xlo, xhi := max(0, -x0), min(alpha, wc.w-x0)
-				for r := range alpha {
-					if y := y0 + r; y >= 0 && y < wc.h && xlo < xhi {
-						row := plane[y*wc.w+x0+xlo : y*wc.w+x0+xhi]
-						dr := d[r*alpha+xlo : r*alpha+xhi]
-						for i, val := range row {
-							dr[i] = val
-						}
-					}
-				}
-			}
-			wc.alg.in(&tv, &d)
-			local := t - t0
-			off := (local/wc.nr*wc.ci+c)*wc.nr + local%wc.nr
-			for _, val := range tv[:a2] {
-				v[off] = val
-				off += wc.vStride
+			for c := c0; c < c1; c++ {
+				wc.inputTile(v, c, img, ty, tx, (c/wc.nr*nt+t-t0)*wc.nr+c%wc.nr)
 			}
 			if tx++; tx == wc.tw {
 				if tx, ty = 0, ty+1; ty == wc.th {
@@ -355,9 +344,36 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 				}
 			}
 		}
+	} else {
+		for c := c0; c < c1; c++ {
+			img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
+			for t := t0; t < t1; t++ {
+				local := t - t0
+				wc.inputTile(v, c, img, ty, tx, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr)
+				if tx++; tx == wc.tw {
+					if tx, ty = 0, ty+1; ty == wc.th {
+						ty, img = 0, img+1
+					}
+				}
+			}
+		}
 	}
-	// Zero the lanes of the last panel past the chunk (the kernel reads them).
-	if pad := (t1 - t0) % wc.nr; pad != 0 {
+	// Zero the lanes of the last panel past the chunk's tiles (or channels):
+	// the kernel reads them.
+	if pad := wc.ci % wc.nr; wc.vByChannel && pad != 0 && c1 == wc.ci {
+		p := wc.ci / wc.nr
+		for xi := range a2 {
+			for t := range nt {
+				row := v[xi*wc.vStride+(p*nt+t)*wc.nr:]
+				clear(row[pad:wc.nr])
+			}
+		}
+		return
+	}
+	if wc.vByChannel {
+		return
+	}
+	if pad := nt % wc.nr; pad != 0 {
 		p := (t1 - t0) / wc.nr
 		for xi := range a2 {
 			for c := c0; c < c1; c++ {
@@ -365,6 +381,34 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 				clear(row[pad:wc.nr])
 			}
 		}
+	}
+}
+
+// inputTile transforms the α×α patch of channel c of image img under tile
+// (ty, tx) (zero outside the image) and stores its α² values at v[off],
+// v[off+vStride], ….
+func (wc *winoConv) inputTile(v []float32, c, img, ty, tx, off int) {
+	alpha, m := wc.alg.alpha, wc.alg.m
+	hw := wc.h * wc.w
+	var d, tv [36]float32
+	y0, x0 := ty*m-1, tx*m-1
+	plane := wc.src[(img*wc.ci+c)*hw : (img*wc.ci+c+1)*hw]
+	if y0 >= 0 && x0 >= 0 && y0+alpha <= wc.h && x0+alpha <= wc.w {
+		for r := range alpha {
+			copy(d[r*alpha:r*alpha+alpha], plane[(y0+r)*wc.w+x0:(y0+r)*wc.w+x0+alpha])
+		}
+	} else {
+		xlo, xhi := max(0, -x0), min(alpha, wc.w-x0)
+		for r := range alpha {
+			if y := y0 + r; y >= 0 && y < wc.h && xlo < xhi {
+				copy(d[r*alpha+xlo:r*alpha+xhi], plane[y*wc.w+x0+xlo:y*wc.w+x0+xhi])
+			}
+		}
+	}
+	wc.alg.inTransform(&tv, &d)
+	for _, val := range tv[:alpha*alpha] {
+		v[off] = val
+		off += wc.vStride
 	}
 }
 
@@ -448,10 +492,10 @@ func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 			}
 		}
 	}
-	scratch.Put(bufp)
+	putScratch(bufp)
 }
 
-func (wc *winoConv) release() { scratch.Put(wc.uBuf) }
+func (wc *winoConv) release() { putScratch(wc.uBuf) }
 
 // winoMode forces an algorithm in tests and benchmarks: winoAuto (the rule of
 // winogradFor), winoOff (im2col), winoForce23, winoForce43.
@@ -516,6 +560,16 @@ func (g convGeom) winogradGradInput() *winoAlgo {
 		return nil
 	}
 	return winogradFor(g.n, g.o, g.c, g.h, g.w)
+}
+
+// winogradGradWeight returns the algorithm for g's weight gradient, nil for
+// im2col.
+func (g convGeom) winogradGradWeight() *winoAlgo {
+	if g.kh != 3 || g.kw != 3 || g.stride != 1 || g.pad != 1 || g.c == 0 || g.o == 0 {
+		return nil
+	}
+
+	return winogradFor(g.n, g.c, g.o, g.h, g.w)
 }
 
 // winogradConv2d is cpuConv2d through alg.

@@ -12,3 +12,11 @@ func SetWinogradMode(mode int) (prev int) {
 	winoMode = winoModeKind(mode)
 	return prev
 }
+
+// SetWinogradWGradBytes sets the bound on a Winograd weight gradient's
+// chunk buffers (small values force many chunks of tiles) and returns the
+// previous one.
+func SetWinogradWGradBytes(n int) (prev int) {
+	prev, winoWGradBytes = winoWGradBytes, n
+	return prev
+}

@@ -25,12 +25,27 @@ func TestWinogradAgainstReference(t *testing.T) {
 			for _, threads := range []int{1, 2} {
 				prev := parallel.SetThreads(threads)
 				for _, c := range optest.Cases() {
-					if c.Kind != tensor.OpConv2d && c.Kind != tensor.OpConv2dGradInput {
+					if c.Kind != tensor.OpConv2d && c.Kind != tensor.OpConv2dGradInput && c.Kind != tensor.OpConv2dGradWeight {
 						continue
 					}
-					r := optest.Run(tensor.CPU, c)
-					if r.Err != nil || !(r.NMSE <= 1e-10) {
-						t.Errorf("%s, %s, %s, threads=%d: NMSE %.3g, %v", c.Name, tensor.WinogradModes[mode], level, threads, r.NMSE, r.Err)
+					// The weight gradient also with chunks of as few tiles as
+					// the GEMM's panel (accumulated over chunks).
+					chunkBytes := []int{0}
+					if c.Kind == tensor.OpConv2dGradWeight {
+						chunkBytes = append(chunkBytes, 1)
+					}
+					for _, cb := range chunkBytes {
+						var prevBytes int
+						if cb != 0 {
+							prevBytes = tensor.SetWinogradWGradBytes(cb)
+						}
+						r := optest.Run(tensor.CPU, c)
+						if cb != 0 {
+							tensor.SetWinogradWGradBytes(prevBytes)
+						}
+						if r.Err != nil || !(r.NMSE <= 1e-10) {
+							t.Errorf("%s, %s, %s, threads=%d, chunk bytes %d: NMSE %.3g, %v", c.Name, tensor.WinogradModes[mode], level, threads, cb, r.NMSE, r.Err)
+						}
 					}
 				}
 				parallel.SetThreads(prev)
@@ -64,16 +79,19 @@ func TestWinogradError(t *testing.T) {
 		refY, _ := tensor.Conv2d(nil, onRef(x), onRef(w), nil, 1, 1).ToHost()
 		dx0, _ := tensor.Zeros(n, c, h, h).ToDevice(tensor.Reference)
 		refDx, _ := tensor.Conv2dGradInput(dx0, onRef(dy), onRef(w), 1, 1, 0).ToHost()
+		refDw, _ := tensor.Conv2dGradWeight(onRef(tensor.Zeros(o, c, 3, 3)), onRef(x), onRef(dy), 1, 1, 0).ToHost()
 		rowY := fmt.Sprintf("| %d, %d → %d, %d×%d | forward |", n, c, o, h, h)
 		rowDx := fmt.Sprintf("| %d, %d → %d, %d×%d | input gradient |", n, c, o, h, h)
+		rowDw := fmt.Sprintf("| %d, %d → %d, %d×%d | weight gradient |", n, c, o, h, h)
 		for mode := 1; mode < len(tensor.WinogradModes); mode++ {
 			tensor.SetWinogradMode(mode)
 			y := tensor.Conv2d(nil, x, w, nil, 1, 1)
 			dx := tensor.Conv2dGradInput(tensor.Zeros(n, c, h, h), dy, w, 1, 1, 0)
+			dw := tensor.Conv2dGradWeight(tensor.Zeros(o, c, 3, 3), x, dy, 1, 1, 0)
 			for _, p := range []struct {
 				row       *string
 				got, want *tensor.Tensor
-			}{{&rowY, y, refY}, {&rowDx, dx, refDx}} {
+			}{{&rowY, y, refY}, {&rowDx, dx, refDx}, {&rowDw, dw, refDw}} {
 				rel := maxRel(p.got.Data(), p.want.Data())
 				nmse, _ := optest.NMSE(p.got.Data(), p.want.Data())
 				*p.row += fmt.Sprintf(" %.1e (NMSE %.0e) |", rel, nmse)
@@ -84,6 +102,7 @@ func TestWinogradError(t *testing.T) {
 		}
 		fmt.Fprintln(&b, rowY)
 		fmt.Fprintln(&b, rowDx)
+		fmt.Fprintln(&b, rowDw)
 	}
 	t.Log("\n" + b.String())
 }
@@ -105,7 +124,7 @@ func maxRel(got, want []float32) float64 {
 	return e / m
 }
 
-// BenchmarkConv3x3 times the forward pass and the input gradient of NCSN++'s
+// BenchmarkConv3x3 times the forward pass and the input and weight gradients of NCSN++'s
 // 3×3 convolutions through each algorithm; GFLOP/s counts the direct
 // convolution's 2·N·O·C·9·H·W flops for all of them. Threads as
 // parallel.Threads (GOMAXPROCS), e.g. go test -bench Conv3x3 -cpu 1,2.
@@ -115,18 +134,21 @@ func BenchmarkConv3x3(b *testing.B) {
 		n, c, o, h := s[0], s[1], s[2], s[3]
 		r := tensor.NewRNG(1)
 		x, w, dy := tensor.RandN(r, n, c, h, h), tensor.RandN(r, o, c, 3, 3), tensor.RandN(r, n, o, h, h)
-		y, dx := tensor.Zeros(n, o, h, h), tensor.Zeros(n, c, h, h)
+		y, dx, dw := tensor.Zeros(n, o, h, h), tensor.Zeros(n, c, h, h), tensor.Zeros(o, c, 3, 3)
 		flops := 2 * float64(n*o*c*9*h*h)
 		for mode := range tensor.WinogradModes {
-			for _, pass := range []string{"forward", "dx"} {
+			for _, pass := range []string{"forward", "dx", "dw"} {
 				b.Run(fmt.Sprintf("%dx%dto%dx%dx%d/%s/%s", n, c, o, h, h, pass, tensor.WinogradModes[mode]), func(b *testing.B) {
 					tensor.SetWinogradMode(mode)
 					parallel.SetThreads(runtime.GOMAXPROCS(0))
 					for b.Loop() {
-						if pass == "forward" {
+						switch pass {
+						case "forward":
 							tensor.Conv2d(y, x, w, nil, 1, 1)
-						} else {
+						case "dx":
 							tensor.Conv2dGradInput(dx, dy, w, 1, 1, 0)
+						default:
+							tensor.Conv2dGradWeight(dw, x, dy, 1, 1, 0)
 						}
 					}
 					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

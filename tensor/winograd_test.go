@@ -107,7 +107,7 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 			copy(d36[:], flat(d))
 			copy(s36[:], flat(s))
 			copy(k9[:], flat(k))
-			alg.in(&v, &d36)
+			alg.inTransform(&v, &d36)
 			check(alg.name+" BᵀdB", v[:], matMul64(matMul64(alg.bt, d), transpose64(alg.bt)))
 			// The output transform of one tile of one channel.
 			oc := newWinoConv(alg, 1, 1, 1, alg.m, alg.m)
@@ -118,6 +118,14 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 			}
 			oc.outputTransform(mbuf, 0, 1, 0, 1)
 			check(alg.name+" AᵀsA", y[:alg.m*alg.m], matMul64(matMul64(alg.at, s), transpose64(alg.at)))
+			// The weight gradient's transform of an output-gradient tile,
+			// A y Aᵀ (the adjoint of the output transform).
+			ym := randMat(r, alg.m, alg.m)
+			var y16 [16]float32
+			copy(y16[:], flat(ym))
+			var z [36]float32
+			alg.outAdj(&z, &y16)
+			check(alg.name+" AyAᵀ", z[:alg.alpha*alg.alpha], matMul64(matMul64(transpose64(alg.at), ym), alg.at))
 			// The weight transform of one 1×1-channel kernel, plain and flipped.
 			for _, flip := range []bool{false, true} {
 				wc := newWinoConv(alg, 1, 1, 1, 4, 4)

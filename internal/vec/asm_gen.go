@@ -759,14 +759,22 @@ func main() {
 		}
 		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n", is.suffix, is.suffix, is.suffix)
 		fmt.Fprintf(&decl, "\tf64Lanes: %d,\n", is.width/2)
-		for _, bits := range []string{"32", "64"} {
-			fmt.Fprintf(&decl, "\tmix%s: [4]func(int, *[4]*float%s, *[8]*float%s, int, *float64){", bits, bits, bits)
-			for rows := 1; rows <= 4; rows++ {
-				fmt.Fprintf(&decl, "mix%s_%d%s, ", bits, rows, is.suffix)
-			}
-			fmt.Fprintf(&decl, "},\n")
-		}
 		fmt.Fprintf(&decl, "}\n\n")
+	}
+	// The Mix kernels are called directly, not through function values in
+	// impl: a pointer passed through a function value escapes, and the
+	// callers' pointer arrays would be heap-allocated on every call.
+	for _, bits := range []string{"32", "64"} {
+		fmt.Fprintf(&decl, "// mix%sKernel runs level's Mix kernel for rows output rows.\n", bits)
+		fmt.Fprintf(&decl, "func mix%sKernel(level string, rows, n int, outs *[4]*float%s, ins *[8]*float%s, nin int, coef *float64) {\n\tswitch level {\n", bits, bits, bits)
+		for _, is := range isas {
+			fmt.Fprintf(&decl, "\tcase %s:\n\t\tswitch rows {\n", is.level)
+			for rows := 1; rows <= 4; rows++ {
+				fmt.Fprintf(&decl, "\t\tcase %d:\n\t\t\tmix%s_%d%s(n, outs, ins, nin, coef)\n", rows, bits, rows, is.suffix)
+			}
+			fmt.Fprintf(&decl, "\t\t}\n")
+		}
+		fmt.Fprintf(&decl, "\t}\n}\n\n")
 	}
 	fmt.Fprintf(&decl, "// archImpl returns the assembly kernels for level, or nil.\nfunc archImpl(level string) *impl {\n\tswitch level {\n")
 	for _, is := range isas {

@@ -169,8 +169,6 @@ var avx512Impl = impl{
 	sumSquares: sumSquaresAVX512,
 	sumSqDev:   sumSqDevAVX512,
 	f64Lanes:   8,
-	mix32:      [4]func(int, *[4]*float32, *[8]*float32, int, *float64){mix32_1AVX512, mix32_2AVX512, mix32_3AVX512, mix32_4AVX512},
-	mix64:      [4]func(int, *[4]*float64, *[8]*float64, int, *float64){mix64_1AVX512, mix64_2AVX512, mix64_3AVX512, mix64_4AVX512},
 }
 
 var avx2Impl = impl{
@@ -192,8 +190,62 @@ var avx2Impl = impl{
 	sumSquares: sumSquaresAVX2,
 	sumSqDev:   sumSqDevAVX2,
 	f64Lanes:   4,
-	mix32:      [4]func(int, *[4]*float32, *[8]*float32, int, *float64){mix32_1AVX2, mix32_2AVX2, mix32_3AVX2, mix32_4AVX2},
-	mix64:      [4]func(int, *[4]*float64, *[8]*float64, int, *float64){mix64_1AVX2, mix64_2AVX2, mix64_3AVX2, mix64_4AVX2},
+}
+
+// mix32Kernel runs level's Mix kernel for rows output rows.
+func mix32Kernel(level string, rows, n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64) {
+	switch level {
+	case isa.AVX512:
+		switch rows {
+		case 1:
+			mix32_1AVX512(n, outs, ins, nin, coef)
+		case 2:
+			mix32_2AVX512(n, outs, ins, nin, coef)
+		case 3:
+			mix32_3AVX512(n, outs, ins, nin, coef)
+		case 4:
+			mix32_4AVX512(n, outs, ins, nin, coef)
+		}
+	case isa.AVX2:
+		switch rows {
+		case 1:
+			mix32_1AVX2(n, outs, ins, nin, coef)
+		case 2:
+			mix32_2AVX2(n, outs, ins, nin, coef)
+		case 3:
+			mix32_3AVX2(n, outs, ins, nin, coef)
+		case 4:
+			mix32_4AVX2(n, outs, ins, nin, coef)
+		}
+	}
+}
+
+// mix64Kernel runs level's Mix kernel for rows output rows.
+func mix64Kernel(level string, rows, n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64) {
+	switch level {
+	case isa.AVX512:
+		switch rows {
+		case 1:
+			mix64_1AVX512(n, outs, ins, nin, coef)
+		case 2:
+			mix64_2AVX512(n, outs, ins, nin, coef)
+		case 3:
+			mix64_3AVX512(n, outs, ins, nin, coef)
+		case 4:
+			mix64_4AVX512(n, outs, ins, nin, coef)
+		}
+	case isa.AVX2:
+		switch rows {
+		case 1:
+			mix64_1AVX2(n, outs, ins, nin, coef)
+		case 2:
+			mix64_2AVX2(n, outs, ins, nin, coef)
+		case 3:
+			mix64_3AVX2(n, outs, ins, nin, coef)
+		case 4:
+			mix64_4AVX2(n, outs, ins, nin, coef)
+		}
+	}
 }
 
 // archImpl returns the assembly kernels for level, or nil.

@@ -44,10 +44,9 @@ type impl struct {
 	sumSqDev                 func(x []float32, m float64) float64
 	// f64Lanes is the number of float64 lanes of a vector: the element
 	// multiple the mix and sumSqDev kernels handle (0: no kernels, the Go
-	// loops do everything); mix32[r-1] / mix64[r-1] write r rows.
+	// loops do everything); mix32Kernel / mix64Kernel run the level's
+	// Mix kernels.
 	f64Lanes int
-	mix32    [4]func(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
-	mix64    [4]func(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
 }
 
 // active is the level isa has chosen.
@@ -186,19 +185,29 @@ const (
 // partially overlap one. The result is bit-identical on every level.
 func Mix(out [][]float32, coef []float64, in [][]float32) {
 	k := active()
-	mix("Mix", out, coef, in, k.f64Lanes, k.mix32)
+	body := mixBody("Mix", out, coef, in, k.f64Lanes)
+	if body > 0 {
+		outs, ins := mixPointers(out, in)
+		mix32Kernel(k.level, len(out), body, &outs, &ins, len(in), &coef[0])
+	}
+	mixRef(out, coef, in, body)
 }
 
 // Mix64 is Mix for float64 rows (no rounding at the end).
 func Mix64(out [][]float64, coef []float64, in [][]float64) {
 	k := active()
-	mix("Mix64", out, coef, in, k.f64Lanes, k.mix64)
+	body := mixBody("Mix64", out, coef, in, k.f64Lanes)
+	if body > 0 {
+		outs, ins := mixPointers(out, in)
+		mix64Kernel(k.level, len(out), body, &outs, &ins, len(in), &coef[0])
+	}
+	mixRef(out, coef, in, body)
 }
 
-// mix checks the shapes, runs the level's kernel over the elements up to
-// the last multiple of lanes and the reference loop over the rest.
-func mix[T float32 | float64](op string, out [][]T, coef []float64, in [][]T, lanes int,
-	kern [4]func(int, *[4]*T, *[8]*T, int, *float64)) {
+// mixBody checks Mix's shapes and returns the number of leading elements
+// the level's kernel handles (a multiple of lanes; the reference loop does
+// the rest).
+func mixBody[T float32 | float64](op string, out [][]T, coef []float64, in [][]T, lanes int) int {
 	if len(out) < 1 || len(out) > MaxMixRows || len(in) < 1 || len(in) > MaxMixInputs {
 		panic(fmt.Sprintf("vec.%s: %d output and %d input rows (want 1…%d and 1…%d)", op, len(out), len(in), MaxMixRows, MaxMixInputs))
 	}
@@ -213,29 +222,21 @@ func mix[T float32 | float64](op string, out [][]T, coef []float64, in [][]T, la
 			}
 		}
 	}
-	body := 0
-	if lanes > 0 {
-		body = n - n%lanes
+	if lanes == 0 {
+		return 0
 	}
-	if body > 0 {
-		mixKernel(out, coef, in, body, kern)
-	}
-	mixRef(out, coef, in, body)
+	return n - n%lanes
 }
 
-// mixKernel runs the level's kernel on the first body elements. It is a
-// function of its own so that the pointer arrays, which escape through the
-// kernel table's function values, are only allocated when a kernel runs
-// (rows shorter than a vector — the toy models' d = 2 — take none).
-func mixKernel[T float32 | float64](out [][]T, coef []float64, in [][]T, body int,
-	kern [4]func(int, *[4]*T, *[8]*T, int, *float64)) {
-	var outs [4]*T
-	var ins [8]*T
+// mixPointers returns the first elements of the rows, the kernels'
+// arguments (on the caller's stack: the kernels are called directly, see
+// mix32Kernel).
+func mixPointers[T float32 | float64](out, in [][]T) (outs [4]*T, ins [8]*T) {
 	for r, o := range out {
 		outs[r] = &o[0]
 	}
 	for j, x := range in {
 		ins[j] = &x[0]
 	}
-	kern[len(out)-1](body, &outs, &ins, len(in), &coef[0])
+	return outs, ins
 }

@@ -234,7 +234,8 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 	}
 	// One shape the CPU device's rule sends through Winograd F(4,3) unforced (both channel counts ≥ 128,
 	// ≥ 1024 output pixels; tensor/cpu_winograd.go), with channels and sizes off the tiles: forward with a
-	// per-sample bias and the accumulating input gradient (costly on the Reference device: two cases).
+	// per-sample bias and the accumulating input and weight gradients (costly on the Reference device:
+	// three cases).
 	const wn, wc, wh, ww, wo = 1, 129, 25, 42, 131
 	cases[tensor.OpConv2d] = append(cases[tensor.OpConv2d], opCase{"Conv2dSampleBiasWinograd", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 		x, w := d(tensor.RandN(r, wn, wc, wh, ww)), d(tensor.RandN(r, wo, wc, 3, 3))
@@ -243,6 +244,10 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 	cases[tensor.OpConv2dGradInput] = append(cases[tensor.OpConv2dGradInput], opCase{"Conv2dGradInputWinograd/0.5", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 		dx, dy, w := d(tensor.RandN(r, wn, wc, wh, ww)), d(tensor.RandN(r, wn, wo, wh, ww)), d(tensor.RandN(r, wo, wc, 3, 3))
 		return tensor.Conv2dGradInput(dx, dy, w, 1, 1, 0.5)
+	}})
+	cases[tensor.OpConv2dGradWeight] = append(cases[tensor.OpConv2dGradWeight], opCase{"Conv2dGradWeightWinograd/0.5", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		x, dy, dw := d(tensor.RandN(r, wn, wc, wh, ww)), d(tensor.RandN(r, wn, wo, wh, ww)), d(tensor.RandN(r, wo, wc, 3, 3))
+		return tensor.Conv2dGradWeight(dw, x, dy, 1, 1, 0.5)
 	}})
 	type gn struct {
 		shape  []int
