@@ -394,6 +394,10 @@ func (wc *winoConv) inputTile(v []float32, c, img, ty, tx, off int) {
 	y0, x0 := ty*m-1, tx*m-1
 	plane := wc.src[(img*wc.ci+c)*hw : (img*wc.ci+c+1)*hw]
 	if y0 >= 0 && x0 >= 0 && y0+alpha <= wc.h && x0+alpha <= wc.w {
+		if m == 4 {
+			in43Interior(v, off, wc.vStride, plane, y0*wc.w+x0, wc.w)
+			return
+		}
 		for r := range alpha {
 			copy(d[r*alpha:r*alpha+alpha], plane[(y0+r)*wc.w+x0:(y0+r)*wc.w+x0+alpha])
 		}
@@ -409,6 +413,35 @@ func (wc *winoConv) inputTile(v []float32, c, img, ty, tx, off int) {
 	for _, val := range tv[:alpha*alpha] {
 		v[off] = val
 		off += wc.vStride
+	}
+}
+
+// in43Interior is inputTile's F(4,3) transform of a patch inside the image:
+// the six rows are read straight from plane (from base, w apart) and the 36
+// values stored at v[off], v[off+stride], …, without the copy into a patch
+// array (the copies' memmove calls took as long as the arithmetic).
+func in43Interior(v []float32, off, stride int, plane []float32, base, w int) {
+	r0 := plane[base : base+6 : base+6]
+	r1 := plane[base+w : base+w+6 : base+w+6]
+	r2 := plane[base+2*w : base+2*w+6 : base+2*w+6]
+	r3 := plane[base+3*w : base+3*w+6 : base+3*w+6]
+	r4 := plane[base+4*w : base+4*w+6 : base+4*w+6]
+	r5 := plane[base+5*w : base+5*w+6 : base+5*w+6]
+	var t [36]float32
+	for j := range 6 {
+		t[j], t[6+j], t[12+j], t[18+j], t[24+j], t[30+j] = bt43(r0[j], r1[j], r2[j], r3[j], r4[j], r5[j])
+	}
+	_ = v[off+35*stride]
+	for i := range 6 {
+		q := t[6*i : 6*i+6 : 6*i+6]
+		a0, a1, a2, a3, a4, a5 := bt43(q[0], q[1], q[2], q[3], q[4], q[5])
+		v[off] = a0
+		v[off+stride] = a1
+		v[off+2*stride] = a2
+		v[off+3*stride] = a3
+		v[off+4*stride] = a4
+		v[off+5*stride] = a5
+		off += 6 * stride
 	}
 }
 
