@@ -1002,6 +1002,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd rule: the wide rule (forward, weight gradient) only from 1024 output pixels",
+  "file": "tensor/cpu_winograd.go",
+  "old": "wide && c >= 128 && n*h*w >= 256",
+  "new": "wide && c >= 128 && n*h*w >= 1024",
+  "pkg": "./tensor",
+  "run": "TestWinogradRule",
+  "tags": ""
+ },
+ {
   "label": "Winograd rule: 64-channel layers only from 14×14 (7×7 back to im2col)",
   "file": "tensor/cpu_winograd.go",
   "old": "c >= 64 && h*w >= 49",

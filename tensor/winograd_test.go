@@ -151,15 +151,22 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 func TestWinogradRule(t *testing.T) {
 	for _, c := range []struct {
 		n, ci, co, h int
-		want         *winoAlgo
+		want, wide   *winoAlgo // the input gradient's choice, the others'
 	}{
-		{4, 128, 128, 32, winoF43}, {4, 256, 256, 16, winoF43}, {4, 128, 256, 16, winoF43},
-		{32, 64, 64, 14, winoF43}, {32, 64, 64, 7, winoF43},
-		{4, 256, 256, 8, nil}, {4, 256, 256, 4, nil}, {4, 9, 128, 32, nil}, {32, 32, 32, 28, nil},
-		{32, 3, 32, 28, nil}, {64, 64, 64, 4, nil}, {1, 64, 64, 14, nil},
+		{4, 128, 128, 32, winoF43, winoF43}, {4, 256, 256, 16, winoF43, winoF43}, {4, 128, 256, 16, winoF43, winoF43},
+		{32, 64, 64, 14, winoF43, winoF43}, {32, 64, 64, 7, winoF43, winoF43},
+		{4, 256, 256, 8, nil, winoF43}, {4, 512, 256, 8, nil, winoF43}, {3, 256, 256, 8, nil, nil},
+		{4, 256, 256, 4, nil, nil}, {4, 9, 128, 32, nil, nil}, {32, 32, 32, 28, nil, nil},
+		{32, 3, 32, 28, nil, nil}, {64, 64, 64, 4, nil, nil}, {1, 64, 64, 14, nil, nil}, {4, 64, 256, 8, nil, nil},
 	} {
-		if got := winogradFor(c.n, c.ci, c.co, c.h, c.h); got != c.want {
-			t.Errorf("winogradFor(%d, %d→%d, %d×%d) = %v, want %v", c.n, c.ci, c.co, c.h, c.h, got, c.want)
+		for _, wide := range []bool{false, true} {
+			want := c.want
+			if wide {
+				want = c.wide
+			}
+			if got := winogradFor(c.n, c.ci, c.co, c.h, c.h, wide); got != want {
+				t.Errorf("winogradFor(%d, %d→%d, %d×%d, wide=%v) = %v, want %v", c.n, c.ci, c.co, c.h, c.h, wide, got, want)
+			}
 		}
 	}
 }
