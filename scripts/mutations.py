@@ -930,6 +930,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "vec Mix dispatch: the 3-row AVX2 float32 kernel called for 3 rows writes only 2",
+  "file": "internal/vec/kernel_amd64.go",
+  "old": "mix32_3AVX2(n, outs, ins, nin, coef)",
+  "new": "mix32_2AVX2(n, outs, ins, nin, coef)",
+  "pkg": "./internal/vec",
+  "run": "TestMix",
+  "tags": ""
+ },
+ {
   "label": "Winograd weight gradient: F(4,3) adjoint output transform A[4][3] -8→-8.008",
   "file": "tensor/cpu_winograd_wgrad.go",
   "old": "return y0, a + b, a - b, c + d, c - d, y3",
