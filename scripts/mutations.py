@@ -345,6 +345,24 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "GroupNorm cpu forward offset β − μ·a with μ ×1.001",
+  "file": "tensor/cpu_norm.go",
+  "old": "coef[0], coef[1] = a, b-m*a",
+  "new": "coef[0], coef[1] = a, b-m*1.001*a",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm cpu gradient sums: the fourth partial dot product drops its centring",
+  "file": "tensor/cpu_norm.go",
+  "old": "d3 += g[3] * (v[3] - m)",
+  "new": "d3 += g[3] * v[3]",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "GroupNorm cpu dγ ×1.001",
   "file": "tensor/cpu_norm.go",
   "old": "dg += float64(sg) * float64(rstd[ng])",
