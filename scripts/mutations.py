@@ -957,6 +957,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd x8 input transform (AVX2): the constant 5 → 5.005",
+  "file": "tensor/wino_amd64.s",
+  "old": "DATA winoc<>+4(SB)/4, $5.0",
+  "new": "DATA winoc<>+4(SB)/4, $5.005",
+  "pkg": "./tensor",
+  "run": "TestWinogradIn43x8|TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "Winograd weight gradient: F(4,3) adjoint output transform A[4][3] -8→-8.008",
   "file": "tensor/cpu_winograd_wgrad.go",
   "old": "return y0, a + b, a - b, c + d, c - d, y3",

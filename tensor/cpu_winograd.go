@@ -330,13 +330,31 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 	a2 := wc.alg.alpha * wc.alg.alpha
 	per := wc.th * wc.tw
 	nt := t1 - t0
+	// F(4,3) transforms eight patches at a time where the SIMD kernel runs:
+	// eight consecutive tiles (forward layout) or channels (vByChannel),
+	// whose results fill eight consecutive lanes of a panel row.
+	x8 := wc.alg.m == 4 && wc.nr%8 == 0 && winoX8()
+	var buf [288]float32
 	if wc.vByChannel {
 		// Tile by tile, the channels inner: consecutive channels fill one
 		// panel row, so the α² store streams stay within a few cache lines.
 		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
 		for t := t0; t < t1; t++ {
-			for c := c0; c < c1; c++ {
-				wc.inputTile(v, c, img, ty, tx, (c/wc.nr*nt+t-t0)*wc.nr+c%wc.nr)
+			off := func(c int) int { return (c/wc.nr*nt+t-t0)*wc.nr + c%wc.nr }
+			c := c0
+			if x8 {
+				for ; c < c1 && c%8 != 0; c++ {
+					wc.inputTile(v, c, img, ty, tx, off(c))
+				}
+				for ; c+8 <= c1; c += 8 {
+					for l := range 8 {
+						wc.gatherPatch43(&buf, l, c+l, img, ty, tx)
+					}
+					winoIn43x8(v, off(c), wc.vStride, &buf)
+				}
+			}
+			for ; c < c1; c++ {
+				wc.inputTile(v, c, img, ty, tx, off(c))
 			}
 			if tx++; tx == wc.tw {
 				if tx, ty = 0, ty+1; ty == wc.th {
@@ -347,14 +365,26 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 	} else {
 		for c := c0; c < c1; c++ {
 			img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
-			for t := t0; t < t1; t++ {
-				local := t - t0
-				wc.inputTile(v, c, img, ty, tx, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr)
+			next := func() {
 				if tx++; tx == wc.tw {
 					if tx, ty = 0, ty+1; ty == wc.th {
 						ty, img = 0, img+1
 					}
 				}
+			}
+			local := 0
+			if x8 {
+				for ; local+8 <= nt; local += 8 {
+					for l := range 8 {
+						wc.gatherPatch43(&buf, l, c, img, ty, tx)
+						next()
+					}
+					winoIn43x8(v, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr, wc.vStride, &buf)
+				}
+			}
+			for ; local < nt; local++ {
+				wc.inputTile(v, c, img, ty, tx, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr)
+				next()
 			}
 		}
 	}
@@ -413,6 +443,34 @@ func (wc *winoConv) inputTile(v []float32, c, img, ty, tx, off int) {
 	for _, val := range tv[:alpha*alpha] {
 		v[off] = val
 		off += wc.vStride
+	}
+}
+
+// gatherPatch43 writes the 6×6 patch of channel c of image img under tile
+// (ty, tx) (zero outside the image) into lane l of buf (buf[(r·6+j)·8+l]),
+// for winoIn43x8.
+func (wc *winoConv) gatherPatch43(buf *[288]float32, l, c, img, ty, tx int) {
+	hw := wc.h * wc.w
+	y0, x0 := ty*4-1, tx*4-1
+	plane := wc.src[(img*wc.ci+c)*hw : (img*wc.ci+c+1)*hw]
+	if y0 >= 0 && x0 >= 0 && y0+6 <= wc.h && x0+6 <= wc.w {
+		for r := range 6 {
+			row := plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+x0+6 : (y0+r)*wc.w+x0+6]
+			d := buf[r*48+l : r*48+l+41 : r*48+l+41]
+			d[0], d[8], d[16], d[24], d[32], d[40] = row[0], row[1], row[2], row[3], row[4], row[5]
+		}
+		return
+	}
+	for r := range 6 {
+		y := y0 + r
+		for j := range 6 {
+			x := x0 + j
+			var val float32
+			if y >= 0 && y < wc.h && x >= 0 && x < wc.w {
+				val = plane[y*wc.w+x]
+			}
+			buf[(r*6+j)*8+l] = val
+		}
 	}
 }
 

@@ -170,3 +170,35 @@ func TestWinogradRule(t *testing.T) {
 		}
 	}
 }
+
+// The eight-patch SIMD input transform equals the scalar one bit for bit
+// (the same operations in the same order, no fused multiply-add), patch by
+// patch, with the results at the stride asked for.
+func TestWinogradIn43x8(t *testing.T) {
+	if !winoX8() {
+		t.Skip("no eight-patch kernel at this instruction-set level")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	const stride = 13
+	for range 20 {
+		var buf [288]float32
+		var d [8][36]float32
+		for l := range 8 {
+			for k := range 36 {
+				x := float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+				d[l][k], buf[k*8+l] = x, x
+			}
+		}
+		v := make([]float32, 3+35*stride+8+5)
+		winoIn43x8(v, 3, stride, &buf)
+		for l := range 8 {
+			var want [36]float32
+			winoF43.inTransform(&want, &d[l])
+			for xi := range 36 {
+				if got := v[3+xi*stride+l]; math.Float32bits(got) != math.Float32bits(want[xi]) {
+					t.Fatalf("patch %d, ξ=%d: %v, scalar transform %v", l, xi, got, want[xi])
+				}
+			}
+		}
+	}
+}

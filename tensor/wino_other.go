@@ -1,0 +1,10 @@
+//go:build !amd64 || noasm
+
+package tensor
+
+// No eight-patch Winograd kernel in this build: the scalar transform runs.
+func winoX8() bool { return false }
+
+func winoIn43x8([]float32, int, int, *[288]float32) {
+	panic("tensor: no Winograd x8 kernel in this build")
+}
