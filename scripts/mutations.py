@@ -1047,6 +1047,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd rule: 32-channel layers only from 32×32 (28×28 back to im2col)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "c >= 32 && h*w >= 784",
+  "new": "c >= 32 && h*w >= 1024",
+  "pkg": "./tensor",
+  "run": "TestWinogradRule",
+  "tags": ""
+ },
+ {
   "label": "Winograd rule: 64-channel layers only from 14×14 (7×7 back to im2col)",
   "file": "tensor/cpu_winograd.go",
   "old": "c >= 64 && h*w >= 49",

@@ -59,7 +59,7 @@ func TestWinogradAgainstReference(t *testing.T) {
 var winoShapes = [][4]int{
 	{4, 128, 128, 32}, {4, 256, 256, 16}, {4, 256, 256, 8}, {4, 256, 256, 4},
 	{4, 128, 256, 16}, {4, 512, 256, 8}, {4, 9, 128, 32},
-	{32, 32, 32, 28}, {32, 64, 64, 14}, {32, 64, 64, 7}, // ncsnpp-small
+	{32, 32, 32, 28}, {32, 64, 64, 14}, {32, 64, 64, 7}, {32, 32, 64, 14}, {32, 96, 32, 28}, // ncsnpp-small
 }
 
 // The error of each algorithm against the Reference device on NCSN++ shapes

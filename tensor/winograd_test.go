@@ -156,7 +156,8 @@ func TestWinogradRule(t *testing.T) {
 		{4, 128, 128, 32, winoF43, winoF43}, {4, 256, 256, 16, winoF43, winoF43}, {4, 128, 256, 16, winoF43, winoF43},
 		{32, 64, 64, 14, winoF43, winoF43}, {32, 64, 64, 7, winoF43, winoF43},
 		{4, 256, 256, 8, nil, winoF43}, {4, 512, 256, 8, nil, winoF43}, {3, 256, 256, 8, nil, nil},
-		{4, 256, 256, 4, nil, nil}, {4, 9, 128, 32, nil, nil}, {32, 32, 32, 28, nil, nil},
+		{4, 256, 256, 4, nil, nil}, {4, 9, 128, 32, nil, nil}, {32, 32, 32, 28, winoF43, winoF43}, {32, 96, 32, 28, winoF43, winoF43},
+		{32, 32, 64, 14, nil, nil}, {32, 16, 32, 28, nil, nil},
 		{32, 3, 32, 28, nil, nil}, {64, 64, 64, 4, nil, nil}, {1, 64, 64, 14, nil, nil}, {4, 64, 256, 8, nil, nil},
 	} {
 		for _, wide := range []bool{false, true} {
