@@ -471,17 +471,16 @@ func (wc *winoConv) gatherPatch43(buf *[288]float32, l, c, img, ty, tx int) {
 			d[0], d[8], d[16], d[24], d[32], d[40] = 0, 0, 0, 0, 0, 0
 			continue
 		}
-		row := plane[y*wc.w : (y+1)*wc.w]
-		j := 0
-		for ; j < xlo; j++ {
-			d[j*8] = 0
+		if xlo == 0 && xhi == 6 {
+			row := plane[y*wc.w+x0 : y*wc.w+x0+6 : y*wc.w+x0+6]
+			d[0], d[8], d[16], d[24], d[32], d[40] = row[0], row[1], row[2], row[3], row[4], row[5]
+			continue
 		}
-		for ; j < xhi; j++ {
-			d[j*8] = row[x0+j]
+		var row [6]float32
+		for j, v := range plane[y*wc.w+x0+xlo : y*wc.w+x0+xhi] {
+			row[(xlo+j)%6] = v
 		}
-		for ; j < 6; j++ {
-			d[j*8] = 0
-		}
+		d[0], d[8], d[16], d[24], d[32], d[40] = row[0], row[1], row[2], row[3], row[4], row[5]
 	}
 }
 
