@@ -77,6 +77,8 @@ func winogradConv2dGradWeight(alg *winoAlgo, g convGeom, dw, x, dy *Tensor) {
 	duStride := wc.uStride()
 	vb, zb, dub := getScratch(a2*wc.vStride), getScratch(a2*zStride), getScratch(a2*duStride)
 	v, z, du := *vb, *zb, *dub
+	wc.padInput()
+	defer wc.releasePadded()
 	for t0 := 0; t0 < wc.tiles; t0 += per {
 		t1 := min(wc.tiles, t0+per)
 		nt := t1 - t0
