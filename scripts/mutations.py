@@ -966,6 +966,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd padded input: rows copied one column left (no left border)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "copy(row[1:], src[y*wc.w:(y+1)*wc.w])",
+  "new": "copy(row[0:], src[y*wc.w:(y+1)*wc.w])",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "Winograd weight gradient: F(4,3) adjoint output transform A[4][3] -8→-8.008",
   "file": "tensor/cpu_winograd_wgrad.go",
   "old": "return y0, a + b, a - b, c + d, c - d, y3",
