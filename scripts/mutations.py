@@ -975,6 +975,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd weight gradient: interior dy tiles read column 2 for column 3",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "y[4*r], y[4*r+1], y[4*r+2], y[4*r+3] = src[0], src[1], src[2], src[3]",
+  "new": "y[4*r], y[4*r+1], y[4*r+2], y[4*r+3] = src[0], src[1], src[2], src[2]",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "Winograd weight gradient: F(4,3) adjoint output transform A[4][3] -8→-8.008",
   "file": "tensor/cpu_winograd_wgrad.go",
   "old": "return y0, a + b, a - b, c + d, c - d, y3",

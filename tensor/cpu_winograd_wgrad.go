@@ -116,11 +116,21 @@ func (wc *winoConv) gradOutTransform(z []float32, zStride int, dy []float32, t0,
 			y0, x0 := ty*m, tx*m
 			plane := dy[(img*wc.co+o)*hw : (img*wc.co+o+1)*hw]
 			rows, cols := min(m, wc.h-y0), min(m, wc.w-x0)
-			if rows < m || cols < m {
-				clear(y[:m*m])
-			}
-			for r := range rows {
-				copy(y[r*m:r*m+cols], plane[(y0+r)*wc.w+x0:(y0+r)*wc.w+x0+cols])
+			switch {
+			case m == 4 && rows == 4 && cols == 4: // element by element: no memmove calls
+				for r := range 4 {
+					src := plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+x0+4 : (y0+r)*wc.w+x0+4]
+					y[4*r], y[4*r+1], y[4*r+2], y[4*r+3] = src[0], src[1], src[2], src[3]
+				}
+			default:
+				if rows < m || cols < m {
+					clear(y[:m*m])
+				}
+				for r := range rows {
+					for i, val := range plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+x0+cols] {
+						y[r*m+i] = val
+					}
+				}
 			}
 			wc.alg.outAdj(&tz, &y)
 			off := o*nt + t - t0
