@@ -342,6 +342,7 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 	// whose results fill eight consecutive lanes of a panel row.
 	x8 := wc.padded != nil
 	var buf [288]float32
+	var offs [8]int
 	if wc.vByChannel {
 		// Tile by tile, the channels inner: consecutive channels fill one
 		// panel row, so the α² store streams stay within a few cache lines.
@@ -353,11 +354,13 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 				for ; c < c1 && c%8 != 0; c++ {
 					wc.inputTile(v, c, img, ty, tx, off(c))
 				}
+				hwp := wc.hp * wc.wp
 				for ; c+8 <= c1; c += 8 {
-					for l := range 8 {
-						wc.gatherPatch43(&buf, l, c+l, img, ty, tx)
+					base := (img*wc.ci+c)*hwp + ty*4*wc.wp + tx*4
+					for l := range offs {
+						offs[l] = base + l*hwp
 					}
-					winoIn43x8(v, off(c), wc.vStride, &buf)
+					winoIn43x8G(v, off(c), wc.vStride, wc.padded, &offs, wc.wp, &buf)
 				}
 			}
 			for ; c < c1; c++ {
@@ -381,12 +384,13 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 			}
 			local := 0
 			if x8 {
+				hwp := wc.hp * wc.wp
 				for ; local+8 <= nt; local += 8 {
-					for l := range 8 {
-						wc.gatherPatch43(&buf, l, c, img, ty, tx)
+					for l := range offs {
+						offs[l] = (img*wc.ci+c)*hwp + ty*4*wc.wp + tx*4
 						next()
 					}
-					winoIn43x8(v, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr, wc.vStride, &buf)
+					winoIn43x8G(v, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr, wc.vStride, wc.padded, &offs, wc.wp, &buf)
 				}
 			}
 			for ; local < nt; local++ {
@@ -450,20 +454,6 @@ func (wc *winoConv) inputTile(v []float32, c, img, ty, tx, off int) {
 	for _, val := range tv[:alpha*alpha] {
 		v[off] = val
 		off += wc.vStride
-	}
-}
-
-// gatherPatch43 writes the 6×6 patch of channel c of image img under tile
-// (ty, tx) into lane l of buf (buf[(r·6+j)·8+l]), for winoIn43x8, from the
-// zero-bordered copy of the input (padInput).
-func (wc *winoConv) gatherPatch43(buf *[288]float32, l, c, img, ty, tx int) {
-	hwp := wc.hp * wc.wp
-	base := (img*wc.ci+c)*hwp + ty*4*wc.wp + tx*4
-	p := wc.padded[base : base+5*wc.wp+6]
-	for r := range 6 {
-		row := p[r*wc.wp : r*wc.wp+6 : r*wc.wp+6]
-		d := buf[r*48+l : r*48+l+41 : r*48+l+41]
-		d[0], d[8], d[16], d[24], d[32], d[40] = row[0], row[1], row[2], row[3], row[4], row[5]
 	}
 }
 
@@ -596,7 +586,7 @@ func (wc *winoConv) padInput() {
 	}
 	wc.hp, wc.wp = wc.th*4+2, wc.tw*4+2
 	planes, hwp := wc.n*wc.ci, wc.hp*wc.wp
-	wc.padBuf = getScratch(planes * hwp)
+	wc.padBuf = getScratch(planes*hwp + 8) // + the gather's reads past the last row
 	wc.padded = *wc.padBuf
 	parallel.For(planes, max(1, grain/hwp), func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {

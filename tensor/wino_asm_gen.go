@@ -25,10 +25,68 @@ func main() {
 	fmt.Fprintf(&b, "DATA winoc<>+0(SB)/4, $4.0\nDATA winoc<>+4(SB)/4, $5.0\nDATA winoc<>+8(SB)/4, $2.0\nGLOBL winoc<>(SB), RODATA|NOPTR, $12\n\n")
 	fmt.Fprintf(&b, "// func winoIn43x8AVX2(v *float32, stride int, buf *[288]float32)\n")
 	fmt.Fprintf(&b, "TEXT ·winoIn43x8AVX2(SB), NOSPLIT, $0-24\n")
-	op("MOVQ v+0(FP), DI")
-	op("MOVQ stride+8(FP), SI")
-	op("SHLQ $2, SI")
 	op("MOVQ buf+16(FP), BX")
+	transform(op, "v+0(FP)", "stride+8(FP)")
+	fmt.Fprintf(&b, "\n// func winoIn43x8GAVX2(v *float32, stride int, src *float32, offs *[8]int, wp int, buf *[288]float32)\n")
+	fmt.Fprintf(&b, "TEXT ·winoIn43x8GAVX2(SB), NOSPLIT, $0-48\n")
+	op("MOVQ buf+40(FP), BX")
+	gather(op)
+	transform(op, "v+0(FP)", "stride+8(FP)")
+	if err := os.WriteFile("wino_amd64.s", b.Bytes(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// gather fills buf (BX) with the eight patches whose top-left elements are
+// src[offs[l]], rows wp apart: per patch row, the eight rows are loaded as
+// two 4-float halves (lanes l and l+4 in one register) and transposed with
+// unpack and shuffle steps into the six columns' lane vectors. Each row
+// load reads eight floats, two past the patch.
+func gather(op func(string, ...any)) {
+	op("MOVQ src+16(FP), AX")
+	op("MOVQ offs+24(FP), CX")
+	op("MOVQ wp+32(FP), DX")
+	op("SHLQ $2, DX")
+	lanes := []string{"R8", "R9", "R10", "R11", "R12", "R13", "SI", "DI"}
+	for l, r := range lanes {
+		op("MOVQ %d(CX), %s", 8*l, r)
+		op("LEAQ (AX)(%s*4), %s", r, r)
+	}
+	for r := range 6 {
+		for l := range 4 {
+			op("VMOVUPS (%s), X%d", lanes[l], l)
+			op("VINSERTF128 $1, (%s), Y%d, Y%d", lanes[l+4], l, l)
+			op("VMOVUPS 16(%s), X%d", lanes[l], 4+l)
+			op("VINSERTF128 $1, 16(%s), Y%d, Y%d", lanes[l+4], 4+l, 4+l)
+		}
+		// Y0..Y3 hold columns 0–3 of lanes l | l+4, Y4..Y7 columns 4–7.
+		op("VUNPCKLPS Y1, Y0, Y8")
+		op("VUNPCKHPS Y1, Y0, Y9")
+		op("VUNPCKLPS Y3, Y2, Y10")
+		op("VUNPCKHPS Y3, Y2, Y11")
+		op("VUNPCKLPS Y5, Y4, Y12")
+		op("VUNPCKLPS Y7, Y6, Y13")
+		cols := [][3]string{{"$0x44", "Y10", "Y8"}, {"$0xEE", "Y10", "Y8"}, {"$0x44", "Y11", "Y9"},
+			{"$0xEE", "Y11", "Y9"}, {"$0x44", "Y13", "Y12"}, {"$0xEE", "Y13", "Y12"}}
+		for j, c := range cols {
+			op("VSHUFPS %s, %s, %s, Y%d", c[0], c[1], c[2], 14+j%2)
+			op("VMOVUPS Y%d, %d(BX)", 14+j%2, (r*6+j)*32)
+		}
+		if r < 5 {
+			for _, p := range lanes {
+				op("ADDQ DX, %s", p)
+			}
+		}
+	}
+}
+
+// transform applies Bᵀ · B to the eight patches in buf (BX) and stores
+// element ξ of the results at v[ξ·stride : ξ·stride+8].
+func transform(op func(string, ...any), v, stride string) {
+	op("MOVQ %s, DI", v)
+	op("MOVQ %s, SI", stride)
+	op("SHLQ $2, SI")
 	op("VBROADCASTSS winoc<>+0(SB), Y13") // 4
 	op("VBROADCASTSS winoc<>+4(SB), Y14") // 5
 	op("VBROADCASTSS winoc<>+8(SB), Y15") // 2
@@ -80,8 +138,4 @@ func main() {
 	}
 	op("VZEROUPPER")
 	op("RET")
-	if err := os.WriteFile("wino_amd64.s", b.Bytes(), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 }

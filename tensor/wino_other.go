@@ -8,3 +8,7 @@ func winoX8() bool { return false }
 func winoIn43x8([]float32, int, int, *[288]float32) {
 	panic("tensor: no Winograd x8 kernel in this build")
 }
+
+func winoIn43x8G([]float32, int, int, []float32, *[8]int, int, *[288]float32) {
+	panic("tensor: no Winograd x8 kernel in this build")
+}

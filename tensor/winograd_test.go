@@ -203,3 +203,48 @@ func TestWinogradIn43x8(t *testing.T) {
 		}
 	}
 }
+
+// TestWinogradIn43x8G checks the gathering kernel bit for bit against the
+// scalar transform of each patch, for patches anywhere in a source (rows wp
+// apart, some overlapping, one ending eight floats before the source's end).
+func TestWinogradIn43x8G(t *testing.T) {
+	if !winoX8() {
+		t.Skip("no eight-patch kernel at this instruction-set level")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	const stride, wp = 11, 17
+	src := make([]float32, 40*wp)
+	for i := range src {
+		src[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+	}
+	for range 50 {
+		var offs [8]int
+		for l := range offs {
+			offs[l] = r.IntN(len(src) - 5*wp - 8 + 1)
+		}
+		offs[r.IntN(8)] = len(src) - 5*wp - 8
+		var buf [288]float32
+		v := make([]float32, 2+35*stride+8+3)
+		winoIn43x8G(v, 2, stride, src, &offs, wp, &buf)
+		for l, o := range offs {
+			var d, want [36]float32
+			for i := range 6 {
+				copy(d[6*i:6*i+6], src[o+i*wp:])
+			}
+			winoF43.inTransform(&want, &d)
+			for xi := range 36 {
+				if got := v[2+xi*stride+l]; math.Float32bits(got) != math.Float32bits(want[xi]) {
+					t.Fatalf("patch %d at %d, ξ=%d: %v, scalar transform %v", l, o, xi, got, want[xi])
+				}
+			}
+		}
+	}
+	offs := [8]int{0, 0, 0, 0, 0, 0, 0, len(src) - 5*wp - 7}
+	var buf [288]float32
+	defer func() {
+		if recover() == nil {
+			t.Error("a patch read past the source did not panic")
+		}
+	}()
+	winoIn43x8G(make([]float32, 36*stride), 0, stride, src, &offs, wp, &buf)
+}
