@@ -496,6 +496,10 @@ func in43Interior(v []float32, off, stride int, plane []float32, base, w int) {
 // into the image. Transforming tile by tile, with α² loads a whole M plane
 // apart per tile, took about twice as long.
 func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
+	if wc.x8() {
+		wc.outputTransform8(mbuf, t0, t1, o0, o1)
+		return
+	}
 	alpha, m := wc.alg.alpha, wc.alg.m
 	nt := t1 - t0
 	hw, per := wc.h*wc.w, wc.th*wc.tw
@@ -567,6 +571,91 @@ func (wc *winoConv) outputTransform(mbuf []float32, t0, t1, o0, o1 int) {
 		}
 	}
 	putScratch(bufp)
+}
+
+// outputTransform8 is outputTransform through the eight-tile kernel (F(4,3),
+// float32 arithmetic): per output channel, eight consecutive tiles at a
+// time, each tile's four rows stored straight into dst. A tile that the
+// image's edge crops (or a lane past the chunk's tiles) is stored into a
+// zeroed side buffer instead, and its part inside the image copied from
+// there (with β).
+func (wc *winoConv) outputTransform8(mbuf []float32, t0, t1, o0, o1 int) {
+	nt := t1 - t0
+	hw, per := wc.h*wc.w, wc.th*wc.tw
+	sidep := getScratch(8 * 16)
+	side := (*sidep)[:8*16]
+	var (
+		rows    [32]*float32
+		bias    [8]float32
+		tmp     [192]float32
+		cropped [8][3]int // image, tile row and column of the lanes in side
+	)
+	for o := o0; o < o1; o++ {
+		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
+		for p := 0; p < nt; p += 8 {
+			var inSide uint8 // lanes stored in side that hold a cropped tile
+			useSide := false
+			for l := range 8 {
+				if p+l >= nt {
+					for i := range 4 {
+						rows[i*8+l] = &side[l*16+i*4]
+					}
+					useSide = true
+					continue
+				}
+				bias[l] = 0
+				if wc.bias != nil {
+					if wc.perSampleBias {
+						bias[l] = wc.bias[img*wc.co+o]
+					} else {
+						bias[l] = wc.bias[o]
+					}
+				}
+				y0, x0 := ty*4, tx*4
+				if y0+4 <= wc.h && x0+4 <= wc.w {
+					base := (img*wc.co+o)*hw + y0*wc.w + x0
+					for i := range 4 {
+						rows[i*8+l] = &wc.dst[base+i*wc.w]
+					}
+				} else {
+					for i := range 4 {
+						rows[i*8+l] = &side[l*16+i*4]
+					}
+					useSide = true
+					inSide |= 1 << l
+					cropped[l] = [3]int{img, ty, tx}
+				}
+				if tx++; tx == wc.tw {
+					if tx, ty = 0, ty+1; ty == wc.th {
+						ty, img = 0, img+1
+					}
+				}
+			}
+			if useSide && wc.beta != 0 {
+				clear(side)
+			}
+			winoOut43x8(mbuf, o*nt+p, wc.mStride, &rows, &bias, &tmp, wc.beta)
+			for l := range 8 {
+				if inSide&(1<<l) == 0 {
+					continue
+				}
+				img, y0, x0 := cropped[l][0], cropped[l][1]*4, cropped[l][2]*4
+				plane := wc.dst[(img*wc.co+o)*hw : (img*wc.co+o+1)*hw]
+				for r := range min(4, wc.h-y0) {
+					dr := plane[(y0+r)*wc.w+x0 : (y0+r)*wc.w+min(wc.w, x0+4)]
+					sr := side[l*16+r*4 : l*16+r*4+4]
+					if wc.beta == 0 {
+						copy(dr, sr)
+						continue
+					}
+					for i := range dr {
+						dr[i] = wc.beta*dr[i] + sr[i]
+					}
+				}
+			}
+		}
+	}
+	putScratch(sidep)
 }
 
 func (wc *winoConv) release() { putScratch(wc.uBuf) }

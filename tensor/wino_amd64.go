@@ -45,3 +45,25 @@ func winoIn43x8G(v []float32, off, stride int, src []float32, offs *[8]int, wp i
 	}
 	winoIn43x8GAVX2(&v[off], stride, &src[0], offs, wp, buf)
 }
+
+// winoOut43x8AVX2 and winoOut43x8BetaAVX2 are the F(4,3) output transform of
+// eight tiles (see wino_asm_gen.go): M[ξ] of tile l at m[ξ·mstride + l], row
+// i of tile l's 4×4 result plus bias[l] stored at rows[8i+l] (four floats;
+// the Beta kernel stores beta·dst + that).
+//
+//go:noescape
+func winoOut43x8AVX2(m *float32, mstride int, rows *[32]*float32, bias *[8]float32, tmp *[192]float32, beta float32)
+
+//go:noescape
+func winoOut43x8BetaAVX2(m *float32, mstride int, rows *[32]*float32, bias *[8]float32, tmp *[192]float32, beta float32)
+
+// winoOut43x8 runs the output kernel on m[off + ξ·mstride + l] (checked to lie
+// in m); every rows entry must point at four writable floats.
+func winoOut43x8(m []float32, off, mstride int, rows *[32]*float32, bias *[8]float32, tmp *[192]float32, beta float32) {
+	_ = m[off+35*mstride+7]
+	if beta == 0 {
+		winoOut43x8AVX2(&m[off], mstride, rows, bias, tmp, 0)
+		return
+	}
+	winoOut43x8BetaAVX2(&m[off], mstride, rows, bias, tmp, beta)
+}
