@@ -1264,3 +1264,42 @@ MUTATIONS = json.loads(r"""
  }
 ]
 """)
+
+
+def main():
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:
+        sys.exit("mutations.py: tracked files are modified; commit or stash first:\n" + dirty)
+    survived = 0
+    for m in MUTATIONS:
+        if only not in m["label"]:
+            continue
+        path = os.path.join(ROOT, m["file"])
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        if src.count(m["old"]) != 1:
+            print(f"STALE   {m['label']}: pattern found {src.count(m['old'])} times in {m['file']}")
+            survived += 1
+            continue
+        cmd = ["go", "test", "-count=1"] + (["-tags", m["tags"]] if m["tags"] else []) + [m["pkg"], "-run", m["run"]]
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(src.replace(m["old"], m["new"]))
+            r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        finally:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(src)
+        failed = [l.split()[2] for l in r.stdout.splitlines() if l.strip().startswith("--- FAIL")]
+        if r.returncode == 0:
+            survived += 1
+            print(f"SURVIVED {m['label']} ({' '.join(cmd)})")
+        else:
+            first = next((n for n in failed if "/" in n), failed[0] if failed else "build or run failure")
+            print(f"caught  {m['label']}: {first} ({len(failed)} failing tests and subtests)")
+    sys.exit(1 if survived else 0)
+
+
+if __name__ == "__main__":
+    main()
