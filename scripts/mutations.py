@@ -1259,7 +1259,7 @@ MUTATIONS = json.loads(r"""
   "old": "bias[l] = wc.bias[img*wc.co+o]",
   "new": "bias[l] = wc.bias[o]",
   "pkg": "./tensor",
-  "run": "TestOpsAgainstReference",
+  "run": "TestWinogradAgainstReference",
   "tags": ""
  }
 ]
