@@ -305,6 +305,15 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 	mr, nr := kern.mr, kern.nr
 	ldc := g.ldc
 	pc, kc, beta := blk.pc, blk.kc, blk.beta
+	// A ragged last panel of fewer than mr rows is read from a zero-padded
+	// copy, made once here for all the column panels (made per panel, its
+	// packing cost 5 % of an ncsnpp-small training step: Winograd's GEMMs
+	// have 32 or 64 rows, not multiples of 6).
+	var ragged []float32
+	if r := mc % mr; !packed && r != 0 {
+		kern.packA(ws.a, g.transA, g.a, g.lda, ic+mc-r, r, pc, kc, mr)
+		ragged = ws.a[:mr*kc]
+	}
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		boff := (jc + jr - blk.jc) / nr * blk.stride
@@ -318,8 +327,7 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 			case packed:
 				ap = ws.a[ir*kc : (ir+mr)*kc]
 			case rows < mr:
-				kern.packA(ws.a, g.transA, g.a, g.lda, ic+ir, rows, pc, kc, mr)
-				ap = ws.a[:mr*kc]
+				ap = ragged
 			case g.transA: // op(A)[i][p] = a[p*lda+i]
 				rs, cs = 1, g.lda
 				ap = g.a[pc*g.lda+ic+ir:]
