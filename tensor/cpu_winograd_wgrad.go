@@ -104,15 +104,59 @@ func winogradConv2dGradWeight(alg *winoAlgo, g convGeom, dw, x, dy *Tensor) {
 // gradOutTransform writes Z[ξ] = (A dY Aᵀ)[ξ] for output channels [o0, o1)
 // of tiles [t0, t1) of dy (N, CO, H, W) into z[ξ·zStride + o·nt + t−t0]
 // (row-major CO × nt, the GEMMs' A operand).
+//
+// With the eight-tile kernel (F(4,3)) it runs eight consecutive tiles at a
+// time, the tiles' rows read in place; a tile the image's edge crops is
+// first copied, zero-padded, into a side buffer. The chunk's last tiles
+// short of eight take the scalar path (the kernel stores eight lanes).
 func (wc *winoConv) gradOutTransform(z []float32, zStride int, dy []float32, t0, t1, o0, o1 int) {
 	m, a2 := wc.alg.m, wc.alg.alpha*wc.alg.alpha
 	nt := t1 - t0
 	hw, per := wc.h*wc.w, wc.th*wc.tw
 	var y [16]float32
 	var tz [36]float32
+	x8 := wc.x8()
+	var (
+		rows  [32]*float32
+		tmp   [192]float32
+		sidep *[]float32
+		side  []float32
+	)
+	if x8 {
+		sidep = getScratch(8 * 16)
+		side = (*sidep)[:8*16]
+		defer putScratch(sidep)
+	}
 	for o := o0; o < o1; o++ {
 		img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
-		for t := t0; t < t1; t++ {
+		t := t0
+		for ; x8 && t+8 <= t1; t += 8 {
+			for l := range 8 {
+				y0, x0 := ty*4, tx*4
+				base := (img*wc.co+o)*hw + y0*wc.w + x0
+				if y0+4 <= wc.h && x0+4 <= wc.w {
+					for i := range 4 {
+						rows[i*8+l] = &dy[base+i*wc.w]
+					}
+				} else {
+					tile := side[l*16 : l*16+16]
+					clear(tile)
+					for r := range min(4, wc.h-y0) {
+						copy(tile[r*4:r*4+min(4, wc.w-x0)], dy[base+r*wc.w:])
+					}
+					for i := range 4 {
+						rows[i*8+l] = &tile[i*4]
+					}
+				}
+				if tx++; tx == wc.tw {
+					if tx, ty = 0, ty+1; ty == wc.th {
+						ty, img = 0, img+1
+					}
+				}
+			}
+			winoGradOut43x8(z, o*nt+t-t0, zStride, &rows, &tmp)
+		}
+		for ; t < t1; t++ {
 			y0, x0 := ty*m, tx*m
 			plane := dy[(img*wc.co+o)*hw : (img*wc.co+o+1)*hw]
 			rows, cols := min(m, wc.h-y0), min(m, wc.w-x0)

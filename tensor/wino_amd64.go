@@ -67,3 +67,17 @@ func winoOut43x8(m []float32, off, mstride int, rows *[32]*float32, bias *[8]flo
 	}
 	winoOut43x8BetaAVX2(&m[off], mstride, rows, bias, tmp, beta)
 }
+
+// winoGradOut43x8AVX2 is the adjoint of the output transform (Z = A dY Aᵀ)
+// of eight 4×4 tiles (see wino_asm_gen.go): row i of tile l is the four
+// floats at rows[8i+l]; element ξ of the results goes to z[ξ·zstride : +8].
+//
+//go:noescape
+func winoGradOut43x8AVX2(z *float32, zstride int, rows *[32]*float32, tmp *[192]float32)
+
+// winoGradOut43x8 runs it into z[off + ξ·zstride + l] (checked to lie in z);
+// every rows entry must point at four readable floats.
+func winoGradOut43x8(z []float32, off, zstride int, rows *[32]*float32, tmp *[192]float32) {
+	_ = z[off+35*zstride+7]
+	winoGradOut43x8AVX2(&z[off], zstride, rows, tmp)
+}

@@ -41,6 +41,9 @@ func main() {
 		fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $0-44\n", name)
 		output(op, beta)
 	}
+	fmt.Fprintf(&b, "\n// func winoGradOut43x8AVX2(z *float32, zstride int, rows *[32]*float32, tmp *[192]float32)\n")
+	fmt.Fprintf(&b, "TEXT ·winoGradOut43x8AVX2(SB), NOSPLIT, $0-32\n")
+	gradOut(op)
 	if err := os.WriteFile("wino_amd64.s", b.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -235,6 +238,77 @@ func output(op func(string, ...any), beta bool) {
 				op("VMOVUPS X%d, (SI)", l)
 				op("VMOVUPS X9, (DI)")
 			}
+		}
+	}
+	op("VZEROUPPER")
+	op("RET")
+}
+
+// at43Adj applies A to Y0..Y3 (one row or column of four vectors), leaving
+// the six results in Y0, Y8, Y9, Y10, Y11, Y3: with a = y0+y2, b = y1+y3,
+// c = y0+4y2, d = 2y1+8y3, z = (y0, a+b, a−b, c+d, c−d, y3).
+func at43Adj(op func(string, ...any)) []string {
+	op("VADDPS Y2, Y0, Y4")
+	op("VADDPS Y3, Y1, Y5")
+	op("VMOVAPS Y0, Y6")
+	op("VFMADD231PS Y14, Y2, Y6")
+	op("VMULPS Y13, Y1, Y7")
+	op("VFMADD231PS Y15, Y3, Y7")
+	op("VADDPS Y5, Y4, Y8")
+	op("VSUBPS Y5, Y4, Y9")
+	op("VADDPS Y7, Y6, Y10")
+	op("VSUBPS Y7, Y6, Y11")
+	return []string{"Y0", "Y8", "Y9", "Y10", "Y11", "Y3"}
+}
+
+// gradOut is the adjoint of output for eight tiles of dy: row i of tile l is
+// the four floats at rows[8i+l]; per row, the eight rows are loaded as
+// halves (lanes l and l+4) and transposed into the row's four lane vectors,
+// A is applied along the row (into tmp, six per row), then down each column,
+// and element ξ = 6r+c of the eight results is stored at z[ξ·zstride : +8].
+func gradOut(op func(string, ...any)) {
+	op("MOVQ rows+16(FP), DX")
+	op("MOVQ tmp+24(FP), BX")
+	op("VBROADCASTSS winoc<>+8(SB), Y13")  // 2
+	op("VBROADCASTSS winoc<>+0(SB), Y14")  // 4
+	op("VBROADCASTSS winoc<>+12(SB), Y15") // 8
+	for i := range 4 {
+		for l := range 4 {
+			op("MOVQ %d(DX), SI", (i*8+l)*8)
+			op("MOVQ %d(DX), DI", (i*8+l+4)*8)
+			op("VMOVUPS (SI), X%d", 4+l)
+			op("VINSERTF128 $1, (DI), Y%d, Y%d", 4+l, 4+l)
+		}
+		op("VUNPCKLPS Y5, Y4, Y8")
+		op("VUNPCKHPS Y5, Y4, Y9")
+		op("VUNPCKLPS Y7, Y6, Y10")
+		op("VUNPCKHPS Y7, Y6, Y11")
+		op("VSHUFPS $0x44, Y10, Y8, Y0") // column 0 of the eight rows
+		op("VSHUFPS $0xEE, Y10, Y8, Y1")
+		op("VSHUFPS $0x44, Y11, Y9, Y2")
+		op("VSHUFPS $0xEE, Y11, Y9, Y3")
+		for c, reg := range at43Adj(op) {
+			op("VMOVUPS %s, %d(BX)", reg, (i*6+c)*32)
+		}
+	}
+	op("MOVQ z+0(FP), DI")
+	op("MOVQ zstride+8(FP), CX")
+	op("SHLQ $2, CX")
+	op("LEAQ (CX)(CX*2), R8")
+	op("SHLQ $1, R8") // 6·zstride bytes
+	for c := range 6 {
+		for i := range 4 {
+			op("VMOVUPS %d(BX), Y%d", (i*6+c)*32, i)
+		}
+		op("MOVQ DI, AX")
+		for r, reg := range at43Adj(op) {
+			op("VMOVUPS %s, (AX)", reg)
+			if r < 5 {
+				op("ADDQ R8, AX")
+			}
+		}
+		if c < 5 {
+			op("ADDQ CX, DI")
 		}
 	}
 	op("VZEROUPPER")

@@ -16,3 +16,7 @@ func winoIn43x8G([]float32, int, int, []float32, *[8]int, int, *[288]float32) {
 func winoOut43x8([]float32, int, int, *[32]*float32, *[8]float32, *[192]float32, float32) {
 	panic("tensor: no Winograd x8 kernel in this build")
 }
+
+func winoGradOut43x8([]float32, int, int, *[32]*float32, *[192]float32) {
+	panic("tensor: no Winograd x8 kernel in this build")
+}
