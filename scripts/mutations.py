@@ -1261,6 +1261,33 @@ MUTATIONS = json.loads(r"""
   "pkg": "./tensor",
   "run": "TestWinogradAgainstReference",
   "tags": ""
+ },
+ {
+  "label": "Winograd x8 dy transform: a cropped tile's side buffer not cleared",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "\t\t\t\t\tclear(tile)\n",
+  "new": "\n",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd x8 dy transform (AVX2): rows 1 and 2 of the tiles swapped",
+  "file": "tensor/wino_amd64.s",
+  "old": "MOVQ 64(DX), SI\n\tMOVQ 96(DX), DI\n\tVMOVUPS (SI), X4\n",
+  "new": "MOVQ 128(DX), SI\n\tMOVQ 160(DX), DI\n\tVMOVUPS (SI), X4\n",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "gemm: the ragged row panel packed one row early",
+  "file": "internal/gemm/gemm.go",
+  "old": "kern.packA(ws.a, g.transA, g.a, g.lda, ic+mc-r, r, pc, kc, mr)",
+  "new": "kern.packA(ws.a, g.transA, g.a, g.lda, ic+mc-r-1, r, pc, kc, mr)",
+  "pkg": "./internal/gemm",
+  "run": "",
+  "tags": ""
  }
 ]
 """)
