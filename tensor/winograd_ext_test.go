@@ -157,3 +157,29 @@ func BenchmarkConv3x3(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkConv1x1 times NCSN++'s 1×1 convolutions (ncsnpp-small's NIN and
+// skip shapes), forward and both gradients, into preallocated outputs.
+func BenchmarkConv1x1(b *testing.B) {
+	r := tensor.NewRNG(1)
+	for _, s := range [][4]int{{32, 64, 64, 14}, {32, 96, 32, 28}, {32, 64, 64, 7}} {
+		n, c, o, h := s[0], s[1], s[2], s[3]
+		x, w, bias := tensor.RandN(r, n, c, h, h), tensor.RandN(r, o, c, 1, 1), tensor.RandN(r, o)
+		dy, out, dx, dw := tensor.RandN(r, n, o, h, h), tensor.RandN(r, n, o, h, h), tensor.RandN(r, n, c, h, h), tensor.RandN(r, o, c, 1, 1)
+		for _, pass := range []string{"forward", "dx", "dw"} {
+			b.Run(fmt.Sprintf("%dx%dto%dx%dx%d/%s", n, c, o, h, h, pass), func(b *testing.B) {
+				for b.Loop() {
+					switch pass {
+					case "forward":
+						tensor.Conv2d(out, x, w, bias, 1, 0)
+					case "dx":
+						tensor.Conv2dGradInput(dx, dy, w, 1, 0, 1)
+					case "dw":
+						tensor.Conv2dGradWeight(dw, x, dy, 1, 0, 1)
+					}
+				}
+				b.ReportMetric(2*float64(n*c*o*h*h)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

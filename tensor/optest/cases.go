@@ -198,6 +198,9 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 		// 2 and 4 overhanging the edge by 1–3, N = 1 and N > 1, channels not multiples of 16.
 		// {3, 5, 30, 33, 6} makes several chunks of tiles (parallel, a ragged last panel).
 		{1, 19, 11, 13, 21, 3, 1, 1}, {3, 17, 6, 9, 18, 3, 1, 1}, {3, 5, 30, 33, 6, 3, 1, 1},
+		// 1×1 on images of ≥ 49 pixels (the CPU device's per-image GEMMs, tensor/cpu_conv.go's
+		// pointwise), with more images than its eight partial weight gradients.
+		{3, 13, 9, 8, 11, 1, 1, 0}, {10, 6, 7, 7, 5, 1, 1, 0},
 	}
 	for _, cv := range convs {
 		name := fmt.Sprintf("%+v", cv)
