@@ -1288,6 +1288,33 @@ MUTATIONS = json.loads(r"""
   "pkg": "./internal/gemm",
   "run": "",
   "tags": ""
+ },
+ {
+  "label": "pointwise conv: weight gradient's partial sums restart at every image",
+  "file": "tensor/cpu_conv.go",
+  "old": "if j == t*g.n/tasks {",
+  "new": "if true {",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "pointwise conv: per-sample bias of image 0 for every image",
+  "file": "tensor/cpu_conv.go",
+  "old": "bv = bias.data[j*g.o : (j+1)*g.o]",
+  "new": "bv = bias.data[:g.o]",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "pointwise conv: the input gradient ignores beta",
+  "file": "tensor/cpu_conv.go",
+  "old": "\t\t\t\t\top.Beta, dx.data[j*chw:(j+1)*chw], ohw)",
+  "new": "\t\t\t\t\t0, dx.data[j*chw:(j+1)*chw], ohw)",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
  }
 ]
 """)
