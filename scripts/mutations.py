@@ -1058,17 +1058,17 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Winograd rule: the wide rule (forward, weight gradient) only from 1024 output pixels",
   "file": "tensor/cpu_winograd.go",
-  "old": "wide && c >= 128 && n*h*w >= 256",
-  "new": "wide && c >= 128 && n*h*w >= 1024",
+  "old": "case pass != passGradInput && c >= 128 && px >= 256:",
+  "new": "case pass != passGradInput && c >= 128 && px >= 1024:",
   "pkg": "./tensor",
   "run": "TestWinogradRule",
   "tags": ""
  },
  {
-  "label": "Winograd rule: 32-channel layers only from 32×32 (28×28 back to im2col)",
+  "label": "Winograd rule: the SIMD rule's weight gradient only from 64 input channels",
   "file": "tensor/cpu_winograd.go",
-  "old": "c >= 32 && h*w >= 784",
-  "new": "c >= 32 && h*w >= 1024",
+  "old": "(pass != passGradWeight || ci >= 8):",
+  "new": "(pass != passGradWeight || ci >= 64):",
   "pkg": "./tensor",
   "run": "TestWinogradRule",
   "tags": ""
@@ -1314,6 +1314,15 @@ MUTATIONS = json.loads(r"""
   "new": "\t\t\t\t\t0, dx.data[j*chw:(j+1)*chw], ohw)",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd rule: the SIMD rule from 17 channels",
+  "file": "tensor/cpu_winograd.go",
+  "old": "h*w >= 49 && max(ci, co) >= 16 &&",
+  "new": "h*w >= 49 && max(ci, co) >= 17 &&",
+  "pkg": "./tensor",
+  "run": "TestWinogradRule",
   "tags": ""
  }
 ]

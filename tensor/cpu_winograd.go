@@ -733,20 +733,37 @@ var winoMode = winoAuto
 // 3 interleaved runs, one thread). 32 channels at 28×28 stay im2col (F(4,3)
 // 1.5× slower there).
 //
-// wide admits calls of ≥ 256 output pixels (N = 4 at 8×8) with both channel
-// counts ≥ 128, for the forward pass and the weight gradient (not the input
+// The second case admits calls of ≥ 256 output pixels (N = 4 at 8×8) with
+// both channel counts ≥ 128, for the forward pass and the weight gradient (not the input
 // gradient, whose flipped weight transform costs more). Measured after the
 // input transform's direct path, one thread, AVX2, N = 4: weight gradient
 // F(4,3) 3.9 vs im2col 5.5 ms at 256 channels 8×8, 8.1 vs 11.5 ms at 512 →
 // 256; forward 4.1–5.1 vs 5.0–6.9 ms and 8.4–8.9 vs 10.1 ms; input gradient
 // 5.7 vs 5.1 ms. At 4×4 im2col stays (F(4,3) equal or slower).
 //
-// With the SIMD input transform F(4,3) also pays for 32-channel layers on
+// With the SIMD input transform F(4,3) also paid for 32-channel layers on
 // 28×28 images (ncsnpp-small, N = 32; min of 4, one thread): 32 → 32
 // forward 7.6 vs 15.2 ms, input gradient 8.7 vs 13.6, weight gradient 12.7
-// vs 14.0; 96 → 32: 18.1 vs 46.0, 16.9 vs 39.7, 31.5 vs 54.1. At 14×14
-// (32 → 64) it does not: weight gradient 8.6 vs 5.5 ms.
-func winogradFor(n, ci, co, h, w int, wide bool) *winoAlgo {
+// vs 14.0; 96 → 32: 18.1 vs 46.0, 16.9 vs 39.7, 31.5 vs 54.1.
+//
+// With every transform in SIMD (the gathering input kernel, the output and
+// dy kernels: x8) and the GEMM's ragged panel packed once, F(4,3) wins on
+// every ncsnpp-small and ncsnpp-cifar10 shape with ≥ 1024 output pixels,
+// images of ≥ 49 pixels and ≥ 16 channels on one side (one thread, AVX2,
+// two runs each, ms forward / input gradient / weight gradient, F(4,3) vs
+// im2col): 32 → 64 at 14×14 2.7/2.9/3.3 vs 6.9/6.2/6.4; 32 → 32 at 14×14
+// 1.7/1.7/1.6 vs 5.4/4.1/5.0; 32 → 32 at 7×7 0.5/0.5/0.4 vs 1.5/1.3/1.5;
+// 16 → 16 at 28×28 1.8/2.0/1.8 vs 6.4/6.3/5.7; the output layers 32 → 1
+// at 28×28 1.6–2.1/2.3/2.9 vs 9.8/8.7/9.8 and 128 → 3 at 32×32 (N = 4)
+// 1.0/0.8/1.0 vs 5.6/5.6/5.6; 9 → 32 at 28×28 2.1/2.8/3.4 vs 4.4/5.1/4.9;
+// 9 → 128 at 32×32 (N = 4) 1.1–1.7/1.2/1.2–1.7 vs 1.5/1.7/1.6–2.0. The
+// exception is the weight gradient of a 3-channel input (3 → 32 at 28×28:
+// 5.3–5.5 vs 1.9–2.6 ms; its forward pass and input gradient are even):
+// the weight gradient needs ≥ 8 input channels. Without the x8 kernels
+// (-tags noasm, the generic level) the scalar transforms keep the rule
+// before this paragraph's (≥ 128 channels, or ≥ 64 on images of ≥ 49
+// pixels).
+func winogradFor(n, ci, co, h, w int, pass convPass) *winoAlgo {
 	switch winoMode {
 	case winoOff:
 		return nil
@@ -755,19 +772,34 @@ func winogradFor(n, ci, co, h, w int, wide bool) *winoAlgo {
 	case winoForce43:
 		return winoF43
 	}
-	if c := min(ci, co); n*h*w >= 1024 && (c >= 128 || c >= 64 && h*w >= 49 || c >= 32 && h*w >= 784) ||
-		wide && c >= 128 && n*h*w >= 256 {
+	c, px := min(ci, co), n*h*w
+	switch {
+	case px >= 1024 && (c >= 128 || c >= 64 && h*w >= 49):
+		return winoF43
+	case pass != passGradInput && c >= 128 && px >= 256:
+		return winoF43
+	case winoX8() && gemm.PanelWidth()%8 == 0 && px >= 1024 && h*w >= 49 && max(ci, co) >= 16 &&
+		(pass != passGradWeight || ci >= 8):
 		return winoF43
 	}
 	return nil
 }
+
+// convPass names the three passes of a convolution for winogradFor.
+type convPass int
+
+const (
+	passForward    convPass = iota
+	passGradInput           // a convolution of the output's channels into the input's
+	passGradWeight          // ci: the input's channels, co: the output's
+)
 
 // winograd returns the algorithm for g's forward pass, nil for im2col.
 func (g convGeom) winograd() *winoAlgo {
 	if g.kh != 3 || g.kw != 3 || g.stride != 1 || g.pad != 1 || g.c == 0 {
 		return nil
 	}
-	return winogradFor(g.n, g.c, g.o, g.h, g.w, true)
+	return winogradFor(g.n, g.c, g.o, g.h, g.w, passForward)
 }
 
 // winogradGradInput returns the algorithm for g's input gradient (a
@@ -776,7 +808,7 @@ func (g convGeom) winogradGradInput() *winoAlgo {
 	if g.kh != 3 || g.kw != 3 || g.stride != 1 || g.pad != 1 || g.o == 0 {
 		return nil
 	}
-	return winogradFor(g.n, g.o, g.c, g.h, g.w, false)
+	return winogradFor(g.n, g.o, g.c, g.h, g.w, passGradInput)
 }
 
 // winogradGradWeight returns the algorithm for g's weight gradient, nil for
@@ -785,8 +817,7 @@ func (g convGeom) winogradGradWeight() *winoAlgo {
 	if g.kh != 3 || g.kw != 3 || g.stride != 1 || g.pad != 1 || g.c == 0 || g.o == 0 {
 		return nil
 	}
-
-	return winogradFor(g.n, g.c, g.o, g.h, g.w, true)
+	return winogradFor(g.n, g.c, g.o, g.h, g.w, passGradWeight)
 }
 
 // winogradConv2d is cpuConv2d through alg.

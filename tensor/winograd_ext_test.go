@@ -62,6 +62,13 @@ var winoShapes = [][4]int{
 	{32, 32, 32, 28}, {32, 64, 64, 14}, {32, 64, 64, 7}, {32, 32, 64, 14}, {32, 96, 32, 28}, // ncsnpp-small
 }
 
+// benchShapes adds to winoShapes the shapes the rule sends to im2col, to
+// time both algorithms there: ncsnpp-small's 32 channels at 14×14 and 7×7,
+// its input (3 → 32) and output (32 → 1) convolutions.
+var benchShapes = append(winoShapes[:len(winoShapes):len(winoShapes)],
+	[4]int{32, 32, 32, 14}, [4]int{32, 32, 32, 7}, [4]int{32, 3, 32, 28}, [4]int{32, 32, 1, 28}, [4]int{32, 16, 16, 28},
+	[4]int{4, 128, 3, 32}, [4]int{32, 32, 3, 28}, [4]int{32, 9, 32, 28})
+
 // The error of each algorithm against the Reference device on NCSN++ shapes
 // with N(0, 1) inputs and weights: max |err| / max |y| and the normalised MSE.
 // go test -run WinogradError -v ./tensor prints the table of docs/ncsnpp.md.
@@ -130,7 +137,7 @@ func maxRel(got, want []float32) float64 {
 // parallel.Threads (GOMAXPROCS), e.g. go test -bench Conv3x3 -cpu 1,2.
 func BenchmarkConv3x3(b *testing.B) {
 	defer tensor.SetWinogradMode(tensor.SetWinogradMode(0))
-	for _, s := range winoShapes {
+	for _, s := range benchShapes {
 		n, c, o, h := s[0], s[1], s[2], s[3]
 		r := tensor.NewRNG(1)
 		x, w, dy := tensor.RandN(r, n, c, h, h), tensor.RandN(r, o, c, 3, 3), tensor.RandN(r, n, o, h, h)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"holdgo/internal/isa"
 )
 
 // matMul64 returns a·b for row-major [][]float64.
@@ -147,27 +149,37 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 }
 
 // The selection rule picks F(4,3) on the NCSN++ shapes where it was measured
-// faster (BenchmarkConv3x3; see winogradFor) and im2col elsewhere.
+// faster (BenchmarkConv3x3; see winogradFor) and im2col elsewhere, with the
+// SIMD transforms (x8) and without them.
 func TestWinogradRule(t *testing.T) {
+	const fw, dx, dw = passForward, passGradInput, passGradWeight
+	F := winoF43
 	for _, c := range []struct {
-		n, ci, co, h int
-		want, wide   *winoAlgo // the input gradient's choice, the others'
+		n, ci, co, h  int
+		pass          convPass
+		simd, scalar *winoAlgo
 	}{
-		{4, 128, 128, 32, winoF43, winoF43}, {4, 256, 256, 16, winoF43, winoF43}, {4, 128, 256, 16, winoF43, winoF43},
-		{32, 64, 64, 14, winoF43, winoF43}, {32, 64, 64, 7, winoF43, winoF43},
-		{4, 256, 256, 8, nil, winoF43}, {4, 512, 256, 8, nil, winoF43}, {3, 256, 256, 8, nil, nil},
-		{4, 256, 256, 4, nil, nil}, {4, 9, 128, 32, nil, nil}, {32, 32, 32, 28, winoF43, winoF43}, {32, 96, 32, 28, winoF43, winoF43},
-		{32, 32, 64, 14, nil, nil}, {32, 16, 32, 28, nil, nil},
-		{32, 3, 32, 28, nil, nil}, {64, 64, 64, 4, nil, nil}, {1, 64, 64, 14, nil, nil}, {4, 64, 256, 8, nil, nil},
+		{4, 128, 128, 32, fw, F, F}, {4, 128, 128, 32, dx, F, F}, {4, 256, 256, 16, dw, F, F}, {4, 128, 256, 16, dx, F, F},
+		{32, 64, 64, 14, fw, F, F}, {32, 64, 64, 7, dx, F, F},
+		{4, 256, 256, 8, fw, F, F}, {4, 256, 256, 8, dw, F, F}, {4, 256, 256, 8, dx, nil, nil}, {4, 512, 256, 8, dw, F, F},
+		{3, 256, 256, 8, fw, nil, nil}, {4, 256, 256, 4, fw, nil, nil}, {4, 256, 256, 4, dw, nil, nil},
+		{64, 64, 64, 4, fw, nil, nil}, {1, 64, 64, 14, dx, nil, nil}, {4, 64, 256, 8, fw, nil, nil},
+		{32, 32, 32, 28, fw, F, nil}, {32, 96, 32, 28, dw, F, nil}, {32, 32, 64, 14, dw, F, nil}, {32, 32, 32, 7, dx, F, nil},
+		{32, 16, 16, 28, dw, F, nil}, {32, 8, 8, 28, fw, nil, nil}, {16, 32, 32, 7, fw, nil, nil},
+		{32, 3, 32, 28, fw, F, nil}, {32, 32, 3, 28, dx, F, nil}, {32, 3, 32, 28, dw, nil, nil}, {32, 8, 32, 28, dw, F, nil},
+		{32, 32, 1, 28, fw, F, nil}, {32, 1, 32, 28, dx, F, nil}, {32, 32, 1, 28, dw, F, nil},
+		{4, 9, 128, 32, fw, F, nil}, {4, 128, 9, 32, dx, F, nil}, {4, 9, 128, 32, dw, F, nil},
 	} {
-		for _, wide := range []bool{false, true} {
-			want := c.want
-			if wide {
-				want = c.wide
+		for _, level := range isa.Levels() {
+			prev, _ := isa.Set(level)
+			want := c.scalar
+			if level == isa.AVX2 || level == isa.AVX512 {
+				want = c.simd
 			}
-			if got := winogradFor(c.n, c.ci, c.co, c.h, c.h, wide); got != want {
-				t.Errorf("winogradFor(%d, %d→%d, %d×%d, wide=%v) = %v, want %v", c.n, c.ci, c.co, c.h, c.h, wide, got, want)
+			if got := winogradFor(c.n, c.ci, c.co, c.h, c.h, c.pass); got != want {
+				t.Errorf("%s: winogradFor(%d, %d→%d, %d×%d, pass %d) = %v, want %v", level, c.n, c.ci, c.co, c.h, c.h, c.pass, got, want)
 			}
+			isa.Set(prev)
 		}
 	}
 }
