@@ -155,8 +155,8 @@ func TestWinogradRule(t *testing.T) {
 	const fw, dx, dw = passForward, passGradInput, passGradWeight
 	F := winoF43
 	for _, c := range []struct {
-		n, ci, co, h  int
-		pass          convPass
+		n, ci, co, h int
+		pass         convPass
 		simd, scalar *winoAlgo
 	}{
 		{4, 128, 128, 32, fw, F, F}, {4, 128, 128, 32, dx, F, F}, {4, 256, 256, 16, dw, F, F}, {4, 128, 256, 16, dx, F, F},
