@@ -320,8 +320,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "GroupNorm cpu dx term x̂·mean(g·x̂) ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "o[off+i] = r * (dy[off+i]*gm - fmg - (v-m)*r*fmgx)",
-  "new": "o[off+i] = r * (dy[off+i]*gm - fmg - 1.001*(v-m)*r*fmgx)",
+  "old": "coef[0], coef[1], coef[2] = r64*float64(gamma[ch]), -r64*r64*mgx, r64*(m64*r64*mgx-mg)",
+  "new": "coef[0], coef[1], coef[2] = r64*float64(gamma[ch]), -1.001*r64*r64*mgx, r64*(m64*r64*1.001*mgx-mg)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -428,8 +428,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Softmax cpu term dot ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "dst[i] = s * y * (dy[i] - dot)",
-  "new": "dst[i] = s * y * (dy[i] - 1.001*dot)",
+  "old": "vec.AddScalar(dst, dy, -dot)",
+  "new": "vec.AddScalar(dst, dy, -1.001*dot)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -1323,6 +1323,51 @@ MUTATIONS = json.loads(r"""
   "new": "h*w >= 49 && max(ci, co) >= 17 &&",
   "pkg": "./tensor",
   "run": "TestWinogradRule",
+  "tags": ""
+ },
+ {
+  "label": "Softmax cpu forward: the exponent's shift by the row maximum dropped from the sum (×1.001 normaliser)",
+  "file": "tensor/cpu_norm.go",
+  "old": "vec.Scale(dst, dst, 1/vec.Sum(dst))",
+  "new": "vec.Scale(dst, dst, 1/(1.001*vec.Sum(dst)))",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d cpu: the SIMD horizontal pass's tap k_2 ×1.001 (down 2)",
+  "file": "tensor/cpu_fir.go",
+  "old": "vec.Mix(outs, k, [][]float32{e[:n], o[:n], e[1 : n+1], o[1 : n+1]})",
+  "new": "vec.Mix(outs, []float64{k[0], k[1], 1.001 * k[2], k[3]}, [][]float32{e[:n], o[:n], e[1 : n+1], o[1 : n+1]})",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d cpu: the up-2 pass's second phase reads one sample early",
+  "file": "tensor/cpu_fir.go",
+  "old": "s := padL + (rr+j0-pad)/2 // the view of tap j0; j0+2 reads one further",
+  "new": "s := padL + (rr+j0-pad)/2 - rr // the view of tap j0; j0+2 reads one further",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d cpu: the vertical pass's gain ×1.001",
+  "file": "tensor/cpu_fir.go",
+  "old": "coef = append(coef, float64(tp.w)*gain)",
+  "new": "coef = append(coef, float64(tp.w)*gain*1.001)",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d cpu: the blur pass's taps shifted (p[i+1] for p[i])",
+  "file": "tensor/cpu_fir.go",
+  "old": "vec.Mix(outs, k, [][]float32{pp[0:n], pp[1 : n+1], pp[2 : n+2], pp[3 : n+3]})",
+  "new": "vec.Mix(outs, k, [][]float32{pp[1 : n+1], pp[1 : n+1], pp[2 : n+2], pp[3 : n+3]})",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
   "tags": ""
  }
 ]

@@ -1,6 +1,9 @@
 package tensor
 
-import "holdgo/internal/parallel"
+import (
+	"holdgo/internal/parallel"
+	"holdgo/internal/vec"
+)
 
 // CPU kernel of UpFIRDn2d: separable, one plane per task; each axis uses a
 // table of the (input index, tap) pairs that feed every output index.
@@ -32,32 +35,162 @@ func cpuUpFIRDn2d(op Op, out, x *Tensor) {
 	planes := x.shape[0] * x.shape[1]
 	ty := firTable(h, oh, op.Up, op.Down, op.Pad)
 	tx := firTable(w, ow, op.Up, op.Down, op.Pad)
-	gain := op.Scalar
+	gain := float64(op.Scalar)
+	fast := op.Up == 1 && op.Down <= 2 || op.Up == 2 && op.Down == 1 && op.Pad <= 3 && ow <= 2*w+5
 	parallel.For(planes, max(1, grain/max(oh*ow, 1)), func(lo, hi int) {
-		tmp := make([]float32, h*ow)
+		var hp firRows
+		outs, ins := make([][]float32, 1), make([][]float32, 0, 4)
+		coef := make([]float64, 0, 4)
 		for p := lo; p < hi; p++ {
 			src := x.data[p*h*w : (p+1)*h*w]
-			for iy := range h { // horizontal pass: (H, W) → (H, OW)
-				row, dst := src[iy*w:(iy+1)*w], tmp[iy*ow:(iy+1)*ow]
-				for ox, taps := range tx {
-					var s float32
-					for _, t := range taps {
-						s += t.w * row[t.idx]
-					}
-					dst[ox] = s
-				}
+			// Horizontal pass: (H, W) → (H, OW), row y at t[y·tw:].
+			var t []float32
+			var tw int
+			if fast {
+				t, tw = hp.pass(src, h, w, ow, op.Up, op.Down, op.Pad)
+			} else {
+				t, tw = hp.tablePass(src, h, w, ow, tx)
 			}
 			dst := out.data[p*oh*ow : (p+1)*oh*ow]
 			for oy, taps := range ty { // vertical pass: (H, OW) → (OH, OW)
 				d := dst[oy*ow : (oy+1)*ow]
-				clear(d)
-				for _, t := range taps {
-					wt := t.w * gain
-					for i, v := range tmp[t.idx*ow : (t.idx+1)*ow] {
-						d[i] += wt * v
-					}
+				if len(taps) == 0 {
+					clear(d)
+					continue
+				}
+				ins, coef = ins[:0], coef[:0]
+				for _, tp := range taps {
+					ins = append(ins, t[tp.idx*tw:tp.idx*tw+ow])
+					coef = append(coef, float64(tp.w)*gain)
+				}
+				outs[0] = d
+				vec.Mix(outs, coef, ins)
+			}
+		}
+		hp.release()
+	})
+}
+
+// firRows is a task's work buffers for the horizontal pass.
+type firRows struct {
+	bufs [3]*[]float32
+}
+
+// buf returns work buffer i with room for n floats.
+func (r *firRows) buf(i, n int) []float32 {
+	if r.bufs[i] == nil || len(*r.bufs[i]) < n {
+		if r.bufs[i] != nil {
+			putScratch(r.bufs[i])
+		}
+		r.bufs[i] = getScratch(n)
+	}
+	return (*r.bufs[i])[:n]
+}
+
+func (r *firRows) release() {
+	for _, b := range r.bufs {
+		if b != nil {
+			putScratch(b)
+		}
+	}
+}
+
+// tablePass is the horizontal pass through the tap table (any up, down
+// and padding): scalar, one output at a time.
+func (r *firRows) tablePass(src []float32, h, w, ow int, tx [][]firTap) ([]float32, int) {
+	t := r.buf(0, h*ow)
+	for iy := range h {
+		row, dst := src[iy*w:(iy+1)*w], t[iy*ow:(iy+1)*ow]
+		for ox, taps := range tx {
+			var s float32
+			for _, tp := range taps {
+				s += tp.w * row[tp.idx]
+			}
+			dst[ox] = s
+		}
+	}
+	return t, ow
+}
+
+// pass is the horizontal pass for up = 1 (down 1 or 2) and up = 2 (down
+// 1, pad ≤ 3, OW ≤ 2W+5), over the whole plane at once as a few vec.Mix calls
+// (SIMD) on shifted views of a zero-padded copy: rows are padded wide
+// enough that no output of a row reads the next row, and the outputs
+// computed past a row's end are never read. With p the copy (p[y·W + pad +
+// x] = src[y][x]) and k_j = FIRTaps[3−j] (firTable's taps):
+//
+//	up 1, down 1: t[i] = Σ_j k_j p[i+j]
+//	up 1, down 2: t[i] = k_0 e[i] + k_1 o[i] + k_2 e[i+1] + k_3 o[i+1],
+//	              e and o the even and odd elements of p
+//	up 2, down 1: output 2q+r (r = 0, 1) is Σ k_j src[q + (r+j−pad)/2] over
+//	              the two j with r+j−pad even: two half-length passes,
+//	              interleaved into t.
+//
+// It returns t and its row stride.
+func (r *firRows) pass(src []float32, h, w, ow, up, down, pad int) ([]float32, int) {
+	k := make([]float64, 4)
+	for j := range 4 {
+		k[j] = float64(FIRTaps[3-j])
+	}
+	outs := make([][]float32, 1)
+	switch {
+	case up == 1 && down == 1:
+		wp := ow + 3 // ≥ pad + w
+		pp := r.padded(src, h, w, wp, pad, 3)
+		n := h * wp
+		t := r.buf(1, n)
+		outs[0] = t
+		vec.Mix(outs, k, [][]float32{pp[0:n], pp[1 : n+1], pp[2 : n+2], pp[3 : n+3]})
+		return t, wp
+	case up == 1:
+		wp := max(w+pad, 2*ow+2)
+		wp += wp % 2
+		pp := r.padded(src, h, w, wp, pad, 2)
+		n := h * wp / 2
+		eo := r.buf(1, 2*n+2)
+		e, o := eo[:n+1], eo[n+1:]
+		for i := range n + 1 {
+			e[i], o[i] = pp[2*i], pp[2*i+1]
+		}
+		t := r.buf(2, n)
+		outs[0] = t
+		vec.Mix(outs, k, [][]float32{e[:n], o[:n], e[1 : n+1], o[1 : n+1]})
+		return t, wp / 2
+	default: // up 2, down 1
+		const padL = 2 // ≥ −min (r+j−pad)/2 for pad ≤ 3
+		wp := w + 8
+		pp := r.padded(src, h, w, wp, padL, 4)
+		n := h * wp
+		ph := r.buf(1, 2*n)
+		for rr := range 2 {
+			j0 := ((pad-rr)%2 + 2) % 2
+			s := padL + (rr+j0-pad)/2 // the view of tap j0; j0+2 reads one further
+			outs[0] = ph[rr*n : (rr+1)*n]
+			vec.Mix(outs, []float64{k[j0], k[j0+2]}, [][]float32{pp[s : s+n], pp[s+1 : s+1+n]})
+		}
+		t := r.buf(2, h*ow)
+		for y := range h {
+			row := t[y*ow : (y+1)*ow]
+			e, o := ph[y*wp:], ph[n+y*wp:]
+			for q := 0; 2*q < ow; q++ {
+				row[2*q] = e[q]
+				if 2*q+1 < ow {
+					row[2*q+1] = o[q]
 				}
 			}
 		}
-	})
+		return t, ow
+	}
+}
+
+// padded copies src (h rows of w) into buffer 0 as rows of wp floats,
+// each row's values from column pad on, zeros elsewhere, plus extra zeros
+// at the end.
+func (r *firRows) padded(src []float32, h, w, wp, pad, extra int) []float32 {
+	pp := r.buf(0, h*wp+extra)
+	clear(pp)
+	for y := range h {
+		copy(pp[y*wp+pad:y*wp+pad+w], src[y*w:(y+1)*w])
+	}
+	return pp
 }

@@ -306,7 +306,13 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 			}})
 		}
 	}
-	for _, g := range []tensor.FIRGeom{tensor.FIRUpsample, tensor.FIRDownsample, tensor.FIRBlur, tensor.FIRUpsample.Adjoint(5), tensor.FIRDownsample.Adjoint(8), tensor.FIRBlur.Adjoint(6)} {
+	// Beyond NCSN++'s geometries and their adjoints, every padding of the CPU device's SIMD passes (up 1,
+	// down 1 or 2; up 2, down 1, up to the widest output it takes), and up 3 (its tap-table path).
+	firs := []tensor.FIRGeom{tensor.FIRUpsample, tensor.FIRDownsample, tensor.FIRBlur, tensor.FIRUpsample.Adjoint(5), tensor.FIRDownsample.Adjoint(8), tensor.FIRBlur.Adjoint(6),
+		{Up: 1, Down: 1, Pad0: 0, Pad1: 3, Gain: 1}, {Up: 1, Down: 2, Pad0: 0, Pad1: 3, Gain: 1}, {Up: 1, Down: 2, Pad0: 3, Pad1: 0, Gain: 2},
+		{Up: 2, Down: 1, Pad0: 1, Pad1: 2, Gain: 4}, {Up: 2, Down: 1, Pad0: 3, Pad1: 0, Gain: 1}, {Up: 2, Down: 1, Pad0: 0, Pad1: 9, Gain: 1},
+		{Up: 2, Down: 1, Pad0: 3, Pad1: 9, Gain: 1}, {Up: 3, Down: 1, Pad0: 1, Pad1: 1, Gain: 1}}
+	for _, g := range firs {
 		for _, sh := range [][]int{{1, 1, 2, 2}, {2, 3, 8, 6}, {1, 2, 5, 5}, {3, 4, 16, 16}} {
 			if !g.Valid(sh[2]) || !g.Valid(sh[3]) {
 				continue
