@@ -1326,7 +1326,7 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "Softmax cpu forward: the exponent's shift by the row maximum dropped from the sum (×1.001 normaliser)",
+  "label": "Softmax cpu forward: the normaliser ×1.001",
   "file": "tensor/cpu_norm.go",
   "old": "vec.Scale(dst, dst, 1/vec.Sum(dst))",
   "new": "vec.Scale(dst, dst, 1/(1.001*vec.Sum(dst)))",
