@@ -1369,6 +1369,24 @@ MUTATIONS = json.loads(r"""
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d cpu: the vertical pass's output rows read at stride tw for down 2",
+  "file": "tensor/cpu_fir.go",
+  "old": "copy(dst[oy*ow:(oy+1)*ow], o[oy*down*tw:])",
+  "new": "copy(dst[oy*ow:(oy+1)*ow], o[oy*tw:])",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "UpFIRDn2d cpu: the up-2 vertical pass's second tap ×1.001",
+  "file": "tensor/cpu_fir.go",
+  "old": "vec.Mix(outs, []float64{k[j0], k[j0+2]}, [][]float32{t[s*tw : s*tw+n], t[(s+1)*tw : (s+1)*tw+n]})",
+  "new": "vec.Mix(outs, []float64{k[j0], 1.001 * k[j0+2]}, [][]float32{t[s*tw : s*tw+n], t[(s+1)*tw : (s+1)*tw+n]})",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
  }
 ]
 """)

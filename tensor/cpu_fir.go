@@ -43,16 +43,15 @@ func cpuUpFIRDn2d(op Op, out, x *Tensor) {
 		coef := make([]float64, 0, 4)
 		for p := lo; p < hi; p++ {
 			src := x.data[p*h*w : (p+1)*h*w]
-			// Horizontal pass: (H, W) → (H, OW), row y at t[y·tw:].
-			var t []float32
-			var tw int
-			if fast {
-				t, tw = hp.pass(src, h, w, ow, op.Up, op.Down, op.Pad)
-			} else {
-				t, tw = hp.tablePass(src, h, w, ow, tx)
-			}
 			dst := out.data[p*oh*ow : (p+1)*oh*ow]
-			for oy, taps := range ty { // vertical pass: (H, OW) → (OH, OW)
+			if fast {
+				hp.plane(dst, src, h, w, oh, ow, op.Up, op.Down, op.Pad, gain)
+				continue
+			}
+			// Through the tap tables: horizontal pass (H, W) → (H, OW),
+			// then a vec.Mix per output row.
+			t, tw := hp.tablePass(src, h, w, ow, tx)
+			for oy, taps := range ty {
 				d := dst[oy*ow : (oy+1)*ow]
 				if len(taps) == 0 {
 					clear(d)
@@ -71,9 +70,55 @@ func cpuUpFIRDn2d(op Op, out, x *Tensor) {
 	})
 }
 
+// plane is the SIMD path of one plane: the horizontal pass (pass) into t,
+// with zero rows around its h rows, then the vertical pass the same way, as
+// a few vec.Mix calls over the whole of t viewed at row offsets, the output
+// rows copied out of the result (row stride down·tw; for up 2 one result
+// per output row parity).
+func (r *firRows) plane(dst, src []float32, h, w, oh, ow, up, down, pad int, gain float64) {
+	k := firCoef(gain)
+	outs := make([][]float32, 1)
+	if up == 1 {
+		// Output row oy reads rows oy·down + j − pad of the pass's output:
+		// rows oy·down + j of t with pad zero rows on top.
+		t, tw := r.pass(src, h, w, ow, up, down, pad, pad, max(pad+h, 3+oh*down))
+		n := oh * down * tw
+		o := r.buf(4, n)
+		outs[0] = o
+		vec.Mix(outs, k, [][]float32{t[:n], t[tw : tw+n], t[2*tw : 2*tw+n], t[3*tw : 3*tw+n]})
+		for oy := range oh {
+			copy(dst[oy*ow:(oy+1)*ow], o[oy*down*tw:])
+		}
+		return
+	}
+	const lead = 2 // up 2: zero rows on top, as pass's padL
+	nq := (oh + 1) / 2
+	t, tw := r.pass(src, h, w, ow, up, down, pad, lead, max(lead+h, lead+2+nq))
+	for rr := range 2 {
+		j0 := ((pad-rr)%2 + 2) % 2
+		s := lead + (rr+j0-pad)/2
+		n := (oh - rr + 1) / 2 * tw
+		o := r.buf(4, n)
+		outs[0] = o
+		vec.Mix(outs, []float64{k[j0], k[j0+2]}, [][]float32{t[s*tw : s*tw+n], t[(s+1)*tw : (s+1)*tw+n]})
+		for q := 0; 2*q+rr < oh; q++ {
+			copy(dst[(2*q+rr)*ow:(2*q+rr+1)*ow], o[q*tw:])
+		}
+	}
+}
+
+// firCoef returns k_j = FIRTaps[3−j]·gain, firTable's tap of offset j.
+func firCoef(gain float64) []float64 {
+	k := make([]float64, 4)
+	for j := range 4 {
+		k[j] = float64(FIRTaps[3-j]) * gain
+	}
+	return k
+}
+
 // firRows is a task's work buffers for the horizontal pass.
 type firRows struct {
-	bufs [3]*[]float32
+	bufs [5]*[]float32
 }
 
 // buf returns work buffer i with room for n floats.
@@ -113,8 +158,8 @@ func (r *firRows) tablePass(src []float32, h, w, ow int, tx [][]firTap) ([]float
 }
 
 // pass is the horizontal pass for up = 1 (down 1 or 2) and up = 2 (down
-// 1, pad ≤ 3, OW ≤ 2W+5), over the whole plane at once as a few vec.Mix calls
-// (SIMD) on shifted views of a zero-padded copy: rows are padded wide
+// 1, pad ≤ 3, OW ≤ 2W+5), over the whole plane at once as a few vec.Mix
+// calls (SIMD) on shifted views of a zero-padded copy: rows are padded wide
 // enough that no output of a row reads the next row, and the outputs
 // computed past a row's end are never read. With p the copy (p[y·W + pad +
 // x] = src[y][x]) and k_j = FIRTaps[3−j] (firTable's taps):
@@ -126,36 +171,35 @@ func (r *firRows) tablePass(src []float32, h, w, ow int, tx [][]firTap) ([]float
 //	              the two j with r+j−pad even: two half-length passes,
 //	              interleaved into t.
 //
-// It returns t and its row stride.
-func (r *firRows) pass(src []float32, h, w, ow, up, down, pad int) ([]float32, int) {
-	k := make([]float64, 4)
-	for j := range 4 {
-		k[j] = float64(FIRTaps[3-j])
-	}
+// It returns t, rows rows of tw floats: the h rows of the result from row
+// lead on, zeros above and below.
+func (r *firRows) pass(src []float32, h, w, ow, up, down, pad, lead, rows int) ([]float32, int) {
+	k := firCoef(1)
 	outs := make([][]float32, 1)
+	var t []float32
+	var tw int
 	switch {
 	case up == 1 && down == 1:
-		wp := ow + 3 // ≥ pad + w
-		pp := r.padded(src, h, w, wp, pad, 3)
-		n := h * wp
-		t := r.buf(1, n)
-		outs[0] = t
+		tw = ow + 3 // ≥ pad + w
+		pp := r.padded(src, h, w, tw, pad, 3)
+		n := h * tw
+		t = r.buf(3, rows*tw)
+		outs[0] = t[lead*tw : lead*tw+n]
 		vec.Mix(outs, k, [][]float32{pp[0:n], pp[1 : n+1], pp[2 : n+2], pp[3 : n+3]})
-		return t, wp
 	case up == 1:
 		wp := max(w+pad, 2*ow+2)
 		wp += wp % 2
 		pp := r.padded(src, h, w, wp, pad, 2)
-		n := h * wp / 2
+		tw = wp / 2
+		n := h * tw
 		eo := r.buf(1, 2*n+2)
 		e, o := eo[:n+1], eo[n+1:]
 		for i := range n + 1 {
 			e[i], o[i] = pp[2*i], pp[2*i+1]
 		}
-		t := r.buf(2, n)
-		outs[0] = t
+		t = r.buf(3, rows*tw)
+		outs[0] = t[lead*tw : lead*tw+n]
 		vec.Mix(outs, k, [][]float32{e[:n], o[:n], e[1 : n+1], o[1 : n+1]})
-		return t, wp / 2
 	default: // up 2, down 1
 		const padL = 2 // ≥ −min (r+j−pad)/2 for pad ≤ 3
 		wp := w + 8
@@ -168,9 +212,10 @@ func (r *firRows) pass(src []float32, h, w, ow, up, down, pad int) ([]float32, i
 			outs[0] = ph[rr*n : (rr+1)*n]
 			vec.Mix(outs, []float64{k[j0], k[j0+2]}, [][]float32{pp[s : s+n], pp[s+1 : s+1+n]})
 		}
-		t := r.buf(2, h*ow)
+		tw = ow
+		t = r.buf(3, rows*tw)
 		for y := range h {
-			row := t[y*ow : (y+1)*ow]
+			row := t[(lead+y)*tw : (lead+y+1)*tw]
 			e, o := ph[y*wp:], ph[n+y*wp:]
 			for q := 0; 2*q < ow; q++ {
 				row[2*q] = e[q]
@@ -179,8 +224,10 @@ func (r *firRows) pass(src []float32, h, w, ow, up, down, pad int) ([]float32, i
 				}
 			}
 		}
-		return t, ow
 	}
+	clear(t[:lead*tw])
+	clear(t[(lead+h)*tw:])
+	return t, tw
 }
 
 // padded copies src (h rows of w) into buffer 0 as rows of wp floats,
