@@ -21,6 +21,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "bench ncsnpp keeps PyTorch's slowest oneDNN ISA",
+  "file": "cmd/holdctl/bench_ncsnpp.go",
+  "old": "case r.MsPerImage < best[i].MsPerImage:",
+  "new": "case r.MsPerImage > best[i].MsPerImage:",
+  "pkg": "./cmd/holdctl",
+  "run": "TestCLIBenchNCSNppTorchBestOf",
+  "tags": ""
+ },
+ {
   "label": "sampler workers share one network scorer (no forks)",
   "file": "sample/sampler.go",
   "old": "if f, ok := s.Score.(Forker); ok && k > 0 {",
