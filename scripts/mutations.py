@@ -21,6 +21,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "bench ncsnpp leaves PyTorch's malloc untuned",
+  "file": "cmd/holdctl/bench_ncsnpp.go",
+  "old": "cmd.Env = append(cmd.Env, kv)",
+  "new": "_ = kv",
+  "pkg": "./cmd/holdctl",
+  "run": "TestCLIBenchNCSNppTorchBestOf",
+  "tags": ""
+ },
+ {
   "label": "bench ncsnpp keeps PyTorch's slowest oneDNN ISA",
   "file": "cmd/holdctl/bench_ncsnpp.go",
   "old": "case r.MsPerImage < best[i].MsPerImage:",

@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/autograd"
-	"holdgo/internal/isa"
 	"holdgo/internal/parallel"
 	"holdgo/layers"
 	"holdgo/rng"
@@ -57,7 +56,7 @@ func benchNCSNppCommand() *cli.Command {
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "timed repeats after one warm-up (the median is reported)"},
 			&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "interpreter with torch (empty: skip PyTorch)"},
 			&cli.StringFlag{Name: "script", Value: "scripts/bench_ncsnpp.py", Usage: "PyTorch benchmark script"},
-			&cli.StringFlag{Name: "onednn-isa", Value: defaultOneDNNISAs(),
+			&cli.StringFlag{Name: "onednn-isa", Value: "ALL",
 				Usage: "comma-separated ONEDNN_MAX_CPU_ISA values to run PyTorch under (ALL: oneDNN's own choice); " +
 					"each row reports PyTorch's fastest"},
 			&cli.BoolFlag{Name: "json", Usage: "print the rows as JSON"},
@@ -115,18 +114,17 @@ func benchNCSNppCommand() *cli.Command {
 	}
 }
 
-// defaultOneDNNISAs is the --onednn-isa default: on an AVX-512 CPU oneDNN's own
-// choice and AVX2 both, because neither is always the faster. Measured on an AMD
-// EPYC (Zen 5) VM, torch 1.13 / oneDNN 2.6.3, 1 thread: ncsnpp-small forward 44.4 ms
-// per image with AVX-512 kernels (its blocked-layout reorders of 32×32×28×28
-// tensors took 11–20 ms each) against 18.6 ms capped at AVX2, while
-// ncsnpp-cifar10's forward is 402 ms with AVX-512 against 511 ms at AVX2.
-func defaultOneDNNISAs() string {
-	if slices.Contains(isa.Levels(), isa.AVX512) {
-		return "ALL,AVX2"
-	}
-	return "ALL"
-}
+// torchMalloc is the glibc malloc tuning the PyTorch run gets unless the caller's
+// environment sets these variables itself: buffers up to 32 MiB from the heap
+// (not from a fresh mmap each time) and no trimming, so that PyTorch does not pay
+// page faults for every activation of every call (holdgo recycles its buffers).
+// Measured on a 2-core AMD EPYC (Zen 5) VM, torch 1.13 / oneDNN 2.6.3, 1 thread,
+// 2026-11-27: ncsnpp-small forward 36.3 → 6.9 ms per image, training step 125 →
+// 29 ms (1.44 M → 0.22 M minor faults); ncsnpp-cifar10 forward 402 → 280 ms,
+// training step 1,441 → 1,099 ms. Without it, oneDNN's blocked-layout reorders of
+// 32×32×28×28 tensors took 11–20 ms each.
+var torchMalloc = []string{"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=68719476736",
+	"MALLOC_TOP_PAD_=1073741824"}
 
 // benchNCSNppTorch runs scripts/bench_ncsnpp.py once per --onednn-isa value and
 // keeps, for each model and pass, PyTorch's fastest row (the peer at its best on
@@ -148,6 +146,11 @@ func benchNCSNppTorch(c *cli.Context, py string, threads, repeats int, models []
 		n := fmt.Sprint(threads)
 		cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n,
 			"ONEDNN_MAX_CPU_ISA="+v, "DNNL_MAX_CPU_ISA="+v)
+		for _, kv := range torchMalloc {
+			if _, set := os.LookupEnv(kv[:strings.IndexByte(kv, '=')]); !set {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
 		out, err := cmd.Output()
 		if err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "PyTorch benchmark (ONEDNN_MAX_CPU_ISA=%s) skipped: %s %s: %v\n", v, py, c.String("script"), err)

@@ -12,9 +12,11 @@ import (
 // per model and pass, the fastest row: a stand-in script whose times depend on
 // ONEDNN_MAX_CPU_ISA (AVX2 faster forward, ALL faster backward) must come back as
 // the per-row minimum with its ISA; a run that fails is skipped with a message.
+// The script refuses to run without the glibc malloc tuning (torchMalloc).
 func TestCLIBenchNCSNppTorchBestOf(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "fake_torch.sh")
 	body := `#!/bin/sh
+[ "$MALLOC_TRIM_THRESHOLD_" = 68719476736 ] || { echo "malloc not tuned" >&2; exit 1; }
 case "$ONEDNN_MAX_CPU_ISA" in
 ALL) f=30; b=90 ;;
 AVX2) f=20; b=120 ;;
