@@ -228,7 +228,9 @@ func benchNCSNpp(bc ncsnppBenchCase, repeats int) ([]ncsnppBenchRow, error) {
 		for i := range repeats + 1 {
 			start, cpu0 := time.Now(), processCPU()
 			g.Reset()
-			m.Params.ZeroGrad()
+			if backward {
+				m.Params.ZeroGrad() // the forward pass alone, as PyTorch's, accumulates no gradients
+			}
 			out := m.Forward(g, g.Const(x), ts)
 			if backward {
 				g.Backward(g.Mean(g.Square(out)))
