@@ -171,6 +171,14 @@ func at43(op func(string, ...any)) {
 	op("VFMADD231PS Y15, Y9, Y3")
 }
 
+// aConsts broadcasts A's (and Aᵀ's) coefficients 2, 4 and 8 into Y13–Y15,
+// which the output and dy transforms keep for their whole run.
+func aConsts(op func(string, ...any)) {
+	op("VBROADCASTSS winoc<>+8(SB), Y13")  // 2
+	op("VBROADCASTSS winoc<>+0(SB), Y14")  // 4
+	op("VBROADCASTSS winoc<>+12(SB), Y15") // 8
+}
+
 // output is the F(4,3) output transform of eight tiles: M[ξ] of tile l is
 // m[ξ·mstride + l]; Aᵀ along the rows of each tile (into tmp, four per row),
 // then down the columns (back into tmp, y[i][k] at 4i+k), then per output
@@ -181,9 +189,7 @@ func output(op func(string, ...any), beta bool) {
 	op("MOVQ mstride+8(FP), CX")
 	op("SHLQ $2, CX")
 	op("MOVQ tmp+32(FP), BX")
-	op("VBROADCASTSS winoc<>+8(SB), Y13")  // 2
-	op("VBROADCASTSS winoc<>+0(SB), Y14")  // 4
-	op("VBROADCASTSS winoc<>+12(SB), Y15") // 8
+	aConsts(op)
 	for r := range 6 {
 		for j := range 6 {
 			op("VMOVUPS (AX), Y%d", j)
@@ -269,9 +275,7 @@ func at43Adj(op func(string, ...any)) []string {
 func gradOut(op func(string, ...any)) {
 	op("MOVQ rows+16(FP), DX")
 	op("MOVQ tmp+24(FP), BX")
-	op("VBROADCASTSS winoc<>+8(SB), Y13")  // 2
-	op("VBROADCASTSS winoc<>+0(SB), Y14")  // 4
-	op("VBROADCASTSS winoc<>+12(SB), Y15") // 8
+	aConsts(op)
 	for i := range 4 {
 		for l := range 4 {
 			op("MOVQ %d(DX), SI", (i*8+l)*8)
