@@ -21,6 +21,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "tape recycling frees a storage after its first reader in the sweep, not its last",
+  "file": "autograd/recycle.go",
+  "old": "e.last = min(e.last, i)",
+  "new": "e.last = max(e.last, i)",
+  "pkg": "./autograd",
+  "run": "TestRecycle",
+  "tags": ""
+ },
+ {
+  "label": "tape recycling frees leaves and values made outside the tape",
+  "file": "autograd/recycle.go",
+  "old": "\t\t\t\tkept[in.T.Storage()] = true",
+  "new": "\t\t\t\t_ = in",
+  "pkg": "./autograd",
+  "run": "TestRecycle",
+  "tags": ""
+ },
+ {
   "label": "bench ncsnpp leaves PyTorch's malloc untuned",
   "file": "cmd/holdctl/bench_ncsnpp.go",
   "old": "cmd.Env = append(cmd.Env, kv)",
