@@ -30,10 +30,10 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "tape recycling frees leaves and values made outside the tape",
+  "label": "tape recycling frees the sweep's output",
   "file": "autograd/recycle.go",
-  "old": "\t\t\t\tkept[in.T.Storage()] = true",
-  "new": "\t\t\t\t_ = in",
+  "old": "kept := map[any]bool{out.T.Storage(): true}",
+  "new": "kept := map[any]bool{}",
   "pkg": "./autograd",
   "run": "TestRecycle",
   "tags": ""
