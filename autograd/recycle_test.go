@@ -62,26 +62,32 @@ func recycledGrads(c gradCase, mode Recycle) [][]float32 {
 
 // TestRecycleKeepsWhatCallerOwns checks what stays valid after a recycling
 // sweep: the leaves with their gradients and the output; intermediate
-// gradients are dropped, and a second sweep is refused.
+// gradients are dropped, and a second sweep is refused. With RecyclePoison
+// anything freed that the caller still holds reads NaN.
 func TestRecycleKeepsWhatCallerOwns(t *testing.T) {
-	g := NewTape(tensor.CPU)
-	x := g.Var(tensor.FromSlice([]float32{1, 2}, 2))
-	mid := g.Exp(x)
-	y := g.Sum(g.Square(mid))
-	g.Backward(y)
-	if got := x.Grad.Data(); math.Abs(float64(got[0])-2*math.Exp(2)) > 1e-4 || math.Abs(float64(got[1])-2*math.Exp(4)) > 1e-3 {
-		t.Fatalf("gradient %v, want 2·exp(2x)", got)
-	}
-	if got, want := y.T.Item(), float32(math.Exp(2)+math.Exp(4)); math.Abs(float64(got-want)) > 1e-3 {
-		t.Fatalf("output %v after the sweep, want %v", got, want)
-	}
-	if x.T.Data()[1] != 2 || mid.Grad != nil {
-		t.Fatalf("leaf %v, intermediate gradient %v", x.T, mid.Grad)
-	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("a second sweep over a recycled tape did not panic")
+	for _, mode := range []Recycle{RecycleOn, RecyclePoison} {
+		g := NewTape(tensor.CPU)
+		g.SetRecycle(mode)
+		x := g.Var(tensor.FromSlice([]float32{1, 2}, 2))
+		mid := g.Exp(x)
+		y := g.Sum(g.Square(mid))
+		g.Backward(y)
+		if got := x.Grad.Data(); math.Abs(float64(got[0])-2*math.Exp(2)) > 1e-4 || math.Abs(float64(got[1])-2*math.Exp(4)) > 1e-3 {
+			t.Fatalf("mode %d: gradient %v, want 2·exp(2x)", mode, got)
 		}
-	}()
-	g.Backward(y)
+		if got, want := y.T.Item(), float32(math.Exp(2)+math.Exp(4)); math.Abs(float64(got-want)) > 1e-3 {
+			t.Fatalf("mode %d: output %v after the sweep, want %v", mode, got, want)
+		}
+		if x.T.Data()[1] != 2 || mid.Grad != nil {
+			t.Fatalf("mode %d: leaf %v, intermediate gradient %v", mode, x.T, mid.Grad)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("mode %d: a second sweep over a recycled tape did not panic", mode)
+				}
+			}()
+			g.Backward(y)
+		}()
+	}
 }
