@@ -105,7 +105,7 @@ func (s *suite) trainStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(loss-wantLoss) > 1e-12*wantLoss || math.Abs(norm-wantNorm) > 1e-12*wantNorm || skipped != 0 {
+			if !(math.Abs(loss-wantLoss) <= 1e-12*wantLoss) || !(math.Abs(norm-wantNorm) <= 1e-12*wantNorm) || skipped != 0 {
 				t.Errorf("stats/%d: loss %.17g norm %.17g skipped %d; want %.17g %.17g 0", n, loss, norm, skipped, wantLoss, wantNorm)
 			}
 			s.check(fmt.Sprintf("clip %g + Adam/%d params", maxNorm, n), s.host(dev[0]), want, tolElementwise)

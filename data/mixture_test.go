@@ -62,7 +62,7 @@ func TestMixtureClosedForms(t *testing.T) {
 		{"log φ(40)", std.LogDensity([]float64{40}), -800 - 0.5*math.Log(2*math.Pi)},
 	}
 	for _, c := range checks {
-		if math.Abs(c.got-c.want) > 1e-12*max(1, math.Abs(c.want)) {
+		if !(math.Abs(c.got-c.want) <= 1e-12*max(1, math.Abs(c.want))) {
 			t.Errorf("%s = %.17g, want %.17g", c.name, c.got, c.want)
 		}
 	}
@@ -88,18 +88,18 @@ func TestMixtureIntegrals(t *testing.T) {
 		cdfArea += h * (c + prevC) / 2
 		prevP, prevC = p, c
 		if i%20000 == 0 {
-			if math.Abs(area-c) > 1e-8 {
+			if !(math.Abs(area-c) <= 1e-8) {
 				t.Fatalf("∫pdf to %g = %.10f, CDF %.10f", x, area, c)
 			}
-			if g := m.LowerPartial(x) - m.LowerPartial(lo); math.Abs(g-cdfArea) > 1e-8 {
+			if g := m.LowerPartial(x) - m.LowerPartial(lo); !(math.Abs(g-cdfArea) <= 1e-8) {
 				t.Fatalf("∫cdf to %g = %.10f, LowerPartial difference %.10f", x, cdfArea, g)
 			}
 		}
 	}
-	if math.Abs(area-1) > 1e-9 {
+	if !(math.Abs(area-1) <= 1e-9) {
 		t.Errorf("∫pdf = %.12f", area)
 	}
-	if d := m.Density([]float64{0.3}); math.Abs(d-m.PDF(0.3)) > 1e-12*d {
+	if d := m.Density([]float64{0.3}); !(math.Abs(d-m.PDF(0.3)) <= 1e-12*d) {
 		t.Errorf("Density %g PDF %g", d, m.PDF(0.3))
 	}
 }
@@ -119,12 +119,12 @@ func TestMixtureMultiDim(t *testing.T) {
 		return math.Exp(-z*z/2) / (s * math.Sqrt(2*math.Pi))
 	}
 	want := 0.2*n(0.3, 0, 0.5)*n(-0.4, 0, 0.5) + 0.8*n(0.3, 1, 1)*n(-0.4, -1, 1)
-	if got := m.Density(x); math.Abs(got-want) > 1e-12 {
+	if got := m.Density(x); !(math.Abs(got-want) <= 1e-12) {
 		t.Errorf("density %g, want %g", got, want)
 	}
 	resp := make([]float64, 2)
 	m.Responsibilities(x, resp)
-	if r0 := 0.2 * n(0.3, 0, 0.5) * n(-0.4, 0, 0.5) / want; math.Abs(resp[0]-r0) > 1e-12 || math.Abs(resp[0]+resp[1]-1) > 1e-12 {
+	if r0 := 0.2 * n(0.3, 0, 0.5) * n(-0.4, 0, 0.5) / want; !(math.Abs(resp[0]-r0) <= 1e-12) || !(math.Abs(resp[0]+resp[1]-1) <= 1e-12) {
 		t.Errorf("responsibilities %v, want %g first", resp, r0)
 	}
 	grad := make([]float64, 2)
@@ -135,11 +135,11 @@ func TestMixtureMultiDim(t *testing.T) {
 		up[i] += h
 		down[i] -= h
 		fd := (m.LogDensity(up) - m.LogDensity(down)) / (2 * h)
-		if math.Abs(fd-grad[i]) > 1e-6 {
+		if !(math.Abs(fd-grad[i]) <= 1e-6) {
 			t.Errorf("score[%d] = %g, finite difference %g", i, grad[i], fd)
 		}
 	}
-	if mean := m.Mean(); math.Abs(mean[0]-0.8) > 1e-15 || math.Abs(mean[1]+0.8) > 1e-15 {
+	if mean := m.Mean(); !(math.Abs(mean[0]-0.8) <= 1e-15) || !(math.Abs(mean[1]+0.8) <= 1e-15) {
 		t.Errorf("mean %v", mean)
 	}
 }
@@ -179,7 +179,7 @@ func TestMixtureSample(t *testing.T) {
 	}
 	for k, c := range counts {
 		w := m.Weights[k]
-		if sd := math.Sqrt(n * w * (1 - w)); math.Abs(float64(c)-n*w) > 4*sd {
+		if sd := math.Sqrt(n * w * (1 - w)); !(math.Abs(float64(c)-n*w) <= 4*sd) {
 			t.Errorf("component %d: %d of %d, want %.0f ± %.0f", k, c, n, n*w, sd)
 		}
 	}

@@ -46,7 +46,7 @@ func TestSwissRollGeometry(t *testing.T) {
 		}
 	}
 	for k, c := range counts {
-		if sd := math.Sqrt(n * 0.2 * 0.8); math.Abs(float64(c)-n/5) > 4*sd {
+		if sd := math.Sqrt(n * 0.2 * 0.8); !(math.Abs(float64(c)-n/5) <= 4*sd) {
 			t.Errorf("roll %d: %d of %d points", k, c, n)
 		}
 	}
@@ -81,10 +81,10 @@ func TestSwissRollMoments(t *testing.T) {
 	wantVar := r.Scale * r.Scale * (e2 - 4 + r.Noise*r.Noise)
 	wantX, wantY := 10+r.Scale*2, -10+r.Scale*2/(3*math.Pi)
 	se := math.Sqrt(wantVar / n)
-	if math.Abs(mx-wantX) > 5*se || math.Abs(my-wantY) > 5*se {
+	if !(math.Abs(mx-wantX) <= 5*se) || !(math.Abs(my-wantY) <= 5*se) {
 		t.Errorf("mean (%g, %g), want (%g, %g) ± %g", mx, my, wantX, wantY, se)
 	}
-	if math.Abs(sxx-wantVar) > 0.02*wantVar {
+	if !(math.Abs(sxx-wantVar) <= 0.02*wantVar) {
 		t.Errorf("var x %g, want %g", sxx, wantVar)
 	}
 }
@@ -124,7 +124,7 @@ func TestFromNPY(t *testing.T) {
 	}
 	rows := [][2]float32{{-1, -0.5}, {0, 0.5}, {1, 1.5}}
 	for _, r := range rows {
-		if c := counts[r]; math.Abs(float64(c)-n/3) > 4*math.Sqrt(n*2.0/9) {
+		if c := counts[r]; !(math.Abs(float64(c)-n/3) <= 4*math.Sqrt(n*2.0/9)) {
 			t.Errorf("row %v drawn %d times of %d", r, c, n)
 		}
 	}

@@ -42,7 +42,7 @@ func TestImageStudy(t *testing.T) {
 				best, bestD = k, s
 			}
 		}
-		if idx[i] != best || math.Abs(dist[i]-math.Sqrt(bestD)) > 1e-9 {
+		if idx[i] != best || !(math.Abs(dist[i]-math.Sqrt(bestD)) <= 1e-9) {
 			t.Errorf("nearest of %d: %d at %g, brute force %d at %g", i, idx[i], dist[i], best, math.Sqrt(bestD))
 		}
 	}

@@ -85,7 +85,7 @@ func TestQuantize(t *testing.T) {
 	Quantize(x)
 	want := []float32{-1, -1, 1, 1, 2*128.0/255 - 1, 2*128.0/255 - 1}
 	for i := range x {
-		if math.Abs(float64(x[i]-want[i])) > 1e-7 {
+		if !(math.Abs(float64(x[i]-want[i])) <= 1e-7) {
 			t.Errorf("Quantize[%d] = %v, want %v", i, x[i], want[i])
 		}
 	}

@@ -142,7 +142,7 @@ func TestFrechetClosedForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(self) > 1e-9 {
+	if !(math.Abs(self) <= 1e-9) {
 		t.Errorf("FD of rank-deficient statistics with themselves %g, want 0", self)
 	}
 }
@@ -162,7 +162,7 @@ func TestKIDSubsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if se <= 0 || math.Abs(mean-full) > 4*se+1e-12 {
+	if se <= 0 || !(math.Abs(mean-full) <= 4*se+1e-12) {
 		t.Errorf("subset KID %g ± %g, full-set %g", mean, se, full)
 	}
 	again, _, _ := KID(a, b, d, opt)

@@ -85,17 +85,17 @@ func TestForwardDynamicsCLD(t *testing.T) {
 	}
 	want := []float64{16 * 1.1, 16 * 0.25, -4*0.3 - 16*1.1, 4*0.7 - 16*0.25}
 	for i := range want {
-		if math.Abs(dst[i]-want[i]) > 1e-13 {
+		if !(math.Abs(dst[i]-want[i]) <= 1e-13) {
 			t.Errorf("CLD drift[%d] = %g, want %g", i, dst[i], want[i])
 		}
 	}
-	if g := s.Diffusion(0.5); math.Abs(g-math.Sqrt(8)) > 1e-14 {
+	if g := s.Diffusion(0.5); !(math.Abs(g-math.Sqrt(8)) <= 1e-14) {
 		t.Errorf("CLD diffusion %g, want √8", g)
 	}
-	if g := mustNew(t, DefaultConfig(KindHOLD)).Diffusion(3); math.Abs(g-math.Sqrt(6)) > 1e-14 {
+	if g := mustNew(t, DefaultConfig(KindHOLD)).Diffusion(3); !(math.Abs(g-math.Sqrt(6)) <= 1e-14) {
 		t.Errorf("HOLD diffusion %g, want √6", g)
 	}
-	if g := mustNew(t, DefaultConfig(KindVP)).Diffusion(0.5); math.Abs(g-math.Sqrt(0.1+0.5*19.9)) > 1e-14 {
+	if g := mustNew(t, DefaultConfig(KindVP)).Diffusion(0.5); !(math.Abs(g-math.Sqrt(0.1+0.5*19.9)) <= 1e-14) {
 		t.Errorf("VP diffusion %g", g)
 	}
 }
@@ -170,7 +170,7 @@ func TestBStepExact(t *testing.T) {
 		v, sc := x[4+i], score[i]
 		wantExact := math.Exp(12*0.05)*(v+sc/2) - sc/2
 		wantEuler := v + 6*0.05*(sc+2*v)
-		if math.Abs(exact[4+i]-wantExact) > 1e-14 || math.Abs(euler[4+i]-wantEuler) > 1e-14 {
+		if !(math.Abs(exact[4+i]-wantExact) <= 1e-14) || !(math.Abs(euler[4+i]-wantEuler) <= 1e-14) {
 			t.Errorf("dim %d: exact %g (want %g), Euler %g (want %g)", i, exact[4+i], wantExact, euler[4+i], wantEuler)
 		}
 	}
@@ -203,7 +203,7 @@ func TestPriorDensityAndSampling(t *testing.T) {
 				}
 			}
 			v := sq / float64(batch*d)
-			if math.Abs(v/s.PriorVariance(k)-1) > 0.05 { // standard error √(2/20000) = 1%
+			if !(math.Abs(v/s.PriorVariance(k)-1) <= 0.05) { // standard error √(2/20000) = 1%
 				t.Errorf("%s block %d: sample variance %g, prior %g", c.name, k, v, s.PriorVariance(k))
 			}
 		}
@@ -216,7 +216,7 @@ func TestPriorDensityAndSampling(t *testing.T) {
 			v := s.PriorVariance(j / d)
 			want += -0.5*math.Log(2*math.Pi*v) - x[j]*x[j]/(2*v)
 		}
-		if math.Abs(logp[0]-want) > 1e-12*math.Abs(want) {
+		if !(math.Abs(logp[0]-want) <= 1e-12*math.Abs(want)) {
 			t.Errorf("%s: prior log-density %g, want %g", c.name, logp[0], want)
 		}
 	}
@@ -280,7 +280,7 @@ func TestOracleSampler(t *testing.T) {
 		}
 		std := math.Sqrt(sq)
 		t.Logf("%s: sampled q mean %.4f (data 0.3), std %.4f (data 0.1)", c.name, mean, std)
-		if math.Abs(mean-0.3) > 0.01 || math.Abs(std/0.1-1) > 0.04 {
+		if !(math.Abs(mean-0.3) <= 0.01) || !(math.Abs(std/0.1-1) <= 0.04) {
 			t.Errorf("%s: sampled mean %.4f, std %.4f; data 0.3, 0.1", c.name, mean, std)
 		}
 	}
@@ -311,7 +311,7 @@ func TestAStepWithNoise(t *testing.T) {
 						for k := 0; k < n; k++ {
 							want += st.ExpA.At(r, k)*x[(b*n+k)*d+i] + st.CholA.At(r, k)*z[(b*n+k)*d+i]
 						}
-						if g := got[(b*n+r)*d+i]; math.Abs(g-want) > 1e-14*(1+math.Abs(want)) {
+						if g := got[(b*n+r)*d+i]; !(math.Abs(g-want) <= 1e-14*(1+math.Abs(want))) {
 							t.Fatalf("%s %v: A-step [%d][%d][%d] = %v, want %v", c.name, shape, b, r, i, g, want)
 						}
 					}
@@ -331,7 +331,7 @@ func TestAStepWithNoise(t *testing.T) {
 						if k == n-1 {
 							want += cf * (score[b*d+i] + s.splitUser*x[j])
 						}
-						if math.Abs(got[j]-want) > 1e-14*(1+math.Abs(want)) {
+						if !(math.Abs(got[j]-want) <= 1e-14*(1+math.Abs(want))) {
 							t.Fatalf("%s %v: B-step [%d][%d][%d] = %v, want %v", c.name, shape, b, k, i, got[j], want)
 						}
 					}

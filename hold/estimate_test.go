@@ -30,16 +30,16 @@ func TestEstimateWeights(t *testing.T) {
 			for i := range n {
 				aSa += a[i] * sa[i]
 			}
-			if math.Abs(am-1) > 1e-9 {
+			if !(math.Abs(am-1) <= 1e-9) {
 				t.Errorf("%s order %d, t=%g: aᵀm = %.15g, want 1", cfg.Kind, n, tt, am)
 			}
 			for i := range n {
 				want := k.Mean.At(i, 0) * aSa
-				if math.Abs(sa[i]-want) > 1e-7*(math.Abs(want)+math.Sqrt(k.Sigma.At(i, i)*aSa)) {
+				if !(math.Abs(sa[i]-want) <= 1e-7*(math.Abs(want)+math.Sqrt(k.Sigma.At(i, i)*aSa))) {
 					t.Errorf("%s order %d, t=%g: (Σa)[%d] = %.10g, want m·aᵀΣa = %.10g", cfg.Kind, n, tt, i, sa[i], want)
 				}
 			}
-			if n == 1 && math.Abs(a[0]*k.Mean.At(0, 0)-1) > 1e-14 {
+			if n == 1 && !(math.Abs(a[0]*k.Mean.At(0, 0)-1) <= 1e-14) {
 				t.Errorf("%s t=%g: a = %v, want 1/m = %v", cfg.Kind, tt, a[0], 1/k.Mean.At(0, 0))
 			}
 		}

@@ -46,7 +46,7 @@ func gaussSolve(a [][]float64, b []float64) []float64 {
 	for c := 0; c < n; c++ {
 		p := c
 		for r := c + 1; r < n; r++ {
-			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
+			if !(math.Abs(m[r][c]) <= math.Abs(m[p][c])) {
 				p = r
 			}
 		}

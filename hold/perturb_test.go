@@ -59,7 +59,7 @@ func TestPerturbMatchesReference(t *testing.T) {
 								want += k.Mean.At(r, j)*x0[j] + k.Chol.At(r, j)*float64(b.Noise[bi*n*d+j*d+i])
 							}
 							got := b.State[bi*n*d+r*d+i]
-							if float32(want) != got && math.Abs(float64(got)-want) > 1e-7*math.Abs(want) {
+							if float32(want) != got && !(math.Abs(float64(got)-want) <= 1e-7*math.Abs(want)) {
 								t.Fatalf("%s %s: x_t[%d][%d][%d] = %g, want %g", c.name, objective, bi, r, i, got, want)
 							}
 						}
@@ -113,7 +113,7 @@ func TestPerfectOutputGivesConditionalScore(t *testing.T) {
 					}
 				}
 				want := -gaussSolve(cov, r)[n-1]
-				if math.Abs(score[bi]-want) > 1e-6*math.Abs(want)+1e-9 {
+				if !(math.Abs(score[bi]-want) <= 1e-6*math.Abs(want)+1e-9) {
 					t.Errorf("%s %s t=%g: score from perfect output %g, conditional score %g", c.name, objective, tm, score[bi], want)
 				}
 			}
@@ -137,7 +137,7 @@ func TestLossGradient(t *testing.T) {
 		diff := float64(out[i]) - float64(target[i])
 		want += diff * diff / float64(batch)
 	}
-	if math.Abs(loss-want) > 1e-12*want {
+	if !(math.Abs(loss-want) <= 1e-12*want) {
 		t.Errorf("loss %g, want %g", loss, want)
 	}
 	for i := range out {
@@ -149,7 +149,7 @@ func TestLossGradient(t *testing.T) {
 		down, _ := Loss(nil, out, target, batch)
 		out[i] = orig
 		fd := (up - down) / (2 * h)
-		if math.Abs(float64(grad[i])-fd) > 1e-6*math.Max(1, math.Abs(fd)) {
+		if !(math.Abs(float64(grad[i])-fd) <= 1e-6*math.Max(1, math.Abs(fd))) {
 			t.Errorf("grad[%d] = %g, finite difference %g", i, grad[i], fd)
 		}
 	}
@@ -170,7 +170,7 @@ func TestSampleTimesAndErrors(t *testing.T) {
 		}
 		mean += tm / float64(len(times))
 	}
-	if want := (s.MinTime() + s.Horizon()) / 2; math.Abs(mean-want) > 0.1 {
+	if want := (s.MinTime() + s.Horizon()) / 2; !(math.Abs(mean-want) <= 0.1) {
 		t.Errorf("mean sampled time %g, want ≈ %g", mean, want)
 	}
 	b := Batch{Data: make([]float32, 2), Times: []float64{0.1, 0}, Noise: make([]float32, 6),

@@ -232,7 +232,7 @@ func TestPriorKL(t *testing.T) {
 		cfg := DefaultConfig(KindHOLD)
 		cfg.L, cfg.Alpha, cfg.T = 1, 0.04, c.T
 		kl, _ := mustNew(t, cfg).PriorKL(0.25)
-		if math.Abs(kl/c.want-1) > 0.05 {
+		if !(math.Abs(kl/c.want-1) <= 0.05) {
 			t.Errorf("HOLD-3 T=%g: KL %.3e, hold-math table %.1e", c.T, kl, c.want)
 		}
 	}
@@ -240,13 +240,13 @@ func TestPriorKL(t *testing.T) {
 	cld := mustNew(t, DefaultConfig(KindCLD))
 	for _, c := range []struct{ m2, want float64 }{{0.25, 2.0e-6}, {0.5, 4.1e-6}, {1, 8.2e-6}} {
 		kl, _ := cld.PriorKL(c.m2)
-		if math.Abs(kl/c.want-1) > 0.05 {
+		if !(math.Abs(kl/c.want-1) <= 0.05) {
 			t.Errorf("CLD m2=%g: KL %.3e, hold-math %.1e", c.m2, kl, c.want)
 		}
 	}
 	// VE: Σ_T = σ_max², so the bound is ½·m2/σ_max².
 	kl, _ = mustNew(t, DefaultConfig(KindVE)).PriorKL(0.25)
-	if want := 0.5 * 0.25 / 2500; math.Abs(kl/want-1) > 1e-9 {
+	if want := 0.5 * 0.25 / 2500; !(math.Abs(kl/want-1) <= 1e-9) {
 		t.Errorf("VE KL %.6e, want %.6e", kl, want)
 	}
 	if _, err := cld.PriorKL(-1); err == nil {

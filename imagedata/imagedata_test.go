@@ -184,7 +184,7 @@ func TestSampleScalingFlipDequantize(t *testing.T) {
 	d := &Dataset{N: 1, C: 1, H: 1, W: 3, Pix: []uint8{0, 255, 51}}
 	x := make([]float32, 3)
 	d.Scale(x, d.Pix, false, nil)
-	if x[0] != -1 || x[1] != 1 || math.Abs(float64(x[2])+0.6) > 1e-6 {
+	if x[0] != -1 || x[1] != 1 || !(math.Abs(float64(x[2])+0.6) <= 1e-6) {
 		t.Fatalf("scaled %v", x)
 	}
 	d.Scale(x, d.Pix, true, nil)
@@ -256,7 +256,7 @@ func TestFashionMNIST(t *testing.T) {
 	for _, v := range d.Pix {
 		sum += float64(v)
 	}
-	if mean := sum / float64(len(d.Pix)) / 255; math.Abs(mean-0.2860) > 5e-4 {
+	if mean := sum / float64(len(d.Pix)) / 255; !(math.Abs(mean-0.2860) <= 5e-4) {
 		t.Fatalf("mean %.4f, want 0.2860", mean)
 	}
 }

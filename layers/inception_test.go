@@ -132,7 +132,7 @@ func TestPoolResizeOps(t *testing.T) {
 					for i := range oh {
 						for j := range ow {
 							want := ref(n, c, i, j)
-							if g := float64(gd[((n*3+c)*oh+i)*ow+j]); math.Abs(g-want) > 1e-5*(1+math.Abs(want)) {
+							if g := float64(gd[((n*3+c)*oh+i)*ow+j]); !(math.Abs(g-want) <= 1e-5*(1+math.Abs(want))) {
 								t.Fatalf("%s %dx%d at %d,%d,%d,%d: %v, want %v", name, h, w, n, c, i, j, g, want)
 							}
 						}

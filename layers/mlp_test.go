@@ -110,7 +110,7 @@ func TestMLPInputFeatures(t *testing.T) {
 			for k := range up {
 				fd += float64(dy.Data()[i*2+k]) * (up[k] - dn[k]) / (2 * h)
 			}
-			if gt := float64(tv.Grad.Data()[i]); math.Abs(gt-fd) > 1e-3*(1e-3/ti+math.Abs(fd)) {
+			if gt := float64(tv.Grad.Data()[i]); !(math.Abs(gt-fd) <= 1e-3*(1e-3/ti+math.Abs(fd))) {
 				t.Errorf("%+v, t=%g: d/dt %v, central difference %v", c, ti, gt, fd)
 			}
 			for j := range xi {
@@ -122,7 +122,7 @@ func TestMLPInputFeatures(t *testing.T) {
 				for k := range yu {
 					fd += float64(dy.Data()[i*2+k]) * (yu[k] - yd[k]) / 2e-6
 				}
-				if gx := float64(xv.Grad.Data()[i*6+j]); math.Abs(gx-fd) > 1e-4*(1+math.Abs(fd)) {
+				if gx := float64(xv.Grad.Data()[i*6+j]); !(math.Abs(gx-fd) <= 1e-4*(1+math.Abs(fd))) {
 					t.Errorf("%+v, sample %d: d/dx[%d] %v, central difference %v", c, i, j, gx, fd)
 				}
 			}

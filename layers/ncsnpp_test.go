@@ -105,7 +105,7 @@ func TestNCSNppTinyForwardBackward(t *testing.T) {
 		fm := f()
 		p[0] = orig
 		fd, ana := (fp-fm)/(2*float64(h)), float64(m.Params.Slice(m.Params.Grad, i)[0])
-		if math.Abs(fd-ana) > 2e-2*math.Abs(fd)+1e-2 {
+		if !(math.Abs(fd-ana) <= 2e-2*math.Abs(fd)+1e-2) {
 			t.Errorf("%s[0]: gradient %.6g, finite difference %.6g", name, ana, fd)
 		}
 	}

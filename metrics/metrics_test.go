@@ -30,7 +30,7 @@ func shift(x []float32, s []float64) []float32 {
 
 func near(t *testing.T, name string, got, want, tol float64) {
 	t.Helper()
-	if math.Abs(got-want) > tol || math.IsNaN(got) {
+	if !(math.Abs(got-want) <= tol) || math.IsNaN(got) {
 		t.Errorf("%s = %.6g, want %.6g ± %.2g", name, got, want, tol)
 	}
 }

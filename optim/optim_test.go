@@ -15,7 +15,7 @@ func TestClipGradNorm(t *testing.T) {
 	}
 	// torch: scale by max/(norm+1e-6)
 	want := 3 * (1 / (5 + 1e-6))
-	if math.Abs(float64(g[0])-want) > 1e-7 || math.Abs(math.Hypot(float64(g[0]), float64(g[1]))-1) > 1e-6 {
+	if !(math.Abs(float64(g[0])-want) <= 1e-7) || !(math.Abs(math.Hypot(float64(g[0]), float64(g[1]))-1) <= 1e-6) {
 		t.Fatalf("clipped to %v", g)
 	}
 }
@@ -25,7 +25,7 @@ func TestWarmupLR(t *testing.T) {
 		step, warmup int
 		want         float64
 	}{{0, 100, 0}, {50, 100, 0.5e-3}, {100, 100, 1e-3}, {500, 100, 1e-3}, {0, 0, 1e-3}} {
-		if got := WarmupLR(1e-3, c.step, c.warmup); math.Abs(got-c.want) > 1e-15 {
+		if got := WarmupLR(1e-3, c.step, c.warmup); !(math.Abs(got-c.want) <= 1e-15) {
 			t.Errorf("WarmupLR(step %d, warmup %d) = %v, want %v", c.step, c.warmup, got, c.want)
 		}
 	}
@@ -42,7 +42,7 @@ func TestEMADecaySchedule(t *testing.T) {
 		decay := math.Min(0.999, float64(1+n)/float64(10+n))
 		want -= (1 - decay) * (want - float64(p))
 	}
-	if math.Abs(float64(e.Shadow[0])-want) > 1e-4 {
+	if !(math.Abs(float64(e.Shadow[0])-want) <= 1e-4) {
 		t.Fatalf("EMA %v, hand-computed %v", e.Shadow[0], want)
 	}
 }
@@ -54,7 +54,7 @@ func TestAdamFirstStep(t *testing.T) {
 	a.Update(p, g, 0.1)
 	for i, gi := range g {
 		want := 1 - 0.1*float64(gi)/(math.Abs(float64(gi))+1e-8)
-		if math.Abs(float64(p[i])-want) > 1e-6 {
+		if !(math.Abs(float64(p[i])-want) <= 1e-6) {
 			t.Fatalf("param %d = %v, want %v", i, p[i], want)
 		}
 	}
@@ -75,7 +75,7 @@ func TestEMAFirstUpdates(t *testing.T) {
 		e.Update([]float32{float32(p), float32(-p)})
 		for j, q := range []float64{p, -p} {
 			shadow[j] = decays[i]*shadow[j] + (1-decays[i])*q
-			if got := float64(e.Shadow[j]); math.Abs(got-shadow[j]) > 1e-6 {
+			if got := float64(e.Shadow[j]); !(math.Abs(got-shadow[j]) <= 1e-6) {
 				t.Fatalf("update %d, weight %d: EMA %v, want %v (decay %v)", i+1, j, got, shadow[j], decays[i])
 			}
 		}
@@ -105,7 +105,7 @@ func TestScheduledLR(t *testing.T) {
 		{500, 0, 1000, "", lr},
 	} {
 		got := ScheduledLR(lr, c.step, c.warmup, c.steps, c.decay)
-		if math.Abs(got-c.want) > 1e-15 {
+		if !(math.Abs(got-c.want) <= 1e-15) {
 			t.Errorf("ScheduledLR(step %d, warmup %d, steps %d, %q) = %.17g, want %.17g", c.step, c.warmup, c.steps, c.decay, got, c.want)
 		}
 	}

@@ -93,7 +93,7 @@ func TestScatterEqualAspect(t *testing.T) {
 			t.Fatalf("%s: no red pixels", c.name)
 		}
 		ratio := float64(box.Dx()) / float64(box.Dy())
-		if want := c.rx / c.ry; math.Abs(ratio-want) > 0.04*want {
+		if want := c.rx / c.ry; !(math.Abs(ratio-want) <= 0.04*want) {
 			t.Errorf("%s: drawn %d×%d pixels, ratio %.3f, want %.3f", c.name, box.Dx(), box.Dy(), ratio, want)
 		}
 	}

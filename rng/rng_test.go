@@ -21,7 +21,7 @@ func TestRNGIsSeededAndNormal(t *testing.T) {
 		s += v
 		s2 += v * v
 	}
-	if m, v := s/n, s2/n-(s/n)*(s/n); math.Abs(m) > 4/math.Sqrt(n) || math.Abs(v-1) > 4*math.Sqrt(2.0/n) {
+	if m, v := s/n, s2/n-(s/n)*(s/n); !(math.Abs(m) <= 4/math.Sqrt(n)) || !(math.Abs(v-1) <= 4*math.Sqrt(2.0/n)) {
 		t.Fatalf("normal draws: mean %v, variance %v", m, v)
 	}
 	counts := make([]int, 3)
@@ -29,7 +29,7 @@ func TestRNGIsSeededAndNormal(t *testing.T) {
 		counts[r.IntN(3)]++
 	}
 	for i, c := range counts {
-		if math.Abs(float64(c)-10000) > 400 {
+		if !(math.Abs(float64(c)-10000) <= 400) {
 			t.Fatalf("IntN(3) bucket %d: %d of 30000", i, c)
 		}
 	}

@@ -58,7 +58,7 @@ func TestOracleMatchesHold(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range want {
-				if math.Abs(got[i]-want[i]) > 1e-9*(1+math.Abs(want[i])) {
+				if !(math.Abs(got[i]-want[i]) <= 1e-9*(1+math.Abs(want[i]))) {
 					t.Errorf("%s t=%g: score %g, hold %g", kind, tt, got[i], want[i])
 				}
 			}
@@ -80,7 +80,7 @@ func TestOracleMatchesHold(t *testing.T) {
 							fd += u[b*d+l] * (sp[l] - sm[l]) / (2 * hStep)
 						}
 						g := vjp[b*n*d+j*d+i]
-						if math.Abs(g-fd) > 1e-5*(1+math.Abs(fd)) {
+						if !(math.Abs(g-fd) <= 1e-5*(1+math.Abs(fd))) {
 							t.Errorf("%s t=%g sample %d: VJP[%d,%d] = %g, finite differences %g", kind, tt, b, j, i, g, fd)
 						}
 					}
@@ -131,10 +131,10 @@ func TestGaussianNLL(t *testing.T) {
 		}
 		// The H form differs from the exact value by aux noise only; its spread per point is that noise.
 		se := res.NatsPerDim.SE * math.Sqrt(2) // upper bound on the standard error of the difference
-		if math.Abs(diffMean) > 3*se+0.01 {
+		if !(math.Abs(diffMean) <= 3*se+0.01) {
 			t.Errorf("%s: the bound with H is %g nats/dim from the exact mean (SE %g)", kind, diffMean, se)
 		}
-		if got := res.BitsPerDim.Mean; math.Abs(got-res.NatsPerDim.Mean/math.Ln2) > 1e-12 {
+		if got := res.BitsPerDim.Mean; !(math.Abs(got-res.NatsPerDim.Mean/math.Ln2) <= 1e-12) {
 			t.Errorf("%s: bits/dim %g for %g nats/dim and offset 0", kind, got, res.NatsPerDim.Mean)
 		}
 	}
@@ -172,7 +172,7 @@ func TestHutchinsonUnbiased(t *testing.T) {
 		}
 		st := MeanSE(diffs)
 		t.Logf("%s − exact trace: %v nats/dim (NFE %d vs %d)", est, st, res.NFE, exact.NFE)
-		if math.Abs(st.Mean) > 3*st.SE+1e-3 {
+		if !(math.Abs(st.Mean) <= 3*st.SE+1e-3) {
 			t.Errorf("%s: mean difference %v from the exact trace", est, st)
 		}
 	}
@@ -181,14 +181,14 @@ func TestHutchinsonUnbiased(t *testing.T) {
 func TestBitsPerDimAndDequantize(t *testing.T) {
 	// Uniform dequantised 8-bit data has density 1/2 per dimension on [−1, 1]: ln 2 nats/dim, which must
 	// read as 8 bits (256 equally likely levels).
-	if got := BitsPerDim(math.Ln2, OffsetCentered8Bit); math.Abs(got-8) > 1e-12 {
+	if got := BitsPerDim(math.Ln2, OffsetCentered8Bit); !(math.Abs(got-8) <= 1e-12) {
 		t.Errorf("bits/dim of the uniform density: %g, want 8", got)
 	}
 	// On [0, 1] the density is 1: 0 nats → 8 bits.
 	if got := BitsPerDim(0, OffsetUnit8Bit); got != 8 {
 		t.Errorf("bits/dim on [0, 1]: %g, want 8", got)
 	}
-	if got := BitsPerDim(2*math.Ln2, 0); math.Abs(got-2) > 1e-12 {
+	if got := BitsPerDim(2*math.Ln2, 0); !(math.Abs(got-2) <= 1e-12) {
 		t.Errorf("2 ln 2 nats = %g bits, want 2", got)
 	}
 	levels := []uint8{0, 255, 128, 7}
@@ -219,14 +219,14 @@ func TestAuxEntropyMatchesAuxVariance(t *testing.T) {
 		for k := 1; k < sde.Blocks(); k++ {
 			h += 0.5 * (1 + math.Log(2*math.Pi*sde.Config().Alpha*sde.PriorVariance(k)))
 		}
-		if math.Abs(h-sde.AuxEntropy()) > 1e-12 {
+		if !(math.Abs(h-sde.AuxEntropy()) <= 1e-12) {
 			t.Errorf("%s: entropy of the drawn aux %g, hold's AuxEntropy %g", kind, h, sde.AuxEntropy())
 		}
 	}
 	// HOLD: d/2·(1 + log 2πα/L) per auxiliary block (hold-paper §5).
 	sde := newSDE(t, hold.KindHOLD)
 	cfg := sde.Config()
-	if want := 2 * 0.5 * (1 + math.Log(2*math.Pi*cfg.Alpha/cfg.L)); math.Abs(sde.AuxEntropy()-want) > 1e-12 {
+	if want := 2 * 0.5 * (1 + math.Log(2*math.Pi*cfg.Alpha/cfg.L)); !(math.Abs(sde.AuxEntropy()-want) <= 1e-12) {
 		t.Errorf("HOLD aux entropy %g, want %g", sde.AuxEntropy(), want)
 	}
 }

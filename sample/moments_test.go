@@ -46,7 +46,7 @@ func TestPropagateMomentsByHand(t *testing.T) {
 		mu = gain*mu + shift
 		v = gain*gain*v + h*beta
 	}
-	if math.Abs(gotMean[0]-mu) > 1e-12 || math.Abs(gotCov[0]-v) > 1e-12 {
+	if !(math.Abs(gotMean[0]-mu) <= 1e-12) || !(math.Abs(gotCov[0]-v) <= 1e-12) {
 		t.Errorf("propagated (%.15g, %.15g), hand recursion (%.15g, %.15g)", gotMean[0], gotCov[0], mu, v)
 	}
 }
@@ -145,7 +145,7 @@ func TestWeakOrder(t *testing.T) {
 		}
 		order := fitOrder(steps, errs)
 		t.Logf("%-4s %-14s σ=%.1f: q-error %.2e, %.2e, %.2e → order %.2f (want %g)", c.kind, c.method.Name(), c.sigma, errs[0], errs[1], errs[2], order, c.want)
-		if math.Abs(order-c.want) > 0.25 {
+		if !(math.Abs(order-c.want) <= 0.25) {
 			t.Errorf("%s %s σ=%g: fitted weak order %.2f, want %g", c.kind, c.method.Name(), c.sigma, order, c.want)
 		}
 	}
@@ -171,10 +171,10 @@ func TestLTExpStiffness(t *testing.T) {
 		}
 		euler, exp := relVar(LieTrotter{}), relVar(LieTrotter{BStep: BExpKernel})
 		t.Logf("%s grid, 50 steps: relative q-variance error LT %.2g, LT-exp %.2g", g, euler, exp)
-		if math.Abs(exp) > 0.25 {
+		if !(math.Abs(exp) <= 0.25) {
 			t.Errorf("%s: LT-exp relative variance error %g", g, exp)
 		}
-		if g == GridQuadratic && !(math.Abs(euler) > 1e3) {
+		if g == GridQuadratic && !(!(math.Abs(euler) <= 1e3)) {
 			t.Errorf("%s: the Euler B-step was expected to be unstable here, error %g", g, euler)
 		}
 	}

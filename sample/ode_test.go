@@ -51,7 +51,7 @@ func TestSolveODEKnownSolution(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, v := range exact(0) {
-			if math.Abs(y[i]-v) > 50*tol {
+			if !(math.Abs(y[i]-v) <= 50*tol) {
 				t.Errorf("tol %g: round trip component %d is %g, want %g", tol, i, y[i], v)
 			}
 		}
@@ -60,7 +60,7 @@ func TestSolveODEKnownSolution(t *testing.T) {
 	y := exact(0)
 	if _, err := SolveODE(f, 0, 4, y, ODEOptions{RTol: 1e-9, ATol: 1e-9}, []float64{1, 2.5}, func(tt float64, yy []float64) {
 		stops = append(stops, tt)
-		if e := exact(tt); math.Abs(yy[0]-e[0]) > 1e-7 {
+		if e := exact(tt); !(math.Abs(yy[0]-e[0]) <= 1e-7) {
 			t.Errorf("stop at %g: y0 = %g, want %g", tt, yy[0], e[0])
 		}
 	}); err != nil {

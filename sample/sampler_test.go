@@ -50,7 +50,7 @@ func TestGrids(t *testing.T) {
 			case GridGeometric:
 				want = math.Pow(end, 1-frac) * math.Pow(start, frac)
 			}
-			if math.Abs(g[i]-want) > 1e-13*start {
+			if !(math.Abs(g[i]-want) <= 1e-13*start) {
 				t.Errorf("%s: t_%d = %.17g, want %.17g", kind, i, g[i], want)
 			}
 		}
@@ -58,7 +58,7 @@ func TestGrids(t *testing.T) {
 	// The geometric grid has a constant ratio; the quadratic one is CLD-SGM's.
 	g := mustGrid(t, GridGeometric, start, end, n)
 	for i := 1; i <= n; i++ {
-		if r := g[i-1] / g[i]; math.Abs(r-math.Pow(start/end, 1.0/n)) > 1e-12 {
+		if r := g[i-1] / g[i]; !(math.Abs(r-math.Pow(start/end, 1.0/n)) <= 1e-12) {
 			t.Errorf("geometric ratio %d = %g", i, r)
 		}
 	}
@@ -127,7 +127,7 @@ func TestGaussianSamples(t *testing.T) {
 		wantVar := sigma * sigma * c.varFactor
 		zMean, zVar := (mean-m)/seEps[0], (variance-wantVar)/(seEps[1]*c.varFactor)
 		t.Logf("%s %-7s NFE %4d: mean %.5f (z %+.2f), variance %.5f (z %+.2f)", c.kind, c.method.Name(), res.NFE, mean, zMean, variance, zVar)
-		if math.Abs(zMean) > 3 || math.Abs(zVar) > 3 {
+		if !(math.Abs(zMean) <= 3) || !(math.Abs(zVar) <= 3) {
 			t.Errorf("%s %s: mean %.5f, variance %.5f: more than 3 standard errors from %g, %g", c.kind, c.method.Name(), mean, variance, m, wantVar)
 		}
 	}
@@ -270,7 +270,7 @@ func TestBSteps(t *testing.T) {
 		got := slices.Clone(x)
 		bExp(sde, got, score, 3, 1, tt, h, 0)
 		for i := range got {
-			if math.Abs(got[i]-want[i]) > 1e-13*(1+math.Abs(want[i])) {
+			if !(math.Abs(got[i]-want[i]) <= 1e-13*(1+math.Abs(want[i]))) {
 				t.Errorf("%s: frozen exponential B-step %g, hold's BStepExact %g", kind, got[i], want[i])
 			}
 		}
@@ -285,7 +285,7 @@ func TestBSteps(t *testing.T) {
 			rest := score[b] + ell2*s0
 			rate := q * (lambda - ell2)
 			exact := s0*math.Exp(rate*dtau) + q*rest*math.Expm1(rate*dtau)/rate
-			if math.Abs(got[b*n+n-1]-exact) > 1e-12*(1+math.Abs(exact)) {
+			if !(math.Abs(got[b*n+n-1]-exact) <= 1e-12*(1+math.Abs(exact))) {
 				t.Errorf("%s: kernel exponential B-step %g, closed form %g", kind, got[b*n+n-1], exact)
 			}
 		}

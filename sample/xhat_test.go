@@ -243,7 +243,7 @@ func TestSDEGrids(t *testing.T) {
 		}
 		step := (lam(g[7]) - lam(g[0])) / 7
 		for i := 1; i < len(g); i++ {
-			if d := lam(g[i]) - lam(g[i-1]); math.Abs(d-step) > 1e-9*math.Abs(step) {
+			if d := lam(g[i]) - lam(g[i-1]); !(math.Abs(d-step) <= 1e-9*math.Abs(step)) {
 				t.Errorf("%s logsnr step %d: Δλ %g, want %g", kind, i, d, step)
 			}
 		}
@@ -254,7 +254,7 @@ func TestSDEGrids(t *testing.T) {
 		root := func(t float64) float64 { return math.Exp(-lam(t) / (2 * EDMRho)) }
 		step = (root(e[7]) - root(e[0])) / 7
 		for i := 1; i < len(e); i++ {
-			if d := root(e[i]) - root(e[i-1]); math.Abs(d-step) > 1e-9*math.Abs(step) {
+			if d := root(e[i]) - root(e[i-1]); !(math.Abs(d-step) <= 1e-9*math.Abs(step)) {
 				t.Errorf("%s edm step %d: Δσ^(1/ρ) %g, want %g", kind, i, d, step)
 			}
 		}

@@ -28,7 +28,7 @@ func TestFIRClosedForms(t *testing.T) {
 		for i := range m {
 			for j := range m {
 				want := f(i) * f(j)
-				if got := float64(y.data[i*m+j]); math.Abs(got-want) > 1e-5 {
+				if got := float64(y.data[i*m+j]); !(math.Abs(got-want) <= 1e-5) {
 					t.Fatalf("%s[%d,%d] = %g, want %g", name, i, j, got, want)
 				}
 			}
@@ -74,7 +74,7 @@ func TestFIRAdjoint(t *testing.T) {
 			for i, v := range aty.Data() {
 				rr += float64(v) * float64(x.Data()[i])
 			}
-			if math.Abs(l-rr) > 1e-4*math.Max(1, math.Abs(l)) {
+			if !(math.Abs(l-rr) <= 1e-4*math.Max(1, math.Abs(l))) {
 				t.Errorf("%+v on %d: ⟨Ax, y⟩ = %g, ⟨x, Aᵀy⟩ = %g", g, n, l, rr)
 			}
 		}

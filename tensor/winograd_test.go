@@ -68,7 +68,7 @@ func TestWinogradMatricesCorrelate(t *testing.T) {
 						want += d[i+ky][j+kx] * g[ky][kx]
 					}
 				}
-				if math.Abs(y[i][j]-want) > 1e-12*(1+math.Abs(want)) {
+				if !(math.Abs(y[i][j]-want) <= 1e-12*(1+math.Abs(want))) {
 					t.Errorf("%s: y[%d][%d] = %v, direct %v", alg.name, i, j, y[i][j], want)
 				}
 			}
@@ -85,7 +85,7 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 		for i := range want {
 			for j := range want[i] {
 				g, w := float64(got[i*len(want[i])+j]), want[i][j]
-				if math.Abs(g-w) > 1e-5*(1+math.Abs(w)) {
+				if !(math.Abs(g-w) <= 1e-5*(1+math.Abs(w))) {
 					t.Errorf("%s[%d][%d] = %v, matrices give %v", name, i, j, g, w)
 				}
 			}

@@ -113,7 +113,7 @@ func TestShimTrainingMatchesCPU(t *testing.T) {
 				}
 				rel := math.Abs(a.Loss-b.Loss) / math.Abs(a.Loss)
 				worst = max(worst, rel)
-				if !(rel <= lossRelTol) || math.Abs(a.GradNorm-b.GradNorm) > lossRelTol*a.GradNorm || a.LR != b.LR || a.Step != b.Step {
+				if !(rel <= lossRelTol) || !(math.Abs(a.GradNorm-b.GradNorm) <= lossRelTol*a.GradNorm) || a.LR != b.LR || a.Step != b.Step {
 					t.Fatalf("step %d: cpu %+v, shim %+v (loss relative difference %.3g)", step+1, a, b, rel)
 				}
 			}

@@ -36,7 +36,7 @@ func TestKernelEstimator(t *testing.T) {
 				for j := range n {
 					want += a[j] * float64(x.Data()[i*n*d+j*d+k])
 					gw := a[j] * float64(dy.Data()[i*d+k])
-					if gx := float64(xv.Grad.Data()[i*n*d+j*d+k]); math.Abs(gx-gw) > 1e-6*(math.Abs(gw)+1e-3) {
+					if gx := float64(xv.Grad.Data()[i*n*d+j*d+k]); !(math.Abs(gx-gw) <= 1e-6*(math.Abs(gw)+1e-3)) {
 						t.Errorf("t=%g: d/dx[block %d, dim %d] = %v, want a_j·dy = %v", times[i], j, k, gx, gw)
 					}
 				}

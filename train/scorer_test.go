@@ -41,7 +41,7 @@ func TestNetworkScorerVJP(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range score {
-		if math.Abs(score[i]-direct[i]) > 1e-6*math.Max(1, math.Abs(direct[i])) {
+		if !(math.Abs(score[i]-direct[i]) <= 1e-6*math.Max(1, math.Abs(direct[i]))) {
 			t.Fatalf("score %d: %v from ScoreVJP, %v from Score", i, score[i], direct[i])
 		}
 	}
@@ -65,7 +65,7 @@ func TestNetworkScorerVJP(t *testing.T) {
 		fm := project()
 		x[i] = orig
 		fd := (fp - fm) / (2 * h)
-		if math.Abs(fd-vjp[i]) > 1e-2*math.Abs(fd)+1e-3 {
+		if !(math.Abs(fd-vjp[i]) <= 1e-2*math.Abs(fd)+1e-3) {
 			t.Errorf("vjp[%d] = %v, finite difference %v", i, vjp[i], fd)
 		}
 	}

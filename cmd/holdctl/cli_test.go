@@ -334,7 +334,7 @@ func TestCLISampleEvalNLL(t *testing.T) {
 	for _, w := range rep.ModeWeights {
 		sum += w
 	}
-	if math.Abs(sum-1) > 1e-9 {
+	if !(math.Abs(sum-1) <= 1e-9) {
 		t.Errorf("mode weights %v sum to %g", rep.ModeWeights, sum)
 	}
 	// exact data samples score near the floor; the text report has every distance
@@ -562,7 +562,7 @@ func TestCLILocalRanks(t *testing.T) {
 		for j := 1; j < len(w); j++ {
 			a, _ := strconv.ParseFloat(w[j], 64)
 			b, _ := strconv.ParseFloat(g[j], 64)
-			if math.Abs(a-b) > 1e-4*math.Abs(a) {
+			if !(math.Abs(a-b) <= 1e-4*math.Abs(a)) {
 				t.Errorf("log row %d column %d: %v on 2 local ranks, %v on one", i, j, b, a)
 			}
 		}

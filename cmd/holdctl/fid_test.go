@@ -86,7 +86,7 @@ func TestCLIFIDImages(t *testing.T) {
 	imagesNPY(t, a, 60, 64, 1, 0)
 	imagesNPY(t, b, 50, 64, 2, 0.3)
 	self := parseFID(t, mustRun(t, "fid", "--features", cls, "--ref", a, "--samples", a, "--json"))
-	if self.FID == nil || math.Abs(*self.FID) > 1e-12 || *self.KID > 0 || *self.KIDSE != 0 || self.N != 60 {
+	if self.FID == nil || !(math.Abs(*self.FID) <= 1e-12) || *self.KID > 0 || *self.KIDSE != 0 || self.N != 60 {
 		t.Errorf("a set against itself: %v (want FD 0, KID ≤ 0 ± 0, n 60)", self)
 	}
 	stats := filepath.Join(dir, "a_stats.npz")
@@ -95,7 +95,7 @@ func TestCLIFIDImages(t *testing.T) {
 		t.Errorf("shifted set: %v (want FD and KID > 0, n 50)", diff)
 	}
 	fromStats := parseFID(t, mustRun(t, "fid", "--features", cls, "--ref", stats, "--samples", b, "--json"))
-	if fromStats.FID == nil || math.Abs(*fromStats.FID-*diff.FID) > 1e-9*math.Abs(*diff.FID) || fromStats.KID != nil {
+	if fromStats.FID == nil || !(math.Abs(*fromStats.FID-*diff.FID) <= 1e-9*math.Abs(*diff.FID)) || fromStats.KID != nil {
 		t.Errorf("with saved reference statistics: %v, want FD %v and KID null", fromStats, *diff.FID)
 	}
 }
@@ -114,7 +114,7 @@ func TestCLIFIDStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := parseFID(t, mustRun(t, "fid", "--ref", "../../testdata/golden/stats_a.npz", "--samples", "../../testdata/golden/stats_b.npz", "--json"))
-	if out.FID == nil || math.Abs(*out.FID-ref.StatsFD) > 1e-6*ref.StatsFD || out.KID != nil || out.KIDSE != nil {
+	if out.FID == nil || !(math.Abs(*out.FID-ref.StatsFD) <= 1e-6*ref.StatsFD) || out.KID != nil || out.KIDSE != nil {
 		t.Errorf("stats files: %v, want FD %v (scipy) and KID null", out, ref.StatsFD)
 	}
 }

@@ -87,7 +87,7 @@ func TestCLINLLNumbers(t *testing.T) {
 		want := [4]float64{mean, se, mean / math.Ln2, se / math.Ln2}
 		t.Logf("%s: printed %v, computed %.5f", c.what, c.printed, want)
 		for i, w := range want {
-			if math.Abs(c.printed[i]-w) > 1e-4 {
+			if !(math.Abs(c.printed[i]-w) <= 1e-4) {
 				t.Errorf("%s: printed %v, computed %.5f", c.what, c.printed, want)
 				break
 			}

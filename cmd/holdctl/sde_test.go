@@ -60,7 +60,7 @@ func TestSDEKernelJSON(t *testing.T) {
 	x, y := math.Exp(-0.5), -math.Expm1(-0.5)
 	want := []float64{x * (1 + y + y*y/2), -x * (y + 1.5*y*y), math.Sqrt(10) / 2 * x * y * y}
 	for i := range want {
-		if math.Abs(got.Mean[i]-want[i]) > 1e-15 {
+		if !(math.Abs(got.Mean[i]-want[i]) <= 1e-15) {
 			t.Errorf("mean[%d] = %.17g, want %.17g", i, got.Mean[i], want[i])
 		}
 	}
@@ -74,12 +74,12 @@ func TestSDEKernelJSON(t *testing.T) {
 			for k := 0; k < 3; k++ {
 				s += got.Chol[i][k] * got.Chol[j][k]
 			}
-			if math.Abs(s-got.Sigma[i][j]) > 1e-15 {
+			if !(math.Abs(s-got.Sigma[i][j]) <= 1e-15) {
 				t.Errorf("chol·cholᵀ[%d][%d] = %g, sigma %g", i, j, s, got.Sigma[i][j])
 			}
 		}
 	}
-	if math.Abs(got.Ell*got.Chol[2][2]-1) > 1e-15 {
+	if !(math.Abs(got.Ell*got.Chol[2][2]-1) <= 1e-15) {
 		t.Errorf("ell %g is not 1/chol[2][2] = %g", got.Ell, 1/got.Chol[2][2])
 	}
 }
@@ -98,11 +98,11 @@ func TestSDEAStepJSON(t *testing.T) {
 	}
 	// expA = exp(hF)ᵀ: entry (0,1) is l12 = −f12 = −x(y + 3y²/2) (hold-math §4)
 	x, y := math.Exp(-0.01), -math.Expm1(-0.01)
-	if want := -x * (y + 1.5*y*y); math.Abs(got["expA"][0][1]-want) > 1e-17 {
+	if want := -x * (y + 1.5*y*y); !(math.Abs(got["expA"][0][1]-want) <= 1e-17) {
 		t.Errorf("expA[0][1] = %.17g, want %.17g", got["expA"][0][1], want)
 	}
 	// √L·cholA[0][0] = y^{5/2}·√(6 − 5y)
-	if want := math.Pow(y, 2.5) * math.Sqrt(6-5*y) / math.Sqrt(2); math.Abs(got["cholA"][0][0]/want-1) > 1e-13 {
+	if want := math.Pow(y, 2.5) * math.Sqrt(6-5*y) / math.Sqrt(2); !(math.Abs(got["cholA"][0][0]/want-1) <= 1e-13) {
 		t.Errorf("cholA[0][0] = %.17g, want %.17g", got["cholA"][0][0], want)
 	}
 }
@@ -138,7 +138,7 @@ func TestSDEOtherKinds(t *testing.T) {
 	var got struct {
 		Ell float64 `json:"ell"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || math.Abs(got.Ell-2.00001249) > 1e-8 {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || !(math.Abs(got.Ell-2.00001249) <= 1e-8) {
 		t.Errorf("CLD ell at t = 1: %v (err %v), want 2.00001249", got.Ell, err)
 	}
 }

@@ -31,7 +31,7 @@ func TestSin(t *testing.T) {
 				}
 				continue
 			}
-			if math.Abs(got-want) > 6e-8 || (v == 0 && math.Signbit(got) != math.Signbit(float64(v))) {
+			if !(math.Abs(got-want) <= 6e-8) || (v == 0 && math.Signbit(got) != math.Signbit(float64(v))) {
 				t.Fatalf("%s: sin(%g) = %g, want %g", name, v, got, want)
 			}
 		}

@@ -343,7 +343,7 @@ func TestSum(t *testing.T) {
 				t.Fatalf("Sum n=%d: got %g, want %g", n, got, want)
 			}
 			wantSq := sumSquaresRef(x)
-			if gotSq := SumSquares(xs); math.Abs(gotSq-wantSq) > sumBound(x, true) {
+			if gotSq := SumSquares(xs); !(math.Abs(gotSq-wantSq) <= sumBound(x, true)) {
 				t.Fatalf("SumSquares n=%d: got %g, want %g", n, gotSq, wantSq)
 			}
 		}
@@ -386,7 +386,7 @@ func TestSumSqDev(t *testing.T) {
 				x[i] = 100 + float32(rng.NormFloat64())
 			}
 			xs, _ := padded(x, n%4)
-			if got, want := Sum64(xs), sumRef(x); math.Abs(got-want) > sumBound(x, false) {
+			if got, want := Sum64(xs), sumRef(x); !(math.Abs(got-want) <= sumBound(x, false)) {
 				t.Fatalf("Sum64 n=%d: got %g, want %g", n, got, want)
 			}
 			m := sumRef(x) / float64(max(n, 1))
@@ -395,7 +395,7 @@ func TestSumSqDev(t *testing.T) {
 				dev[i] = float32(float64(v) - m) // only for the bound's scale
 			}
 			want := sumSqDevRef(x, m)
-			if got := SumSqDev(xs, m); math.Abs(got-want) > 2*sumBound(dev, true) {
+			if got := SumSqDev(xs, m); !(math.Abs(got-want) <= 2*sumBound(dev, true)) {
 				t.Fatalf("SumSqDev n=%d: got %g, want %g", n, got, want)
 			}
 		}
