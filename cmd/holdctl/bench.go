@@ -100,8 +100,8 @@ func benchGemm(c *cli.Context) error {
 		}
 		defer gemm.SetISA(prev)
 	}
-	if n := c.Int("threads"); n < 0 || n > maxThreads {
-		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
+	if err := checkThreads(c); err != nil {
+		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
 	r := rng.New(1)
@@ -134,8 +134,8 @@ func benchTriad(c *cli.Context) error {
 	if n < 1 || reps < 1 || c.Int("threads") < 1 {
 		return usageErr("bench triad: --n, --threads and --repeats must be ≥ 1")
 	}
-	if n := c.Int("threads"); n < 0 || n > maxThreads {
-		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
+	if err := checkThreads(c); err != nil {
+		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
 	a, b, x := make([]float32, n), make([]float32, n), make([]float32, n)
@@ -163,8 +163,8 @@ func benchMLP(c *cli.Context) error {
 	if batch < 1 || reps < 1 || c.Int("threads") < 1 || c.Int("hidden") < 1 {
 		return usageErr("bench mlp: --batch, --hidden, --threads and --repeats must be ≥ 1")
 	}
-	if n := c.Int("threads"); n < 0 || n > maxThreads {
-		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
+	if err := checkThreads(c); err != nil {
+		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
 	step, _, err := train.ToyStep(batch, c.Int("hidden"), 1)

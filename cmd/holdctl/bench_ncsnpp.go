@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime/pprof"
@@ -72,9 +73,16 @@ func benchNCSNppCommand() *cli.Command {
 				}
 				cases = append(cases, ncsnppBenchCases[i])
 			}
-			threads, repeats := c.Int("threads"), max(1, c.Int("repeats"))
-			prev := parallel.SetThreads(threads)
-			defer parallel.SetThreads(prev)
+			if err := checkThreads(c); err != nil {
+				return err
+			}
+			isas, err := oneDNNISAs(c.String("onednn-isa"))
+			if err != nil {
+				return err
+			}
+			repeats := max(1, c.Int("repeats"))
+			defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
+			threads := parallel.Threads() // --threads 0 resolved: torch gets the same count
 			if path := c.String("cpuprofile"); path != "" {
 				f, err := os.Create(path)
 				if err != nil {
@@ -99,7 +107,7 @@ func benchNCSNppCommand() *cli.Command {
 				rows = append(rows, r...)
 			}
 			if py := c.String("python"); py != "" {
-				pt, err := benchNCSNppTorch(c, py, threads, repeats, models)
+				pt, err := benchNCSNppTorch(c, py, isas, threads, repeats, models)
 				if err != nil {
 					return err
 				}
@@ -130,13 +138,9 @@ var torchMalloc = []string{"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRES
 // keeps, for each model and pass, PyTorch's fastest row (the peer at its best on
 // this machine). A failing interpreter or script skips that run with a message;
 // output that does not parse is an error.
-func benchNCSNppTorch(c *cli.Context, py string, threads, repeats int, models []string) ([]ncsnppBenchRow, error) {
+func benchNCSNppTorch(c *cli.Context, py string, isas []string, threads, repeats int, models []string) ([]ncsnppBenchRow, error) {
 	var best []ncsnppBenchRow
-	for _, v := range strings.Split(c.String("onednn-isa"), ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			continue
-		}
+	for _, v := range isas {
 		cmd := exec.Command(py, c.String("script"), "--json", "--threads", fmt.Sprint(threads),
 			"--repeats", fmt.Sprint(repeats), "--models", strings.Join(models, ","))
 		// torch.set_num_threads does not reach the BLAS library's own
@@ -161,6 +165,10 @@ func benchNCSNppTorch(c *cli.Context, py string, threads, repeats int, models []
 			return nil, fmt.Errorf("PyTorch benchmark output (ONEDNN_MAX_CPU_ISA=%s): %w", v, err)
 		}
 		for _, r := range pt {
+			if !(r.MsPerImage > 0) || math.IsInf(r.MsPerImage, 0) {
+				return nil, fmt.Errorf("PyTorch benchmark output (ONEDNN_MAX_CPU_ISA=%s): %s %v: time %v ms, want a positive number",
+					v, r.Model, r.Backward, r.MsPerImage)
+			}
 			r.Impl, r.OneDNNISA = "pytorch", v
 			i := slices.IndexFunc(best, func(b ncsnppBenchRow) bool { return b.Model == r.Model && b.Backward == r.Backward })
 			switch {
@@ -172,6 +180,23 @@ func benchNCSNppTorch(c *cli.Context, py string, threads, repeats int, models []
 		}
 	}
 	return best, nil
+}
+
+// oneDNNISAs parses --onednn-isa: one or more comma-separated names of
+// letters, digits and underscores (oneDNN's ISA names, e.g. ALL, AVX2,
+// AVX512_CORE).
+func oneDNNISAs(list string) ([]string, error) {
+	var out []string
+	for _, v := range strings.Split(list, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" || strings.IndexFunc(v, func(r rune) bool {
+			return !(r == '_' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z')
+		}) >= 0 {
+			return nil, usageErr("--onednn-isa: %q is not a list of oneDNN ISA names (e.g. ALL,AVX2)", list)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func printNCSNppBench(c *cli.Context, rows []ncsnppBenchRow) {

@@ -53,3 +53,28 @@ echo "[{\"model\":\"ncsnpp-small\",\"batch\":32,\"backward\":false,\"ms_per_imag
 		t.Errorf("%d PyTorch rows, want 2:\n%s", n, r.stdout)
 	}
 }
+
+// Bad --onednn-isa or --threads values are usage errors (exit 2, one line)
+// before anything runs; a PyTorch time that is not a positive number is an
+// error, not a row.
+func TestCLIBenchNCSNppBadInput(t *testing.T) {
+	for _, args := range [][]string{{"--onednn-isa", ""}, {"--onednn-isa", ","}, {"--onednn-isa", "AVX2;rm -rf /"},
+		{"--onednn-isa", "ALL,AVX2="}, {"--threads", "-1"}, {"--threads", "100000"}} {
+		r := holdctl(t, append([]string{"bench", "ncsnpp", "--models", "ncsnpp-small", "--repeats", "1"}, args...)...)
+		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("bench ncsnpp %q: want exit 2 with one line, got %s", args, r)
+		}
+	}
+	script := filepath.Join(t.TempDir(), "neg.sh")
+	body := `#!/bin/sh
+echo '[{"model":"ncsnpp-small","batch":32,"backward":false,"ms_per_image":-1,"threads":1}]'
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := holdctl(t, "bench", "ncsnpp", "--models", "ncsnpp-small", "--threads", "1", "--repeats", "1",
+		"--python", "/bin/sh", "--script", script)
+	if r.code == 0 || !strings.Contains(r.stderr, "want a positive number") {
+		t.Errorf("a negative PyTorch time: want an error, got %s", r)
+	}
+}

@@ -181,11 +181,18 @@ const maxThreads = 256
 
 // setThreads applies --threads (0: all cores) after checking its range.
 func setThreads(c *cli.Context) error {
-	n := c.Int("threads")
-	if n < 0 || n > maxThreads {
+	if err := checkThreads(c); err != nil {
+		return err
+	}
+	parallel.SetThreads(c.Int("threads"))
+	return nil
+}
+
+// checkThreads is the usage error for a --threads outside [0, maxThreads].
+func checkThreads(c *cli.Context) error {
+	if n := c.Int("threads"); n < 0 || n > maxThreads {
 		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
 	}
-	parallel.SetThreads(n)
 	return nil
 }
 
