@@ -16,16 +16,33 @@ const (
 	// GridLogSNR is uniform in the log signal-to-noise ratio of q, λ(t) = log(m_q(t)²/Σ_qq(t)) (DPM-Solver's
 	// choice, here for the data block of any SDE). Needs the SDE: NewSDEGrid.
 	GridLogSNR = "logsnr"
-	// GridEDM is EDM's ρ-grid (Karras et al. 2022, ρ = 7) in the noise level of q, σ(t) = e^{−λ(t)/2}:
-	// σ_i = (σ_max^{1/ρ} + i/N·(σ_min^{1/ρ} − σ_max^{1/ρ}))^ρ. Needs the SDE: NewSDEGrid.
+	// GridEDM is EDM's ρ-grid (Karras et al. 2022, ρ = 7) in the noise level of the state's sufficient
+	// statistic, σ_t = (m_tᵀΣ_t⁻¹m_t)^(−1/2) (NoiseLevel; gauge.go): σ_i = (σ_max^{1/ρ} +
+	// i/N·(σ_min^{1/ρ} − σ_max^{1/ρ}))^ρ from σ_max = σ_start to σ_min. Needs the SDE: NewSigmaGrid.
 	GridEDM = "edm"
+	// GridVPMatched places the times so that σ_t follows VP's schedule on VP's quadratic grid
+	// (score_sde's VP, β 0.1…20; the grid on which VP's samplers do best on the 1-D study):
+	// σ_i = σ_VP(τ_i), τ_i = τ_N + (τ_0 − τ_N)·((N − i)/N)², σ_VP(τ_N) = σ_min, τ_0 = 1 or, for an SDE
+	// whose σ at the start is below σ_VP(1), the VP time of that σ; σ_VP(τ) = (e^{β_min τ +
+	// (β_max − β_min)τ²/2} − 1)^{1/2} is the noise level of VP's x/α. For VP it is the quadratic grid
+	// from t = 1. An SDE whose σ at the start exceeds σ_VP(1) starts at the time where σ = σ_VP(1), later
+	// than the grid's start (its prior stands in for the marginal there, as VP's does at t = 1).
+	// Needs the SDE: NewSigmaGrid.
+	GridVPMatched = "vpmatched"
 )
+
+// DefaultSigmaMin is the noise level σ at which the σ-grids (edm, vpmatched) end when NewSDEGrid builds
+// them: EDM's σ_min.
+const DefaultSigmaMin = 0.002
 
 // EDMRho is the exponent of GridEDM.
 const EDMRho = 7.0
 
 // GridKinds lists the grid kinds in the order tables show them.
-var GridKinds = []string{GridUniform, GridQuadratic, GridGeometric, GridLogSNR, GridEDM}
+var GridKinds = []string{GridUniform, GridQuadratic, GridGeometric, GridLogSNR, GridEDM, GridVPMatched}
+
+// sigmaGrid reports whether a grid kind is placed in the noise level σ of the sufficient statistic.
+func sigmaGrid(kind string) bool { return kind == GridEDM || kind == GridVPMatched }
 
 // logSNR returns λ(t) = log(m_q(t)²/Σ_qq(t)), the log signal-to-noise ratio of the data block.
 func logSNR(sde *hold.SDE, t float64) float64 {
@@ -34,10 +51,14 @@ func logSNR(sde *hold.SDE, t float64) float64 {
 	return math.Log(m * m / k.Sigma.At(0, 0))
 }
 
-// NewSDEGrid returns a grid of any kind, the SNR-based ones (logsnr, edm) placed by bisection in log t
-// on λ(t) of the SDE; the others as NewGrid.
+// NewSDEGrid returns a grid of any kind: logsnr placed by bisection in log t on λ(t) of the SDE; the
+// σ-grids (edm, vpmatched) by NewSigmaGrid from start down to σ = DefaultSigmaMin, so that every SDE ends
+// at the same noise level (end is not used for them); the others as NewGrid.
 func NewSDEGrid(sde *hold.SDE, kind string, start, end float64, steps int) ([]float64, error) {
-	if kind != GridLogSNR && kind != GridEDM {
+	if sigmaGrid(kind) {
+		return NewSigmaGrid(sde, kind, start, DefaultSigmaMin, steps)
+	}
+	if kind != GridLogSNR {
 		return NewGrid(kind, start, end, steps)
 	}
 	if _, err := NewGrid(GridUniform, start, end, steps); err != nil { // checks steps, start, end
@@ -50,13 +71,7 @@ func NewSDEGrid(sde *hold.SDE, kind string, start, end float64, steps int) ([]fl
 	g := make([]float64, steps+1)
 	g[0], g[steps] = start, end
 	for i := 1; i < steps; i++ {
-		frac := float64(i) / float64(steps)
-		target := lo + frac*(hi-lo)
-		if kind == GridEDM {
-			smax, smin := math.Exp(-lo/(2*EDMRho)), math.Exp(-hi/(2*EDMRho))
-			sigma := math.Pow(smax+frac*(smin-smax), EDMRho)
-			target = -2 * math.Log(sigma)
-		}
+		target := lo + float64(i)/float64(steps)*(hi-lo)
 		a, b := math.Log(end), math.Log(start) // λ(e^a) ≥ target ≥ λ(e^b)
 		for range 200 {
 			mid := 0.5 * (a + b)
@@ -96,10 +111,10 @@ func NewGrid(kind string, start, end float64, steps int) ([]float64, error) {
 			g[i] = end + (start-end)*frac*frac
 		case GridGeometric:
 			g[i] = end * math.Exp(frac*math.Log(start/end))
-		case GridLogSNR, GridEDM:
+		case GridLogSNR, GridEDM, GridVPMatched:
 			return nil, fmt.Errorf("sample: the %s grid needs the SDE (NewSDEGrid)", kind)
 		default:
-			return nil, fmt.Errorf("sample: unknown grid kind %q (want uniform, quadratic, geometric, logsnr or edm)", kind)
+			return nil, fmt.Errorf("sample: unknown grid kind %q (want uniform, quadratic, geometric, logsnr, edm or vpmatched)", kind)
 		}
 	}
 	g[0], g[steps] = start, end // exact end points whatever the rounding
@@ -125,4 +140,69 @@ func checkGrid(grid []float64) error {
 		}
 	}
 	return nil
+}
+
+// NewSigmaGrid returns the N+1 forward times of a σ-grid (GridEDM or GridVPMatched) from start down to
+// the time at which the sufficient statistic's noise level σ_t (NoiseLevel) is sigmaMin.
+func NewSigmaGrid(sde *hold.SDE, kind string, start, sigmaMin float64, steps int) ([]float64, error) {
+	if !sigmaGrid(kind) {
+		return nil, fmt.Errorf("sample: %q is not a σ-grid (want edm or vpmatched)", kind)
+	}
+	if steps < 1 {
+		return nil, fmt.Errorf("sample: grid needs at least one step, got %d", steps)
+	}
+	if !(start > sde.MinTime() && start <= sde.Horizon()) {
+		return nil, fmt.Errorf("sample: %s grid start %g outside (t_min, T] = (%g, %g]", kind, start, sde.MinTime(), sde.Horizon())
+	}
+	smax, err := NoiseLevel(sde, start)
+	if err != nil {
+		return nil, err
+	}
+	if !(sigmaMin > 0 && sigmaMin < smax) {
+		return nil, fmt.Errorf("sample: %s grid: σ_min %g must be positive and below σ at the start (%g at t = %g)", kind, sigmaMin, smax, start)
+	}
+	sigmas := make([]float64, steps+1)
+	switch kind {
+	case GridEDM:
+		a, b := math.Pow(smax, 1/EDMRho), math.Pow(sigmaMin, 1/EDMRho)
+		for i := range sigmas {
+			sigmas[i] = math.Pow(a+float64(i)/float64(steps)*(b-a), EDMRho)
+		}
+	case GridVPMatched:
+		t0, t1 := min(1, vpTimeAt(smax)), vpTimeAt(sigmaMin)
+		for i := range sigmas {
+			frac := float64(steps-i) / float64(steps)
+			sigmas[i] = vpSigma(t1 + (t0-t1)*frac*frac)
+		}
+	}
+	g := make([]float64, steps+1)
+	g[0] = start
+	first := 1
+	if sigmas[0] < smax*(1-1e-12) { // a later start (vpmatched above VP's range)
+		first = 0
+	}
+	for i := first; i <= steps; i++ {
+		if g[i], err = TimeAtNoiseLevel(sde, sigmas[i], sde.MinTime(), start); err != nil {
+			return nil, fmt.Errorf("sample: %s grid step %d: %w", kind, i, err)
+		}
+	}
+	if err := checkGrid(g); err != nil {
+		return nil, fmt.Errorf("sample: %s grid with %d steps from %g to σ = %g: %w", kind, steps, start, sigmaMin, err)
+	}
+	return g, nil
+}
+
+// vpSigma is σ_VP(τ) = (e^{β_min τ + (β_max − β_min)τ²/2} − 1)^{1/2}, the noise level of x/α_τ for
+// score_sde's VP schedule (GridVPMatched's shape; τ may exceed 1).
+func vpSigma(tau float64) float64 {
+	c := hold.DefaultConfig(hold.KindVP)
+	return math.Sqrt(math.Expm1(c.BetaMin*tau + 0.5*(c.BetaMax-c.BetaMin)*tau*tau))
+}
+
+// vpTimeAt inverts vpSigma.
+func vpTimeAt(sigma float64) float64 {
+	c := hold.DefaultConfig(hold.KindVP)
+	b := math.Log1p(sigma * sigma)
+	d := c.BetaMax - c.BetaMin
+	return 2 * b / (c.BetaMin + math.Sqrt(c.BetaMin*c.BetaMin+2*d*b)) // (−β_min + √(β_min² + 2Δb))/Δ without cancellation
 }

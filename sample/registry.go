@@ -12,6 +12,9 @@ type Options struct {
 	// EtaSet marks Eta as given (so that 0 can be asked for).
 	EtaSet bool
 	Var    string // extrapolation variable of xdpm2/xdpm3: VarT (default) or VarLogT
+	// Clip > 0 thresholds every x̂₀ of the x̂₀ and aligned samplers to [−Clip, Clip] (1 for images in
+	// [−1, 1]); 0 leaves it as the score gives it.
+	Clip float64
 }
 
 // MethodInfo is one entry of the sampler registry: the one place that says what a sampler name means
@@ -47,19 +50,37 @@ var Registry = []MethodInfo{
 		return DormandPrince{RTol: tol, ATol: tol}
 	}},
 	{"xddim", 1, "x̂₀ order-0 exponential step (DDIM for VP, gDDIM-style for CLD)",
-		func(Options) Method { return XHat{Points: 1} }},
+		func(o Options) Method { return XHat{Points: 1, Clip: o.Clip} }},
 	{"xdpm2", 1, "x̂₀ two-step multistep exponential integrator (DPM-Solver++(2M)-like)",
-		func(o Options) Method { return XHat{Points: 2, Var: o.Var} }},
+		func(o Options) Method { return XHat{Points: 2, Var: o.Var, Clip: o.Clip} }},
 	{"xdpm3", 1, "x̂₀ three-step multistep exponential integrator (DPM-Solver++(3M)-like)",
-		func(o Options) Method { return XHat{Points: 3, Var: o.Var} }},
+		func(o Options) Method { return XHat{Points: 3, Var: o.Var, Clip: o.Clip} }},
 	{"xanc", 1, "x̂₀ Gaussian-posterior stochastic step, --eta blends it with xddim",
 		func(o Options) Method {
 			eta := 1.0
 			if o.EtaSet {
 				eta = o.Eta
 			}
-			return XHat{Stochastic: true, Eta: eta}
+			return XHat{Stochastic: true, Eta: eta, Clip: o.Clip}
 		}},
+	{"a-ddim", 1, "aligned gauge: DDIM in the sufficient statistic c (VE in σ; use a σ-grid: edm or vpmatched)",
+		func(o Options) Method { return Aligned{Solver: AlignedDDIM, Clip: o.Clip} }},
+	{"a-dpm2", 1, "aligned gauge: DPM-Solver++(2M) in λ = −log σ",
+		func(o Options) Method { return Aligned{Solver: AlignedDPM2, Clip: o.Clip} }},
+	{"a-dpm3", 1, "aligned gauge: DPM-Solver++(3M) in λ = −log σ",
+		func(o Options) Method { return Aligned{Solver: AlignedDPM3, Clip: o.Clip} }},
+	{"a-dpm2c", 1, "aligned gauge: DPM-Solver++(2M) with the evaluation-free corrector (UniC-style)",
+		func(o Options) Method { return Aligned{Solver: AlignedDPM2, Corrector: true, Clip: o.Clip} }},
+	{"a-dpm3c", 1, "aligned gauge: DPM-Solver++(3M) with the evaluation-free corrector (UniC-style)",
+		func(o Options) Method { return Aligned{Solver: AlignedDPM3, Corrector: true, Clip: o.Clip} }},
+	{"a-xdpm2", 1, "aligned gauge: x̂₀ extrapolated linearly in VP's time, integrated exactly (VP's xdpm2 on vpmatched)",
+		func(o Options) Method { return Aligned{Solver: AlignedDPM2, Var: VarVPTime, Clip: o.Clip} }},
+	{"a-xdpm3", 1, "aligned gauge: x̂₀ extrapolated quadratically in VP's time, integrated exactly (VP's xdpm3 on vpmatched)",
+		func(o Options) Method { return Aligned{Solver: AlignedDPM3, Var: VarVPTime, Clip: o.Clip} }},
+	{"a-xdpm3c", 1, "aligned gauge: a-xdpm3 with the evaluation-free corrector",
+		func(o Options) Method { return Aligned{Solver: AlignedDPM3, Var: VarVPTime, Corrector: true, Clip: o.Clip} }},
+	{"a-heun", 2, "aligned gauge: EDM's Heun step in σ (use the edm grid)",
+		func(o Options) Method { return Aligned{Solver: AlignedHeun, Clip: o.Clip} }},
 }
 
 // MethodNames returns the registry's names in order.
@@ -89,8 +110,8 @@ func NewMethod(name string, opt Options) (Method, int, error) {
 		return nil, 0, err
 	}
 	m := info.build(opt)
-	if x, ok := m.(XHat); ok {
-		if err := x.check(); err != nil {
+	if c, ok := m.(interface{ check() error }); ok {
+		if err := c.check(); err != nil {
 			return nil, 0, fmt.Errorf("sample: %s: %w", name, err)
 		}
 	}
@@ -118,4 +139,31 @@ func StepsFor(name string, nfe int, denoise bool) (int, error) {
 			map[bool]string{true: " and one for the final step", false: ""}[denoise])
 	}
 	return steps, nil
+}
+
+// HasReadout reports whether a registry sampler ends with its own x̂₀ read-out when Sampler.Denoise is
+// set (the x̂₀ and aligned samplers) rather than CLD-SGM's denoising step.
+func HasReadout(name string) bool {
+	info, err := Lookup(name)
+	if err != nil {
+		return false
+	}
+	_, ok := info.build(Options{}).(readouter)
+	return ok
+}
+
+// PreferredGrid returns the grid a registry sampler is meant for: the σ-grids for the aligned samplers
+// (EDM's for a-heun, VP's schedule for the others), the quadratic t-grid (CLD-SGM's) for the rest.
+func PreferredGrid(name string) string {
+	info, err := Lookup(name)
+	if err != nil {
+		return GridQuadratic
+	}
+	if a, ok := info.build(Options{}).(Aligned); ok {
+		if a.Solver == AlignedHeun {
+			return GridEDM
+		}
+		return GridVPMatched
+	}
+	return GridQuadratic
 }

@@ -46,6 +46,7 @@ type XHat struct {
 	Stochastic bool    // the posterior step (Points must be 1)
 	Eta        float64 // in [0, 1], stochastic only
 	Var        string  // VarT (default "") or VarLogT
+	Clip       float64 // > 0: every x̂₀ thresholded to [−Clip, Clip] (Options.Clip)
 
 	tab *xTables // set by prepare
 }
@@ -73,6 +74,8 @@ func (m XHat) check() error {
 		return fmt.Errorf("eta %g, want it in [0, 1]", m.Eta)
 	case m.Var != "" && m.Var != VarLogT && m.Var != VarT:
 		return fmt.Errorf("extrapolation variable %q, want logt or t", m.Var)
+	case !(m.Clip >= 0) || math.IsInf(m.Clip, 0):
+		return fmt.Errorf("x̂₀ clip %g, want 0 (off) or a positive bound", m.Clip)
 	}
 	return nil
 }
@@ -299,6 +302,7 @@ func (m XHat) integrate(r *run, x []float64, batch int) error {
 		if err := r.evalX0(hist[0], x, batch, r.grid[i]); err != nil {
 			return fmt.Errorf("step %d: %w", i, err)
 		}
+		clip(hist[0], m.Clip)
 		if z != nil {
 			r.noise.fill(z)
 		}
@@ -343,10 +347,20 @@ func (m XHat) readout(r *run, x []float64, batch int) error {
 	if err := r.evalX0(x0, x, batch, r.grid[len(r.grid)-1]); err != nil {
 		return fmt.Errorf("sample: x̂₀ read-out: %w", err)
 	}
+	clip(x0, m.Clip)
 	for b := 0; b < batch; b++ {
 		copy(x[b*n*d:b*n*d+d], x0[b*d:(b+1)*d])
 	}
 	return nil
+}
+
+// clip thresholds v to [−bound, bound] in place; bound 0 leaves it.
+func clip(v []float64, bound float64) {
+	if bound > 0 {
+		for i, x := range v {
+			v[i] = math.Max(-bound, math.Min(bound, x))
+		}
+	}
 }
 
 // evalX0 writes x̂₀(x, t) (B×d) into dst and counts one NFE.

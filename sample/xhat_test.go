@@ -229,7 +229,8 @@ func TestRegistryNames(t *testing.T) {
 	}
 }
 
-// TestSDEGrids: the log-SNR grid is uniform in λ(t) = log(m_q²/Σ_qq) and EDM's in σ^{1/ρ}, for HOLD and VP.
+// TestSDEGrids: the log-SNR grid is uniform in λ(t) = log(m_q²/Σ_qq), EDM's in σ^{1/ρ} of the sufficient
+// statistic's noise level, and vpmatched follows VP's schedule in σ, both ending at σ_min, for HOLD and VP.
 func TestSDEGrids(t *testing.T) {
 	for _, kind := range []string{hold.KindHOLD, hold.KindVP} {
 		sde := newSDE(t, kind)
@@ -247,15 +248,60 @@ func TestSDEGrids(t *testing.T) {
 				t.Errorf("%s logsnr step %d: Δλ %g, want %g", kind, i, d, step)
 			}
 		}
+		// The σ-grids, in σ_t = (mᵀΣ⁻¹m)^(−1/2) from an independent inverse of Σ.
+		sig := func(tt float64) float64 {
+			n := sde.Blocks()
+			k := sde.Kernel(tt)
+			sm := fromHold(&k.Sigma, n)
+			inv, err := inverse(&sm, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var snr float64
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					snr += k.Mean.At(i, 0) * inv[i][j] * k.Mean.At(j, 0)
+				}
+			}
+			return 1 / math.Sqrt(snr)
+		}
 		e, err := NewSDEGrid(sde, GridEDM, sde.Horizon(), 1e-3, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
-		root := func(t float64) float64 { return math.Exp(-lam(t) / (2 * EDMRho)) }
+		if got := sig(e[7]); !(math.Abs(got-DefaultSigmaMin) <= 1e-6*DefaultSigmaMin) {
+			t.Errorf("%s edm grid ends at σ = %g, want %g", kind, got, DefaultSigmaMin)
+		}
+		root := func(t float64) float64 { return math.Pow(sig(t), 1/EDMRho) }
 		step = (root(e[7]) - root(e[0])) / 7
 		for i := 1; i < len(e); i++ {
-			if d := root(e[i]) - root(e[i-1]); !(math.Abs(d-step) <= 1e-9*math.Abs(step)) {
+			if d := root(e[i]) - root(e[i-1]); !(math.Abs(d-step) <= 1e-6*math.Abs(step)) {
 				t.Errorf("%s edm step %d: Δσ^(1/ρ) %g, want %g", kind, i, d, step)
+			}
+		}
+		// vpmatched: VP's own noise level at times uniform in VP's t (closed form of score_sde's VP).
+		v, err := NewSDEGrid(sde, GridVPMatched, sde.Horizon(), 1e-3, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vpInv := func(s float64) float64 { // t with √(e^{0.1t + 9.95t²} − 1) = s
+			b := math.Log1p(s * s)
+			return (-0.1 + math.Sqrt(0.01+4*9.95*b)) / (2 * 9.95)
+		}
+		tau0, tau1 := vpInv(sig(v[0])), vpInv(sig(v[7]))
+		if !(math.Abs(tau0-1) <= 1e-9) {
+			t.Errorf("%s vpmatched grid starts at VP time %g, want 1 (σ_VP(1) = %g is below σ at T)", kind, tau0, sig(v[0]))
+		}
+		if !(math.Abs(sig(v[7])-DefaultSigmaMin) <= 1e-6*DefaultSigmaMin) {
+			t.Errorf("%s vpmatched grid ends at σ = %g, want %g", kind, sig(v[7]), DefaultSigmaMin)
+		}
+		quad, err := NewGrid(GridQuadratic, 1, tau1, 7) // VP's quadratic grid
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range v {
+			if got := vpInv(sig(v[i])); !(math.Abs(got-quad[i]) <= 1e-7*quad[i]) {
+				t.Errorf("%s vpmatched point %d: VP time %.10g, want VP's quadratic grid's %.10g", kind, i, got, quad[i])
 			}
 		}
 	}

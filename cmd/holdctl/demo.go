@@ -67,7 +67,7 @@ func demoCommand() *cli.Command {
 			&cli.IntFlag{Name: "steps", Value: demoSteps, Usage: "training steps"},
 			&cli.IntFlag{Name: "n", Value: 5000, Usage: "samples drawn and fresh data points compared with"},
 			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"},
-			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ samplers end with the x̂₀ read-out, counted in --nfe)"},
+			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", demoTimesLogMin)},
 			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
@@ -78,11 +78,12 @@ func demoCommand() *cli.Command {
 	}
 }
 
-// demoSamplerSpec is the demo's sampler: --sampler at --nfe on the quadratic grid to ε = 1e-3; the
-// x̂₀ samplers finish with their read-out step (inside the budget).
+// demoSamplerSpec is the demo's sampler: --sampler at --nfe on its preferred grid (the quadratic grid
+// to ε = 1e-3; for the aligned samplers a σ-grid to σ_min); the x̂₀ and aligned samplers finish with
+// their read-out step (inside the budget).
 func demoSamplerSpec(c *cli.Context) samplerSpec {
 	name := c.String("sampler")
-	return samplerSpec{Method: name, NFE: c.Int("nfe"), Grid: sample.GridQuadratic, End: 1e-3, Denoise: strings.HasPrefix(name, "x")}
+	return samplerSpec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: 1e-3, Denoise: sample.HasReadout(name)}
 }
 
 func runDemo(c *cli.Context) error {

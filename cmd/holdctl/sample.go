@@ -26,20 +26,23 @@ import (
 
 // samplerSpec is how to sample: the method (a sample.Registry name), its step budget and grid.
 type samplerSpec struct {
-	Method  string  // a name of sample.Registry
-	NFE     int     // score evaluations (fixed-step methods); 0: use Steps
-	Steps   int     // steps (fixed-step methods)
-	Grid    string  // uniform, quadratic, geometric, logsnr, edm
-	End     float64 // end time ε of the reverse process
-	Denoise bool    // final step at ε: CLD-SGM's denoising, or the x̂₀ read-out (one more evaluation)
-	Tol     float64 // adaptive ODE rtol = atol
-	Eta     float64 // xanc: 1 the posterior step, 0 xddim
-	EtaSet  bool
+	Method string  // a name of sample.Registry
+	NFE    int     // score evaluations (fixed-step methods); 0: use Steps
+	Steps  int     // steps (fixed-step methods)
+	Grid   string  // uniform, quadratic, geometric, logsnr, edm, vpmatched
+	End    float64 // end time ε of the reverse process (the t-grids)
+	// SigmaMin is the noise level σ at which the σ-grids (edm, vpmatched) end (0: sample.DefaultSigmaMin).
+	SigmaMin float64
+	Clip     float64 // > 0: x̂₀ of the x̂₀ and aligned samplers thresholded to [−Clip, Clip]
+	Denoise  bool    // final step at ε: CLD-SGM's denoising, or the x̂₀ read-out (one more evaluation)
+	Tol      float64 // adaptive ODE rtol = atol
+	Eta      float64 // xanc: 1 the posterior step, 0 xddim
+	EtaSet   bool
 }
 
 // build returns a sampler for sde and score on data of dimension d.
 func (s samplerSpec) build(sde *hold.SDE, score hold.Scorer, d int) (*sample.Sampler, error) {
-	m, perStep, err := sample.NewMethod(s.Method, sample.Options{Tol: s.Tol, Eta: s.Eta, EtaSet: s.EtaSet})
+	m, perStep, err := sample.NewMethod(s.Method, sample.Options{Tol: s.Tol, Eta: s.Eta, EtaSet: s.EtaSet, Clip: s.Clip})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +58,16 @@ func (s samplerSpec) build(sde *hold.SDE, score hold.Scorer, d int) (*sample.Sam
 	if !(s.End > 0 && s.End < sde.Horizon()) {
 		return nil, fmt.Errorf("--eps %g must be in (0, T = %g)", s.End, sde.Horizon())
 	}
-	grid, err := sample.NewSDEGrid(sde, s.Grid, sde.Horizon(), s.End, steps)
+	var grid []float64
+	if s.Grid == sample.GridEDM || s.Grid == sample.GridVPMatched {
+		sigmaMin := s.SigmaMin
+		if sigmaMin == 0 {
+			sigmaMin = sample.DefaultSigmaMin
+		}
+		grid, err = sample.NewSigmaGrid(sde, s.Grid, sde.Horizon(), sigmaMin, steps)
+	} else {
+		grid, err = sample.NewSDEGrid(sde, s.Grid, sde.Horizon(), s.End, steps)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +80,9 @@ func samplerFlags() []cli.Flag {
 		&cli.IntFlag{Name: "nfe", Usage: "score evaluations (sets the steps of fixed-step samplers)"},
 		&cli.IntFlag{Name: "steps", Value: 150, Usage: "steps of fixed-step samplers (when --nfe is not given)"},
 		&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: " + strings.Join(sample.GridKinds, ", ")},
-		&cli.Float64Flag{Name: "eps", Value: 1e-3, Usage: "end time ε of the reverse process"},
+		&cli.Float64Flag{Name: "eps", Value: 1e-3, Usage: "end time ε of the reverse process (t-grids: uniform, quadratic, geometric, logsnr)"},
+		&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched) end"},
+		&cli.Float64Flag{Name: "clip", Usage: "threshold every x̂₀ of the x̂₀ and aligned samplers to [−clip, clip] (1 for images; 0: off)"},
 		&cli.BoolFlag{Name: "denoise", Usage: "final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"},
 		&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the adaptive ODE sampler"},
 		&cli.Float64Flag{Name: "eta", Value: 1, Usage: "xanc: 1 the exact Gaussian-posterior step, 0 xddim, in between the DDIM-style blend"},
@@ -77,7 +91,7 @@ func samplerFlags() []cli.Flag {
 
 func samplerSpecFrom(c *cli.Context) samplerSpec {
 	return samplerSpec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
-		End: c.Float64("eps"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true}
+		End: c.Float64("eps"), SigmaMin: c.Float64("sigma-min"), Clip: c.Float64("clip"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true}
 }
 
 // model is what sampling needs: the SDE, a score and the data it models.
