@@ -78,7 +78,9 @@ var Registry = []MethodInfo{
 	{"a-xdpm3", 1, "aligned gauge: x̂₀ extrapolated quadratically in VP's time, integrated exactly (VP's xdpm3 on vpmatched)",
 		func(o Options) Method { return Aligned{Solver: AlignedDPM3, Var: VarVPTime, Clip: o.Clip} }},
 	{"a-xdpm3c", 1, "aligned gauge: a-xdpm3 with the evaluation-free corrector",
-		func(o Options) Method { return Aligned{Solver: AlignedDPM3, Var: VarVPTime, Corrector: true, Clip: o.Clip} }},
+		func(o Options) Method {
+			return Aligned{Solver: AlignedDPM3, Var: VarVPTime, Corrector: true, Clip: o.Clip}
+		}},
 	{"a-heun", 2, "aligned gauge: EDM's Heun step in σ (use the edm grid)",
 		func(o Options) Method { return Aligned{Solver: AlignedHeun, Clip: o.Clip} }},
 }
