@@ -73,12 +73,25 @@ func (d *Dataset) Scale(dst []float32, pix []uint8, flip bool, r *rng.RNG) {
 // Sample fills dst (n images × Dimension) with images drawn uniformly with
 // replacement, flipped and dequantised as configured (data.Source).
 func (d *Dataset) Sample(r *rng.RNG, dst []float32) {
+	if d.N == 0 {
+		return
+	}
 	n := d.Dimension()
 	for off := 0; off+n <= len(dst); off += n {
 		i := r.IntN(d.N)
 		flip := d.Flip && r.Float64() < 0.5
 		d.Scale(dst[off:off+n], d.Pixels(i), flip, r)
 	}
+}
+
+// Shape returns a data set that holds no images, only the name and the shape of spec's (C×H×W): what
+// a shipped model (an exported checkpoint) needs to build its network and write its samples without the
+// data set on the machine. Its Sample leaves dst as it is (there is nothing to draw).
+func Shape(spec string, c, h, w int) (*Dataset, error) {
+	if c < 1 || h < 1 || w < 1 || c > 4 || h > MaxSide || w > MaxSide {
+		return nil, fmt.Errorf("imagedata: image shape %d×%d×%d of %s: want 1–4 channels and sides 1–%d", c, h, w, spec, MaxSide)
+	}
+	return &Dataset{C: c, H: h, W: w, name: spec}, nil
 }
 
 // Kinds of data-set specs Open accepts (KIND:PATH[#SUBSET]).

@@ -79,6 +79,11 @@ type RunConfig struct {
 	// is the global batch. 0 in runs written before it was recorded.
 	Ranks int `yaml:"ranks,omitempty" json:"ranks,omitempty"`
 
+	// ImageShape (C, H, W) marks a shipped model (ExportEMA): its network is built for images of this
+	// shape without reading the data set, so that it samples on a machine without the data. Such a
+	// configuration cannot be trained or resumed.
+	ImageShape []int `yaml:"image_shape,omitempty" json:"image_shape,omitempty"`
+
 	// DataSHA256 is the SHA-256 of a .npy data file, recorded when training
 	// copies it into the run directory (DataFile).
 	DataSHA256 string `yaml:"data_sha256,omitempty" json:"data_sha256,omitempty"`
@@ -329,6 +334,9 @@ func (c RunConfig) NewTrainer(comm dist.Communicator) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(c.ImageShape) > 0 {
+		return nil, fmt.Errorf("the configuration is a shipped model's (image_shape %v: EMA weights only, no data set): it cannot be trained or resumed; train a new run from the data", c.ImageShape)
+	}
 	built, err := c.Build()
 	if err != nil {
 		return nil, err
@@ -349,7 +357,18 @@ func (c RunConfig) NewTrainer(comm dist.Communicator) (*Trainer, error) {
 // buildImages makes the image data set and the NCSN++ network of an image
 // run: the state is n·C channels, the output the last block's C channels.
 func (c RunConfig) buildImages(sde *hold.SDE) (*Built, error) {
-	src, err := imagedata.Open(c.Data, imagedata.Options{Flip: c.Flip})
+	var (
+		src *imagedata.Dataset
+		err error
+	)
+	if len(c.ImageShape) > 0 {
+		if len(c.ImageShape) != 3 {
+			return nil, fmt.Errorf("image_shape %v: want C, H, W", c.ImageShape)
+		}
+		src, err = imagedata.Shape(c.Data, c.ImageShape[0], c.ImageShape[1], c.ImageShape[2])
+	} else {
+		src, err = imagedata.Open(c.Data, imagedata.Options{Flip: c.Flip})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +434,7 @@ func (c RunConfig) Differences(o RunConfig, allowed ...string) []string {
 			continue
 		}
 		x, y := a.Field(i).Interface(), b.Field(i).Interface()
-		if x != y {
+		if !reflect.DeepEqual(x, y) {
 			out = append(out, fmt.Sprintf("%s: stored %v, given %v", key, x, y))
 		}
 	}

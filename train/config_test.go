@@ -108,7 +108,7 @@ func TestMetaNeverPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back RunConfig
-	if err := json.Unmarshal([]byte(m[keyRunConfig]), &back); err != nil || back != c {
+	if err := json.Unmarshal([]byte(m[keyRunConfig]), &back); err != nil || !reflect.DeepEqual(back, c) {
 		t.Fatalf("round trip: %+v, %v", back, err)
 	}
 }
@@ -235,7 +235,7 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("valid config %+v: Meta: %v", c, err)
 		}
 		var back RunConfig
-		if err := json.Unmarshal([]byte(m[keyRunConfig]), &back); err != nil || back != c {
+		if err := json.Unmarshal([]byte(m[keyRunConfig]), &back); err != nil || !reflect.DeepEqual(back, c) {
 			t.Fatalf("JSON round trip of %+v: %+v, %v", c, back, err)
 		}
 		y, err := c.YAML()
@@ -243,7 +243,7 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("valid config %+v: YAML: %v", c, err)
 		}
 		again, err := ParseRunConfig("again.yaml", y, RunConfig{})
-		if err != nil || again != c {
+		if err != nil || !reflect.DeepEqual(again, c) {
 			t.Fatalf("YAML round trip of %+v: %+v, %v", c, again, err)
 		}
 	})

@@ -35,6 +35,7 @@ func newApp() *cli.App {
 			benchCommand(),
 			classifierCommand(),
 			fidCommand(),
+			exportCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {

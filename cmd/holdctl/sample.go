@@ -180,6 +180,9 @@ func loadModelData(path string, raw bool, trainData string) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if raw && f.Meta[train.KeyExported] != "" {
+		return nil, fmt.Errorf("checkpoint %s is an exported model: it holds the EMA weights only (drop --raw-weights)", f.Path)
+	}
 	cfg, err := train.ConfigFromCheckpoint(f)
 	if err != nil {
 		return nil, err

@@ -311,6 +311,10 @@ func prepareRun(c *cli.Context, dir string, resume bool, ranks int) (preparedRun
 	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return run, usageErr("cannot resume: %s is not a run directory (%v)", dir, err)
 	}
+	// A shipped model is refused before anything is written into its directory (no .lock left in it).
+	if f, err := checkpoint.Load(ckpt); err == nil && f.Meta[train.KeyExported] != "" {
+		return run, usageErr("%s holds a shipped model (holdctl export: EMA weights only, no optimizer state): it cannot be trained or resumed; train a new run from the data into another --out", dir)
+	}
 	created, err := makeRunDir(dir)
 	if err != nil {
 		return run, usageErr("cannot create run directory: %v", err)
