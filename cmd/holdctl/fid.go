@@ -73,13 +73,30 @@ type fidReport struct {
 	RefN     int      `json:"ref_n"`
 	Features string   `json:"features"`
 	Dim      int      `json:"dim"`
+	// Sampling describes the samples drawn from a trained run (--samples RUN); nil otherwise.
+	Sampling *samplingReport `json:"sampling,omitempty"`
+}
+
+// samplingReport is how the samples of a trained run were drawn and how they came out, before the
+// 8-bit quantisation the features see: the largest pixel magnitude, the share of samples with a pixel
+// beyond ±1.5, and the samples that diverged (NaN, Inf or beyond sample.DivergedBound: left out).
+type samplingReport struct {
+	Sampler  string  `json:"sampler"`
+	Grid     string  `json:"grid"`
+	NFE      int     `json:"nfe"`
+	Seed     uint64  `json:"seed"`
+	Seconds  float64 `json:"seconds"`
+	Diverged int     `json:"diverged"`
+	MaxAbs   float64 `json:"max_abs"`
+	Beyond15 float64 `json:"frac_beyond_1_5"`
 }
 
 // fidSide is one of --ref and --samples: features or statistics.
 type fidSide struct {
-	feats []float32
-	stats *fid.Stats
-	n     int
+	feats   []float32
+	stats   *fid.Stats
+	n       int
+	sampled *samplingReport // set when the side was sampled from a trained run
 }
 
 func runFID(c *cli.Context) error {
@@ -113,7 +130,7 @@ func runFID(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep := fidReport{N: b.n, RefN: a.n}
+	rep := fidReport{N: b.n, RefN: a.n, Sampling: b.sampled}
 	if ext != nil {
 		rep.Features, rep.Dim = ext.Name(), ext.Dim()
 	} else {
@@ -188,6 +205,10 @@ func printFID(w io.Writer, rep fidReport, asJSON bool) error {
 		return fmt.Sprintf("%.6g", *p)
 	}
 	fmt.Fprintf(w, "FID %s   KID %s ± %s   (%d samples, %d reference; %s)\n", num(rep.FID), num(rep.KID), num(rep.KIDSE), rep.N, rep.RefN, rep.Features)
+	if s := rep.Sampling; s != nil {
+		fmt.Fprintf(w, "samples: %s on the %s grid, NFE %d, %.1f s; %d diverged, largest |pixel| %.3g, %.1f %% with a pixel beyond ±1.5\n",
+			s.Sampler, s.Grid, s.NFE, s.Seconds, s.Diverged, s.MaxAbs, 100*s.Beyond15)
+	}
 	return nil
 }
 
@@ -237,7 +258,8 @@ func loadFIDSide(c *cli.Context, flag, spec string, ext fid.Extractor, limit int
 		}
 		return fidSide{stats: st}, nil
 	}
-	src, err := openImages(c, flag, spec, ext)
+	var sampled samplingReport
+	src, err := openImages(c, flag, spec, ext, &sampled)
 	if err != nil {
 		var ec cli.ExitCoder
 		if errors.As(err, &ec) {
@@ -265,12 +287,16 @@ func loadFIDSide(c *cli.Context, flag, spec string, ext fid.Extractor, limit int
 	if err != nil {
 		return fidSide{}, err
 	}
-	return fidSide{feats: feats, n: src.N}, nil
+	side := fidSide{feats: feats, n: src.N}
+	if sampled.Sampler != "" {
+		side.sampled = &sampled
+	}
+	return side, nil
 }
 
 // openImages opens a data set, an image folder, a .npy of images or a
 // trained run (sampled here).
-func openImages(c *cli.Context, flag, spec string, ext fid.Extractor) (fid.ImageSource, error) {
+func openImages(c *cli.Context, flag, spec string, ext fid.Extractor, sampled *samplingReport) (fid.ImageSource, error) {
 	fromDataset := func(d *imagedata.Dataset) fid.ImageSource {
 		return fid.ImageSource{N: d.N, C: d.C, H: d.H, W: d.W, Fill: func(i int, dst []float32) { d.Scale(dst, d.Pixels(i), false, nil) }}
 	}
@@ -306,7 +332,7 @@ func openImages(c *cli.Context, flag, spec string, ext fid.Extractor) (fid.Image
 			return fromDataset(d), nil
 		}
 	}
-	return sampleRun(c, flag, spec)
+	return sampleRun(c, flag, spec, sampled)
 }
 
 // rowsSource serves rows of x as C×H×W images, rejecting NaN and Inf.
@@ -349,8 +375,8 @@ func npyImageShape(flag string, cols int, ext fid.Extractor) (int, int, int, err
 	return 0, 0, 0, fmt.Errorf("rows of %d values are not square images with 1 or 3 channels; give --image-shape C,H,W", cols)
 }
 
-// sampleRun draws --n samples of a trained image model with the sampler flags.
-func sampleRun(c *cli.Context, flag, spec string) (fid.ImageSource, error) {
+// sampleRun draws --n samples of a trained image model with the sampler flags and describes them in rep.
+func sampleRun(c *cli.Context, flag, spec string, rep *samplingReport) (fid.ImageSource, error) {
 	m, err := loadModel(spec, c.Bool("raw-weights"))
 	if err != nil {
 		return fid.ImageSource{}, usageErr("fid --%s %s: not a data set, image folder, .npy or .npz, and not a trained run: %v", flag, spec, err)
@@ -375,7 +401,25 @@ func sampleRun(c *cli.Context, flag, spec string) (fid.ImageSource, error) {
 		return fid.ImageSource{}, err
 	}
 	q := firstBlock(res.X, n, m.sde.Blocks(), d.Dimension())
-	fmt.Fprintf(c.App.ErrWriter, "%s: %d samples, NFE %d, %.1fs\n", flag, n, res.NFE, time.Since(start).Seconds())
+	secs := time.Since(start).Seconds()
+	fmt.Fprintf(c.App.ErrWriter, "%s: %d samples, NFE %d, %.1fs\n", flag, n, res.NFE, secs)
+	*rep = samplingReport{Sampler: s.Method.Name(), Grid: c.String("grid"), NFE: res.NFE, Seed: c.Uint64("seed"), Seconds: secs, Diverged: res.Diverged}
+	dim := d.Dimension()
+	beyond := 0
+	for i := 0; i+dim <= len(q); i += dim {
+		far := false
+		for _, v := range q[i : i+dim] {
+			a := math.Abs(float64(v))
+			if a > rep.MaxAbs || a != a {
+				rep.MaxAbs = a
+			}
+			far = far || !(a <= 1.5)
+		}
+		if far {
+			beyond++
+		}
+	}
+	rep.Beyond15 = float64(beyond) / float64(n)
 	warnDiverged(c.App.ErrWriter, res.Diverged, n, "FID leaves them out")
 	q, _ = convergedRows(q, d.Dimension())
 	return rowsSource(q, d.C, d.H, d.W)

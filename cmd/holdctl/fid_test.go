@@ -24,6 +24,14 @@ type fidJSON struct {
 	KID   *float64 `json:"kid"`
 	KIDSE *float64 `json:"kid_se"`
 	N     int      `json:"n"`
+	// Sampling is decoded with the command's own type: its keys are checked by name below.
+	Sampling *struct {
+		Sampler  string  `json:"sampler"`
+		NFE      int     `json:"nfe"`
+		Diverged int     `json:"diverged"`
+		MaxAbs   float64 `json:"max_abs"`
+		Beyond15 float64 `json:"frac_beyond_1_5"`
+	} `json:"sampling"`
 }
 
 func (f fidJSON) String() string {
@@ -232,6 +240,9 @@ func TestCLIFIDTrainedRun(t *testing.T) {
 	out := parseFID(t, r)
 	if out.N != 6 || out.KID == nil || math.IsNaN(*out.KID) || !strings.Contains(r.stderr, "NFE 4") {
 		t.Errorf("fid of a trained run: %v\n%s", out, r)
+	}
+	if s := out.Sampling; s == nil || s.Sampler != "em" || s.NFE != 4 || s.Diverged != 0 || !(s.MaxAbs > 0) || s.Beyond15 < 0 || s.Beyond15 > 1 {
+		t.Errorf("fid of a trained run: sampling report %+v", s)
 	}
 	if r := holdctl(t, "fid", "--features", cls, "--ref", "mnist:"+dir, "--samples", run, "--sampler", "nonsense"); r.code != 2 {
 		t.Errorf("unknown sampler: %s", r)
