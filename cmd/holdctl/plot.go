@@ -66,6 +66,7 @@ func plotCommand() *cli.Command {
 				Action: runPlotBlocks,
 			},
 			plotNFECommand(),
+			plotTrajectoryCommand(),
 			{
 				Name: "moments", Aliases: []string{"fig5"},
 				Usage: "Figure 5: 2-D samples at six moments (steps) of the generation path, CLD and HOLD",
