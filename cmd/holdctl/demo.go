@@ -14,6 +14,7 @@ import (
 
 	"holdgo/data"
 	"holdgo/dist"
+	"holdgo/hold"
 	"holdgo/internal/parallel"
 	"holdgo/metrics"
 	"holdgo/optim"
@@ -65,6 +66,8 @@ func demoCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "output directory (run files, samples.png, samples.npy)"},
 			&cli.IntFlag{Name: "steps", Value: demoSteps, Usage: "training steps"},
+			&cli.Float64Flag{Name: "L", Value: hold.DefaultConfig(hold.KindHOLD).L, Usage: "HOLD prior precision L (the paper's Table 3 varies it)"},
+			&cli.Float64Flag{Name: "alpha", Value: hold.DefaultConfig(hold.KindHOLD).Alpha, Usage: "HOLD initial auxiliary variance factor α (Table 3)"},
 			&cli.IntFlag{Name: "n", Value: 5000, Usage: "samples drawn and fresh data points compared with"},
 			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"},
 			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)"},
@@ -92,6 +95,11 @@ func runDemo(c *cli.Context) error {
 			return usageErr("demo: --sampler/--nfe: %v", err)
 		}
 	}
+	hc := hold.DefaultConfig(hold.KindHOLD)
+	hc.L, hc.Alpha = c.Float64("L"), c.Float64("alpha")
+	if err := hc.Validate(); err != nil { // before anything is written
+		return usageErr("demo: %v", err)
+	}
 	begin := time.Now()
 	dir, n := c.String("out"), c.Int("n")
 	if n < 2 || c.Int("steps") < 1 {
@@ -110,6 +118,7 @@ func runDemo(c *cli.Context) error {
 		cfg.TimesLogMin = demoTimesLogMin
 	}
 	cfg.LogTime, cfg.Fourier, cfg.FourierScale, cfg.LRDecay, cfg.Estimate = true, c.Int("fourier"), demoFourierScale, optim.DecayCosine, true
+	cfg.L, cfg.Alpha = c.Float64("L"), c.Float64("alpha")
 	fmt.Fprintf(c.App.Writer, "holdctl demo: HOLD-%d (L=%g, α=%g, T=7) on the multi Swiss roll, %d steps, batch %d\n",
 		cfg.Order, cfg.L, cfg.Alpha, cfg.Steps, cfg.Batch)
 	dev, err := openDevice(c.String("device"))
