@@ -13,6 +13,7 @@ const (
 	AlignedDPM2 = "dpm2" // DPM-Solver++(2M)
 	AlignedDPM3 = "dpm3" // DPM-Solver++(3M)
 	AlignedHeun = "heun" // EDM's Heun step (two x̂₀ per step)
+	AlignedODE  = "ode"  // adaptive Dormand–Prince 5(4) on dc/dλ = x̂₀ − c between the grid's ends
 )
 
 // Aligned is the family of aligned-gauge samplers (gauge.go): the state is reduced at the start of the
@@ -28,7 +29,10 @@ const (
 //   - dpm2 (2M): c′ = e^{−h}c − φ₁D₀ − ½φ₁(D₀ − D₋₁)/r₀, r₀ = h₀/h the ratio of the previous step's h;
 //   - dpm3 (3M): c′ = e^{−h}c − φ₁D₀ + φ₂D₁ − φ₃D₂ with DPM-Solver++(3M)'s divided differences D₁, D₂,
 //     φ₂ = φ₁/h + 1, φ₃ = φ₂/h − ½; the multistep solvers start with the lower orders;
-//   - heun: EDM's second-order step in σ, d = (c − x̂₀)/σ, an Euler predictor to σ′ and the trapezoid.
+//   - heun: EDM's second-order step in σ, d = (c − x̂₀)/σ, an Euler predictor to σ′ and the trapezoid;
+//   - ode: the probability-flow ODE of the aligned gauge, dc/dλ = x̂₀ − c, by adaptive Dormand–Prince
+//     (SolveODE, rtol = atol = Tol) from the grid's first time to its last; only the ends of the grid are
+//     used, each evaluation at λ finds its time by bisection on σ_t.
 //
 // Corrector (the multistep solvers): once the next step's x̂₀ is known (it is needed anyway), the state
 // it was evaluated at is recomputed from the previous one with the Lagrange polynomial through the new and
@@ -47,6 +51,7 @@ type Aligned struct {
 	// VarVPTime for the Lagrange polynomial in VP's time τ_VP(σ) integrated exactly against e^{−(λ′−s)}
 	// (on GridVPMatched this is, number for number, VP's xdpm2/xdpm3 — x̂₀ extrapolated in t).
 	Var string
+	Tol float64 // ode: rtol = atol (0: DefaultTol)
 
 	gauges  []gauge // set by prepare, one per grid time
 	grid    []float64
@@ -80,14 +85,17 @@ func (m Aligned) order() int {
 
 func (m Aligned) check() error {
 	switch m.Solver {
-	case AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun:
+	case AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun, AlignedODE:
 	default:
-		return fmt.Errorf("aligned solver %q, want %s, %s, %s or %s", m.Solver, AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun)
+		return fmt.Errorf("aligned solver %q, want %s, %s, %s, %s or %s", m.Solver, AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun, AlignedODE)
 	}
-	if m.Corrector && m.Solver == AlignedHeun {
+	if !(m.Tol >= 0) || math.IsInf(m.Tol, 0) {
+		return fmt.Errorf("aligned ODE tolerance %g, want ≥ 0", m.Tol)
+	}
+	if m.Corrector && (m.Solver == AlignedHeun || m.Solver == AlignedODE) {
 		return fmt.Errorf("the corrector is for the multistep solvers, not %s", m.Solver)
 	}
-	if m.Var != "" && (m.Var != VarVPTime || m.Solver == AlignedHeun) {
+	if m.Var != "" && (m.Var != VarVPTime || m.Solver == AlignedHeun || m.Solver == AlignedODE) {
 		return fmt.Errorf("aligned extrapolation variable %q, want none or %s (multistep solvers)", m.Var, VarVPTime)
 	}
 	if !(m.Clip >= 0) || math.IsInf(m.Clip, 0) {
@@ -103,6 +111,9 @@ func (m Aligned) prepare(sde *hold.SDE, grid []float64) (Method, error) {
 	}
 	if m.gauges != nil && sameGrid(m.grid, grid) {
 		return m, nil
+	}
+	if m.Solver == AlignedODE { // the adaptive solver uses the grid's ends only
+		grid = []float64{grid[0], grid[len(grid)-1]}
 	}
 	gs := make([]gauge, len(grid))
 	for i, t := range grid {
@@ -158,17 +169,63 @@ type alignedRun struct {
 // x0 rebuilds the state of c at grid point i (or of another statistic cv), queries x̂₀ into dst and
 // clips it.
 func (a *alignedRun) x0(dst, cv []float64, i int) error {
+	return a.x0At(dst, cv, &a.m.gauges[i])
+}
+
+// x0At is x0 at the time of gauge g.
+func (a *alignedRun) x0At(dst, cv []float64, g *gauge) error {
 	n, d := a.r.blocks(), a.r.d
-	a.m.gauges[i].rebuild(a.x, cv, a.w, n, d, a.batch)
-	if err := a.r.evalX0(dst, a.x, a.batch, a.m.gauges[i].t); err != nil {
+	g.rebuild(a.x, cv, a.w, n, d, a.batch)
+	if err := a.r.evalX0(dst, a.x, a.batch, g.t); err != nil {
 		return err
 	}
 	clip(dst, a.m.Clip)
 	return nil
 }
 
+// ode integrates dc/dλ = x̂₀ − c from the first grid point to the last with SolveODE.
+func (a *alignedRun) ode() error {
+	m, r := a.m, a.r
+	first, last := &m.gauges[0], &m.gauges[len(m.gauges)-1]
+	lo, hi := last.t, first.t
+	f := func(lam float64, c, dc []float64) error {
+		g := first
+		switch lam {
+		case first.lambda:
+		case last.lambda:
+			g = last
+		default:
+			t, err := TimeAtNoiseLevel(r.sde, math.Exp(-lam), lo, hi)
+			if err != nil {
+				return err
+			}
+			ng, err := newGauge(r.sde, t)
+			if err != nil {
+				return err
+			}
+			g = &ng
+		}
+		if err := a.x0At(dc, c, g); err != nil {
+			return err
+		}
+		for i := range dc {
+			dc[i] -= c[i]
+		}
+		return nil
+	}
+	if _, err := SolveODE(f, first.lambda, last.lambda, a.c, ODEOptions{RTol: m.Tol, ATol: m.Tol}, nil, nil); err != nil {
+		return err
+	}
+	a.offer(len(m.gauges) - 1)
+	return nil
+}
+
 func (m Aligned) integrate(r *run, x []float64, batch int) error {
-	if m.gauges == nil || !sameGrid(m.grid, r.grid) {
+	ends := r.grid
+	if m.Solver == AlignedODE {
+		ends = []float64{r.grid[0], r.grid[len(r.grid)-1]}
+	}
+	if m.gauges == nil || !sameGrid(m.grid, ends) {
 		p, err := m.prepare(r.sde, r.grid)
 		if err != nil {
 			return err
@@ -179,12 +236,19 @@ func (m Aligned) integrate(r *run, x []float64, batch int) error {
 	a := &alignedRun{m: m, r: r, x: x, batch: batch,
 		c: make([]float64, batch*d), w: make([]float64, batch*(n-1)*d)}
 	m.gauges[0].split(a.c, a.w, x, n, d, batch)
-	if m.Solver == AlignedHeun {
+	switch m.Solver {
+	case AlignedHeun:
 		if err := a.heun(); err != nil {
 			return err
 		}
-	} else if err := a.multistep(); err != nil {
-		return err
+	case AlignedODE:
+		if err := a.ode(); err != nil {
+			return err
+		}
+	default:
+		if err := a.multistep(); err != nil {
+			return err
+		}
 	}
 	m.gauges[len(m.gauges)-1].rebuild(x, a.c, a.w, n, d, batch)
 	return nil

@@ -81,6 +81,14 @@ var Registry = []MethodInfo{
 		func(o Options) Method {
 			return Aligned{Solver: AlignedDPM3, Var: VarVPTime, Corrector: true, Clip: o.Clip}
 		}},
+	{"a-ode", 0, "aligned gauge: adaptive RK45 on dc/dλ = x̂₀ − c (--tol; the grid's ends only)",
+		func(o Options) Method {
+			tol := o.Tol
+			if tol == 0 {
+				tol = DefaultTol
+			}
+			return Aligned{Solver: AlignedODE, Tol: tol, Clip: o.Clip}
+		}},
 	{"a-heun", 2, "aligned gauge: EDM's Heun step in σ (use the edm grid)",
 		func(o Options) Method { return Aligned{Solver: AlignedHeun, Clip: o.Clip} }},
 }
