@@ -19,6 +19,7 @@ import (
 
 	"holdgo/checkpoint"
 	"holdgo/dist"
+	"holdgo/hold"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/parallel"
 	"holdgo/internal/runlock"
@@ -440,8 +441,12 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 	if s.ranks() > 1 {
 		ranks = fmt.Sprintf(", %d ranks (batch %d each)", s.ranks(), cfg.Batch/s.ranks())
 	}
-	fmt.Fprintf(out, "training %s (order %d) on %s: %d parameters, steps %d→%d, batch %d%s, seed %d, device %s, run dir %s\n",
-		cfg.SDE, cfg.Order, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, ranks, cfg.Seed, tr.Device().Name(), s.dir)
+	kind := cfg.SDE
+	if kind == hold.KindHOLD { // the order means nothing to CLD, VP and VE (their configuration keeps the default)
+		kind = fmt.Sprintf("%s (order %d)", kind, cfg.Order)
+	}
+	fmt.Fprintf(out, "training %s on %s: %d parameters, steps %d→%d, batch %d%s, seed %d, device %s, run dir %s\n",
+		kind, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, ranks, cfg.Seed, tr.Device().Name(), s.dir)
 	bar := newProgress(out, tr.Step, cfg.Steps, logEvery)
 	lastGood := tr.Step
 	var lastRead train.Stats

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The image comparison of docs/images.md: FID and KID (the shipped classifier's features) of each shipped
+# model × sampler × NFE against the Fashion-MNIST test images, and the floor (training images against the
+# test images at the same n). One `holdctl fid --json` per cell; each line of OUT is "command<TAB>json".
+# scripts/images_table.py OUT renders the Markdown table.
+#   scripts/images_table.sh OUT [N] [cells…]     cells: hold3 cld vp floor (default: all)
+# Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist).
+set -euo pipefail
+out=${1:?usage: scripts/images_table.sh OUT [N] [cells…]}
+n=${2:-1000}
+shift 2 || shift $#
+cells=("$@")
+[ ${#cells[@]} -gt 0 ] || cells=(hold3 cld vp floor)
+holdctl=${HOLDCTL:-holdctl}
+data=${FMNIST:-/usr/share/datasets/fashion-mnist}
+ref="fashion-mnist:$data#test"
+feat=models/fmnist-classifier.safetensors
+threads=${THREADS:-0}
+common=(--features "$feat" --ref "$ref" --n "$n" --seed 1 --json --threads "$threads")
+
+run() { # run ARGS…: one cell
+  local cmd="holdctl fid ${common[*]} $*"
+  local json
+  json=$("$holdctl" fid "${common[@]}" "$@") || { echo "failed: $cmd" >&2; return 1; }
+  printf '%s\t%s\n' "$cmd" "$json" >> "$out"
+  echo "$cmd → $json" >&2
+}
+
+for cell in "${cells[@]}"; do
+  case $cell in
+    floor)
+      run --samples "fashion-mnist:$data" ;;
+    hold3|cld|vp)
+      model=models/fmnist-$cell
+      native=lt
+      [ "$cell" = vp ] && native=em
+      for nfe in 50 100; do
+        run --samples "$model" --sampler "$native" --nfe "$nfe" --grid quadratic --eps 1e-3 --denoise
+      done
+      for nfe in 10 20 50; do
+        run --samples "$model" --sampler a-xdpm3 --nfe "$nfe" --grid vpmatched --clip 1 --denoise
+      done ;;
+    *) echo "unknown cell $cell (want hold3, cld, vp or floor)" >&2; exit 2 ;;
+  esac
+done
