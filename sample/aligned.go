@@ -3,6 +3,7 @@ package sample
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"holdgo/hold"
 )
@@ -14,6 +15,8 @@ const (
 	AlignedDPM3 = "dpm3" // DPM-Solver++(3M)
 	AlignedHeun = "heun" // EDM's Heun step (two x̂₀ per step)
 	AlignedODE  = "ode"  // adaptive Dormand–Prince 5(4) on dc/dλ = x̂₀ − c between the grid's ends
+	AlignedAnc  = "anc"  // ancestral step: the VE posterior of c′ given c and q0 = x̂₀ (stochastic)
+	AlignedSDE2 = "sde2" // DPM-Solver++(2M) SDE, midpoint variant (stochastic)
 )
 
 // Aligned is the family of aligned-gauge samplers (gauge.go): the state is reduced at the start of the
@@ -30,6 +33,10 @@ const (
 //   - dpm3 (3M): c′ = e^{−h}c − φ₁D₀ + φ₂D₁ − φ₃D₂ with DPM-Solver++(3M)'s divided differences D₁, D₂,
 //     φ₂ = φ₁/h + 1, φ₃ = φ₂/h − ½; the multistep solvers start with the lower orders;
 //   - heun: EDM's second-order step in σ, d = (c − x̂₀)/σ, an Euler predictor to σ′ and the trapezoid;
+//   - anc: c′ = x̂₀ + (σ′/σ)²(c − x̂₀) + σ′(1 − (σ′/σ)²)^{1/2} z, the posterior of the VE diffusion in c given
+//     q0 = x̂₀ (DDPM's ancestral step; w stays, so the full state keeps the model's marginal);
+//   - sde2: DPM-Solver++(2M) SDE (midpoint; Lu et al. 2022, as k-diffusion writes it for VE):
+//     c′ = e^{−2h}c + (1 − e^{−2h})D₀ + ½(1 − e^{−2h})(D₀ − D₋₁)/r₀ + σ′(1 − e^{−2h})^{1/2} z;
 //   - ode: the probability-flow ODE of the aligned gauge, dc/dλ = x̂₀ − c, by adaptive Dormand–Prince
 //     (SolveODE, rtol = atol = Tol) from the grid's first time to its last; only the ends of the grid are
 //     used, each evaluation at λ finds its time by bisection on σ_t.
@@ -75,7 +82,7 @@ func (m Aligned) Name() string {
 
 func (m Aligned) order() int {
 	switch m.Solver {
-	case AlignedDPM2:
+	case AlignedDPM2, AlignedSDE2:
 		return 2
 	case AlignedDPM3:
 		return 3
@@ -85,9 +92,14 @@ func (m Aligned) order() int {
 
 func (m Aligned) check() error {
 	switch m.Solver {
-	case AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun, AlignedODE:
+	case AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun, AlignedODE, AlignedAnc, AlignedSDE2:
 	default:
-		return fmt.Errorf("aligned solver %q, want %s, %s, %s, %s or %s", m.Solver, AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun, AlignedODE)
+		return fmt.Errorf("aligned solver %q, want one of %s", m.Solver,
+			strings.Join([]string{AlignedDDIM, AlignedDPM2, AlignedDPM3, AlignedHeun, AlignedODE, AlignedAnc, AlignedSDE2}, ", "))
+	}
+	stochastic := m.Solver == AlignedAnc || m.Solver == AlignedSDE2
+	if stochastic && (m.Corrector || m.Var != "") {
+		return fmt.Errorf("the stochastic aligned solver %s takes no corrector and no extrapolation variable", m.Solver)
 	}
 	if !(m.Tol >= 0) || math.IsInf(m.Tol, 0) {
 		return fmt.Errorf("aligned ODE tolerance %g, want ≥ 0", m.Tol)
@@ -163,6 +175,7 @@ type alignedRun struct {
 	r     *run
 	x     []float64 // the chunk's states, B×n·d: the rebuilt u of the latest query
 	c, w  []float64
+	z     []float64 // the stochastic solvers' noise
 	batch int
 }
 
@@ -277,11 +290,41 @@ func (a *alignedRun) multistep() error {
 		}
 		k := min(order, used)
 		copy(prev, a.c)
-		a.predict(hist, i, k)
+		if m.Solver == AlignedAnc || m.Solver == AlignedSDE2 {
+			a.stochastic(hist, i, k)
+		} else {
+			a.predict(hist, i, k)
+		}
 		lastOrder = k
 		a.offer(i + 1)
 	}
 	return nil
+}
+
+// stochastic advances c from grid point i to i+1 with the ancestral step (k = 1) or DPM-Solver++(2M)
+// SDE's second-order correction (k = 2), drawing z from the run's noise source.
+func (a *alignedRun) stochastic(hist [][]float64, i, k int) {
+	m := a.m
+	s, sn := m.gauges[i].sigma, m.gauges[i+1].sigma
+	keep := (sn / s) * (sn / s) // e^{−2h}
+	mix := -math.Expm1(2 * math.Log(sn/s))
+	if a.z == nil {
+		a.z = make([]float64, len(a.c))
+	}
+	a.r.noise.fill(a.z)
+	std := sn * math.Sqrt(mix)
+	var r0 float64
+	if k > 1 {
+		lam := m.lambdas(i, 2)
+		r0 = (lam[0] - lam[1]) / (m.gauges[i+1].lambda - lam[0])
+	}
+	for q := range a.c {
+		v := keep*a.c[q] + mix*hist[0][q]
+		if k > 1 {
+			v += 0.5 * mix * (hist[0][q] - hist[1][q]) / r0
+		}
+		a.c[q] = v + std*a.z[q]
+	}
 }
 
 // lambdas returns λ at grid points i, i−1, …, i−k+1.

@@ -81,6 +81,10 @@ var Registry = []MethodInfo{
 		func(o Options) Method {
 			return Aligned{Solver: AlignedDPM3, Var: VarVPTime, Corrector: true, Clip: o.Clip}
 		}},
+	{"a-anc", 1, "aligned gauge: ancestral (DDPM) step in c, stochastic",
+		func(o Options) Method { return Aligned{Solver: AlignedAnc, Clip: o.Clip} }},
+	{"a-sde2", 1, "aligned gauge: DPM-Solver++(2M) SDE in c, stochastic",
+		func(o Options) Method { return Aligned{Solver: AlignedSDE2, Clip: o.Clip} }},
 	{"a-ode", 0, "aligned gauge: adaptive RK45 on dc/dλ = x̂₀ − c (--tol; the grid's ends only)",
 		func(o Options) Method {
 			tol := o.Tol
