@@ -5,7 +5,7 @@ PKGS    ?= ./...
 BENCH   ?= .
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build build-mpi test test-mpi test-noasm test-race lint bench golden clean ptx cuda-ci gpu-check fuzz
+.PHONY: all build build-mpi test test-mpi test-noasm test-race lint bench golden clean ptx cuda-ci gpu-check gpu-bundle gpu-bundle-check fuzz
 
 all: build test
 
@@ -92,3 +92,19 @@ gpu-check:
 	bin/holdctl-cuda train --device cuda --data images:$(GPU_DATA) --model ncsnpp-cifar10 --steps 200 --batch 128 --seed 1 --out $(GPU_OUT)
 	bin/holdctl-cuda bench kernels --device cuda
 	bin/holdctl-cuda bench train --device cuda
+
+# The folder to copy to a GPU machine that has the NVIDIA driver (and PyTorch) but no Go, no sources
+# and no network (docs/gpu.md, "Running on a GPU machine without Go"): holdctl-cuda, the GPU test
+# binaries, the PyTorch peer, a Fashion-MNIST subset, run.sh and a MANIFEST; at most 48 MiB, and
+# holdctl-cuda loads cuBLAS 11-13 at run time (no link-time libcublas). Needs the CUDA toolkit
+# (kernels/install-cuda.sh) and Debian's dataset-fashion-mnist. SHIM=1 builds the same folder with
+# the host shim (--device cuda runs the kernels on the CPU) into bin/gpu-bundle-shim.
+GPU_BUNDLE ?= bin/gpu-bundle$(if $(SHIM),-shim)
+gpu-bundle:
+	GO=$(GO) gpubundle/build.sh $(GPU_BUNDLE) $(SHIM)
+
+# The bundle's plumbing without a GPU: the shim bundle's 'run.sh --quick' end to end in at most
+# 5 minutes with every step's status in report.md and report.json, and (where nvcc is installed and
+# no GPU is present) the real bundle's 'run.sh' exiting 2 within 10 s with the reason in report.md.
+gpu-bundle-check:
+	GO=$(GO) gpubundle/check.sh

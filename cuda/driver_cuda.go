@@ -3,22 +3,45 @@
 package cuda
 
 /*
-#cgo LDFLAGS: -lcublas -lcuda
+#cgo LDFLAGS: -lcuda
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <cuda.h>
-#include <cublas_v2.h>
 
 // gorgonia.org/cu v0.9.6 calls cuInit in its package init and exits the process when it fails, so
 // a -tags cuda binary would die on a machine without a GPU before main runs. This definition of
 // cuInit interposes on the driver's (the executable's symbol wins over libcuda.so's): it calls the
 // real cuInit, remembers the result for Open to report, and lets the package init carry on.
+//
+// The driver reads CUDA_CACHE_PATH once, in cuInit, which runs before any Go code of this package:
+// so this is where a process without one is given holdgo's JIT cache folder
+// ($XDG_CACHE_HOME/holdgo/cuda-jit, else ~/.cache/holdgo/cuda-jit), so that the PTX is compiled
+// once per driver version and GPU, not by every process.
 static CUresult hg_init_result = CUDA_SUCCESS;
 static int hg_init_done = 0;
 
+static void hg_default_cache_path(void) {
+	if (getenv("CUDA_CACHE_PATH")) return;
+	char dir[4096];
+	const char* xdg = getenv("XDG_CACHE_HOME");
+	const char* home = getenv("HOME");
+	if (xdg && xdg[0]) snprintf(dir, sizeof dir, "%s/holdgo", xdg);
+	else if (home && home[0]) snprintf(dir, sizeof dir, "%s/.cache/holdgo", home);
+	else return;
+	mkdir(dir, 0755); // the driver makes the last component itself
+	size_t n = strlen(dir);
+	snprintf(dir + n, sizeof dir - n, "/cuda-jit");
+	setenv("CUDA_CACHE_PATH", dir, 0);
+}
+
 CUresult cuInit(unsigned int flags) {
 	if (!hg_init_done) {
+		hg_default_cache_path();
 		CUresult (*real)(unsigned int) = (CUresult (*)(unsigned int))dlsym(RTLD_NEXT, "cuInit");
 		hg_init_result = real ? real(flags) : CUDA_ERROR_NOT_INITIALIZED;
 		hg_init_done = 1;
@@ -34,40 +57,48 @@ static const char* hg_cu_error_name(int r) {
 	return s ? s : "unknown CUDA error";
 }
 
-// Device addresses cross as integers; the casts live here, in C. tf32 selects cuBLAS's TF32
-// tensor-core math (inputs rounded to a 10-bit mantissa, FP32 accumulation) or strict FP32.
-static cublasStatus_t hg_cublas_sgemm(cublasHandle_t h, int tf32, int ta, int tb, int m, int n, int k, float alpha,
-		uintptr_t a, int lda, long long sa, uintptr_t b, int ldb, long long sb, float beta,
-		uintptr_t c, int ldc, long long sc, int batch) {
-	cublasStatus_t s = cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
-	if (s != CUBLAS_STATUS_SUCCESS) return s;
-	// cuBLAS rejects a leading dimension below 1 (status 7) even where a zero-length side makes
-	// it meaningless: a product with k = 0, whose result is beta·C (zeros here).
-	if (lda < 1) lda = 1;
-	if (ldb < 1) ldb = 1;
-	if (ldc < 1) ldc = 1;
-	return cublasSgemmStridedBatched(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-		m, n, k, &alpha, (const float*)a, lda, sa, (const float*)b, ldb, sb, &beta, (float*)c, ldc, sc, batch);
-}
-
-static cublasStatus_t hg_cublas_create(cublasHandle_t* h, void* stream) {
-	cublasStatus_t s = cublasCreate(h);
-	if (s != CUBLAS_STATUS_SUCCESS) return s;
-	return cublasSetStream(*h, (cudaStream_t)stream);
-}
 */
 import "C"
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"gorgonia.org/cu"
 
+	"holdgo/cuda/internal/cublas"
 	"holdgo/kernels"
 )
+
+// The cuBLAS library, loaded once per process (cuda/internal/cublas): $HOLDGO_CUBLAS, else
+// libcublas.so.13, .12 or .11 from the usual folders.
+var (
+	blasOnce sync.Once
+	blasLib  *cublas.Library
+	blasErr  error
+)
+
+func loadBLAS() (*cublas.Library, error) {
+	blasOnce.Do(func() { blasLib, blasErr = cublas.Load(cublas.DefaultSearch()) })
+	return blasLib, blasErr
+}
+
+// BLASInfo says which cuBLAS a GPU device would use: its path and version, or why none loads.
+func BLASInfo() (string, error) {
+	lib, err := loadBLAS()
+	if err != nil {
+		return "", fmt.Errorf("cuda: %w", err)
+	}
+	return fmt.Sprintf("cuBLAS %s (%s)", lib.Version(), lib.Path), nil
+}
+
+// JITCachePath is the folder where the driver caches the PTX it compiled ($CUDA_CACHE_PATH, set
+// at start-up to holdgo's folder where the environment named none).
+func JITCachePath() string { return os.Getenv("CUDA_CACHE_PATH") }
 
 // driver is the Backend on a real GPU: one primary context, one stream (blocking, so that it is
 // ordered with the synchronous copies), the embedded PTX loaded once, and a cuBLAS handle bound to
@@ -78,7 +109,7 @@ type driver struct {
 	ctx    cu.CUContext
 	stream cu.Stream
 	funcs  map[string]cu.Function
-	blas   C.cublasHandle_t
+	blas   *cublas.Handle
 	arch   int
 	peak   float64
 	l2     int
@@ -104,6 +135,9 @@ func Open(ordinal int) (*Device, error) {
 	}
 	if ordinal < 0 || ordinal >= n {
 		return nil, fmt.Errorf("cuda: device %d requested, %d present", ordinal, n)
+	}
+	if _, err := loadBLAS(); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
 	}
 	d := &driver{funcs: map[string]cu.Function{}}
 	if err := d.open(ordinal); err != nil {
@@ -143,7 +177,7 @@ func (d *driver) open(ordinal int) error {
 		return err
 	}
 	for fam, ptx := range mods {
-		m, err := cu.LoadData(ptx)
+		m, err := loadPTX(ptx)
 		if err != nil {
 			return fmt.Errorf("cuda: load %s.ptx (sm_%d) on %s: %w", fam, d.arch, d.name, err)
 		}
@@ -153,10 +187,25 @@ func (d *driver) open(ordinal int) error {
 			}
 		}
 	}
-	if s := C.hg_cublas_create(&d.blas, unsafe.Pointer(d.stream.C())); s != C.CUBLAS_STATUS_SUCCESS {
-		return fmt.Errorf("cuda: cuBLAS init: status %d", int(s))
+	lib, err := loadBLAS()
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	if d.blas, err = lib.NewHandle(unsafe.Pointer(d.stream.C())); err != nil {
+		return fmt.Errorf("cuda: %s: %w", d.name, err)
 	}
 	return nil
+}
+
+// loadPTX JIT-compiles one module with cuModuleLoadDataEx, so that a failure carries the JIT's
+// error log (ptxas's messages) rather than the bare status of cuModuleLoadData.
+func loadPTX(ptx string) (cu.Module, error) {
+	errLog := &cu.JITErrorLogBuffer{Buffer: make([]byte, 16<<10)}
+	m, err := cu.LoadDataEx(ptx, errLog)
+	if err != nil {
+		return m, withJITLog(err, errLog.Buffer)
+	}
+	return m, nil
 }
 
 // peakBandwidth is the DRAM bandwidth in bytes/s: the datasheet value for known parts, else
@@ -248,21 +297,10 @@ func (d *driver) Sync() error { return d.do(d.stream.Synchronize) }
 func (d *driver) Sgemm(g Gemm) error {
 	c := g.ColumnMajor()
 	return d.do(func() error {
-		s := C.hg_cublas_sgemm(d.blas, cbool(c.TF32), cbool(c.TransA), cbool(c.TransB), C.int(c.M), C.int(c.N), C.int(c.K), C.float(c.Alpha),
-			C.uintptr_t(c.A), C.int(c.Lda), C.longlong(c.StrideA), C.uintptr_t(c.B), C.int(c.Ldb), C.longlong(c.StrideB),
-			C.float(c.Beta), C.uintptr_t(c.C), C.int(c.Ldc), C.longlong(c.StrideC), C.int(c.Batch))
-		if s != C.CUBLAS_STATUS_SUCCESS {
-			return fmt.Errorf("cublasSgemmStridedBatched: status %d", int(s))
-		}
-		return nil
+		return d.blas.Sgemm(cublas.Gemm{TF32: c.TF32, TransA: c.TransA, TransB: c.TransB, M: c.M, N: c.N, K: c.K,
+			Alpha: c.Alpha, Beta: c.Beta, A: c.A, B: c.B, C: c.C, Lda: c.Lda, Ldb: c.Ldb, Ldc: c.Ldc,
+			StrideA: int64(c.StrideA), StrideB: int64(c.StrideB), StrideC: int64(c.StrideC), Batch: c.Batch})
 	})
-}
-
-func cbool(b bool) C.int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Time runs f between two events on the stream and returns the elapsed device time in seconds.

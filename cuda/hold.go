@@ -81,7 +81,7 @@ func (d *Device) perturb(batch, n, dim int, coef uintptr, q0, eps, aux, x, targe
 	if dim == 0 || batch == 0 {
 		return nil
 	}
-	return d.launch("hg_hold_perturb", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr(coef).
+	return d.launch("hg_hold_perturb", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr64(coef).
 		ptr(p[0]).ptr(p[1]).ptr(pAux).ptr(p[2]).ptr(p[3]))
 }
 
@@ -182,11 +182,11 @@ func (d *Device) LieTrotterUnfused(x, score, z1, z2 *tensor.Tensor, st LTStep) e
 	}
 	defer d.release(coef)
 	g := grid1D(batch * dim)
-	if err := d.launch("hg_lt_b", g, new(args).i32(batch).i32(st.N).i32(dim).ptr(coef.ptr).ptr(p[1]).ptr(p[0])); err != nil {
+	if err := d.launch("hg_lt_b", g, new(args).i32(batch).i32(st.N).i32(dim).ptr64(coef.ptr).ptr(p[1]).ptr(p[0])); err != nil {
 		return err
 	}
 	for half := 0; half < st.Halves; half++ {
-		if err := d.launch("hg_lt_a", g, new(args).i32(batch).i32(st.N).i32(dim).i32(half).ptr(coef.ptr).ptr(p[2+half]).ptr(p[0])); err != nil {
+		if err := d.launch("hg_lt_a", g, new(args).i32(batch).i32(st.N).i32(dim).i32(half).ptr64(coef.ptr).ptr(p[2+half]).ptr(p[0])); err != nil {
 			return err
 		}
 	}
@@ -214,7 +214,7 @@ func (d *Device) LieTrotterA(x, z *tensor.Tensor, st hold.Step) error {
 		return err
 	}
 	defer d.release(coef)
-	return d.launch("hg_lt_a", grid1D(batch*dim), new(args).i32(batch).i32(lt.N).i32(dim).i32(0).ptr(coef.ptr).ptr(p[2]).ptr(p[0]))
+	return d.launch("hg_lt_a", grid1D(batch*dim), new(args).i32(batch).i32(lt.N).i32(dim).i32(0).ptr64(coef.ptr).ptr(p[2]).ptr(p[0]))
 }
 
 // LieTrotterB applies x_n ← scale·x_n + c·score (hg_lt_b) in place to the last block of x (B, n·d),
@@ -230,5 +230,5 @@ func (d *Device) LieTrotterB(x, score *tensor.Tensor, n int, scale, c float64) e
 		return err
 	}
 	defer d.release(coef)
-	return d.launch("hg_lt_b", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr(coef.ptr).ptr(p[1]).ptr(p[0]))
+	return d.launch("hg_lt_b", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr64(coef.ptr).ptr(p[1]).ptr(p[0]))
 }

@@ -55,6 +55,17 @@ type args struct {
 
 func (a *args) ptr(p uintptr) *args { a.slots = append(a.slots, uint64(p)); return a }
 
+// ptr64 appends the address of float64 data (a C double*), which must be 8-byte aligned: a
+// misaligned double load faults on a GPU (misaligned address) and is silently fine on the host
+// shim, so the layouts that put doubles after floats (StagedBatch, the step statistics) are
+// checked here rather than trusted.
+func (a *args) ptr64(p uintptr) *args {
+	if p%8 != 0 && a.err == nil {
+		a.err = fmt.Errorf("kernel argument %d: double* at %#x is not 8-byte aligned", len(a.slots), p)
+	}
+	return a.ptr(p)
+}
+
 // i32 appends a C int.
 func (a *args) i32(v int) *args {
 	if v < math.MinInt32 || v > math.MaxInt32 {

@@ -129,11 +129,34 @@ func (d *Device) stridedCopy(shape, srcStrides, dstStrides []int, src, dst uintp
 	if n == 0 {
 		return nil
 	}
+	if lo, hi, ok := overlap(shape, srcStrides, dstStrides, src, dst); ok {
+		return fmt.Errorf("cuda: strided copy: source [%#x, %#x) and destination [%#x, %#x) overlap: hg_strided_copy "+
+			"reads its source through the non-coherent cache (const __restrict__), so an aliased copy would read stale values: %w",
+			lo[0], hi[0], lo[1], hi[1], tensor.ErrUnsupported)
+	}
 	dims, st := coalesce(shape, srcStrides, dstStrides)
 	return forStrided(dims, st, func(n int, dims []int, st [][]int, offs []int) error {
 		return d.launch("hg_strided_copy", grid1D(n), new(args).i32(n).bool32(accumulate).ints(dims, 1).
 			ints(st[0], 0).ints(st[1], 0).ptr(at(src, offs[0])).ptr(at(dst, offs[1])))
 	})
+}
+
+// overlap reports whether the byte ranges that a strided copy of shape reads (src with srcStrides)
+// and writes (dst with dstStrides) intersect, and the two ranges [lo, hi).
+func overlap(shape, srcStrides, dstStrides []int, src, dst uintptr) (lo, hi [2]uintptr, ok bool) {
+	for k, base := range [2]uintptr{src, dst} {
+		strides := [2][]int{srcStrides, dstStrides}[k]
+		first, last := 0, 0 // element offsets of the lowest and highest element touched
+		for i, n := range shape {
+			if s := strides[i] * (n - 1); s < 0 {
+				first += s
+			} else {
+				last += s
+			}
+		}
+		lo[k], hi[k] = at(base, first), at(base, last+1)
+	}
+	return lo, hi, lo[0] < hi[1] && lo[1] < hi[0]
 }
 
 func (d *Device) permute(axes []int, out, a *tensor.Tensor, o, pa uintptr) error {
@@ -314,12 +337,35 @@ func (d *Device) sgemm(g Gemm) error {
 	return d.kernelSgemm(g)
 }
 
+// CUDA's limits on gridDim.z and gridDim.y; maxGridY is a variable so that a test can lower it and
+// exercise the row split of kernelSgemm at small sizes.
+const maxGridZ = 65535
+
+var maxGridY = 65535
+
+// kernelSgemm runs g on the tiled hg_sgemm kernel: grid (⌈N/64⌉, ⌈M/64⌉, Batch). Where ⌈M/64⌉
+// exceeds the gridDim.y limit the rows are split into launches of at most maxGridY tiles each
+// (A and C offset by the first row), so a tall product does not fail to launch.
 func (d *Device) kernelSgemm(g Gemm) error {
-	if g.Batch > 65535 {
-		return fmt.Errorf("batch %d > 65535: %w", g.Batch, tensor.ErrUnsupported)
+	if g.Batch > maxGridZ {
+		return fmt.Errorf("batch %d > %d: %w", g.Batch, maxGridZ, tensor.ErrUnsupported)
 	}
-	grid := [3]int{(g.N + gemmTile - 1) / gemmTile, (g.M + gemmTile - 1) / gemmTile, g.Batch}
-	a := new(args).i32(g.M).i32(g.N).i32(g.K).bool32(g.TransA).bool32(g.TransB).f32(g.Alpha).
-		ptr(g.A).i32(g.Lda).i64(g.StrideA).ptr(g.B).i32(g.Ldb).i64(g.StrideB).f32(g.Beta).ptr(g.C).i32(g.Ldc).i64(g.StrideC)
-	return d.launch("hg_sgemm", grid, a)
+	rowsPer := maxGridY * gemmTile
+	for m0 := 0; m0 < g.M || m0 == 0; m0 += rowsPer {
+		c := g
+		c.M = min(rowsPer, g.M-m0)
+		if g.TransA { // A stored K×M: the chunk's rows are columns m0…
+			c.A = at(g.A, m0)
+		} else {
+			c.A = at(g.A, m0*g.Lda)
+		}
+		c.C = at(g.C, m0*g.Ldc)
+		grid := [3]int{(c.N + gemmTile - 1) / gemmTile, (c.M + gemmTile - 1) / gemmTile, c.Batch}
+		a := new(args).i32(c.M).i32(c.N).i32(c.K).bool32(c.TransA).bool32(c.TransB).f32(c.Alpha).
+			ptr(c.A).i32(c.Lda).i64(c.StrideA).ptr(c.B).i32(c.Ldb).i64(c.StrideB).f32(c.Beta).ptr(c.C).i32(c.Ldc).i64(c.StrideC)
+		if err := d.launch("hg_sgemm", grid, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }

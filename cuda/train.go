@@ -66,7 +66,7 @@ func (s *StepStats) finish(parts int, scale float64, slot int) error {
 	if err != nil {
 		return err
 	}
-	return s.d.launch("hg_finish", gridRows(1), new(args).i32(parts).ptr(p[0]).f64(scale).ptr(p[1]).i32(slot))
+	return s.d.launch("hg_finish", gridRows(1), new(args).i32(parts).ptr64(p[0]).f64(scale).ptr64(p[1]).i32(slot))
 }
 
 // ScoreLoss is hold.Loss on the device: grad = 2·(out − target)/batch and the loss
@@ -108,7 +108,7 @@ func (s *StepStats) GradNorm(g *tensor.Tensor) error {
 		return err
 	}
 	grid := gridFlat(g.Len())
-	if err := s.d.launch("hg_sumsq", grid, new(args).i32(g.Len()).ptr(p[0]).ptr(p[1])); err != nil {
+	if err := s.d.launch("hg_sumsq", grid, new(args).i32(g.Len()).ptr(p[0]).ptr64(p[1])); err != nil {
 		return err
 	}
 	return s.finish(grid[0], 1, 1)
@@ -129,7 +129,7 @@ func (s *StepStats) ClipAdam(params, grads, m, v *tensor.Tensor, beta1, beta2, e
 	bc2 := 1 - math.Pow(beta2, float64(step))
 	return s.d.launch("hg_clip_adam", gridFlat(params.Len()), new(args).i32(params.Len()).f32(float32(beta1)).
 		f32(float32(beta2)).f32(float32(eps)).f32(float32(lr/bc1)).f32(float32(math.Sqrt(bc2))).f64(maxNorm).
-		ptr(p[4]).ptr(p[0]).ptr(p[1]).ptr(p[2]).ptr(p[3]))
+		ptr64(p[4]).ptr(p[0]).ptr(p[1]).ptr(p[2]).ptr(p[3]))
 }
 
 // EMA is optim.EMA's update shadow −= (1 − decay)·(shadow − params), skipped after a non-finite
@@ -143,7 +143,7 @@ func (s *StepStats) EMA(shadow, params *tensor.Tensor, decay float64) error {
 		return err
 	}
 	return s.d.launch("hg_ema_guard", gridFlat(shadow.Len()), new(args).i32(shadow.Len()).f32(float32(1-decay)).
-		ptr(p[2]).ptr(p[0]).ptr(p[1]))
+		ptr64(p[2]).ptr(p[0]).ptr(p[1]))
 }
 
 // Loss waits for the step and returns the loss in the stats (a data-parallel rank's share,

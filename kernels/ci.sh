@@ -9,6 +9,8 @@
 #   4. the -tags cuda build: go vet, go build ./..., and the GPU test binary (go test -c), which
 #      runs on a GPU machine without Go: ./cuda.test -test.v (HOLDGO_REQUIRE_GPU=1 to fail instead
 #      of skipping where no GPU is found) and ./cuda.test -test.run '^$' -test.bench Kernels
+#   5. the GPU bundle (make gpu-bundle-check): the shim bundle's run.sh --quick end to end, and the
+#      real bundle's size, its missing libcublas link and its exit 2 on this GPU-less machine
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -39,4 +41,8 @@ go build -tags cuda ./...
 mkdir -p bin
 go test -c -tags cuda -o bin/cuda.test ./cuda/
 ./bin/cuda.test -test.run 'GPU' -test.v | tail -3 # skips with the reason where there is no GPU
+
+step "GPU bundle: make gpu-bundle (≤ 48 MiB, no link-time libcublas) and its plumbing on the shim"
+[ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || apt-get install -y -q dataset-fashion-mnist
+make --no-print-directory gpu-bundle-check # builds bin/gpu-bundle-shim and bin/gpu-bundle, runs both run.sh
 echo "kernels/ci.sh: all CUDA checks passed (no GPU used)"

@@ -76,7 +76,10 @@ HG_KERNEL(hg_fill)(int n, float v, float* __restrict__ y) {
 }
 HG_REGISTER(hg_fill);
 
-HG_KERNEL(hg_unary)(int n, int op, float s, const float* __restrict__ x, float* __restrict__ y) {
+// No __restrict__: hg_unary runs in place (x == y; cuda/conv.go scales a gradient by β), which a
+// restrict-qualified pair would make undefined (the compiler may read x through the non-coherent
+// cache or reorder the loads and stores). Each thread reads x[i] before it writes y[i].
+HG_KERNEL(hg_unary)(int n, int op, float s, const float* x, float* y) {
 	HG_FOR(i, n) y[i] = hg_unary_op(op, s, x[i]);
 }
 HG_REGISTER(hg_unary);

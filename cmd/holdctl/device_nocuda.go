@@ -20,3 +20,6 @@ func benchKernels(io.Writer, string, benchOptions) error { return errNoCUDA }
 
 // benchOptions mirrors cuda.BenchOptions, which this build does not link.
 type benchOptions struct{ Elements, GemmSize, Reps int }
+
+// cudaLibraries: this build has no CUDA.
+func cudaLibraries() []string { return nil }

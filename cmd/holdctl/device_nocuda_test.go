@@ -34,6 +34,7 @@ func TestDeviceCUDAWithoutCUDA(t *testing.T) {
 		{"train", "--device", "cuda", "--steps", "1", "--out", t.TempDir() + "/run"},
 		{"train", "--device", "cuda:1", "--steps", "1", "--out", t.TempDir() + "/run"},
 		{"bench", "train", "--device", "cuda"},
+		{"device", "--device", "cuda"},
 		{"demo", "--device", "cuda", "--steps", "1", "--out", t.TempDir() + "/demo"},
 		{"sample", "--oracle", "--device", "cuda", "--n", "2", "--out", t.TempDir() + "/x.npy"},
 	} {

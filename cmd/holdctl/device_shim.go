@@ -37,3 +37,8 @@ func benchKernels(w io.Writer, device string, opts benchOptions) error {
 }
 
 type benchOptions = cuda.BenchOptions
+
+// cudaLibraries describes the shim: no driver, no cuBLAS, no JIT.
+func cudaLibraries() []string {
+	return []string{"cublas: none (host shim: GEMMs run the hg_sgemm kernel on the CPU)", "jit cache: none (host shim: the kernels are compiled C++)"}
+}

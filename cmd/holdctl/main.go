@@ -36,6 +36,7 @@ func newApp() *cli.App {
 			classifierCommand(),
 			fidCommand(),
 			exportCommand(),
+			deviceCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {

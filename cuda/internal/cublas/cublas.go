@@ -1,0 +1,252 @@
+//go:build cuda || cublasdl
+
+package cublas
+
+/*
+#cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+// The cuBLAS ABI used here, declared without cublas_v2.h so that this file builds without the CUDA
+// toolkit: statuses and enums are C ints (CUBLAS_STATUS_SUCCESS = 0, CUBLAS_OP_N/T = 0/1,
+// CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3, MAJOR/MINOR/PATCH_LEVEL = 0/1/2), the
+// handle an opaque pointer. These values are the same in cuBLAS 11, 12 and 13.
+typedef void* hg_handle;
+
+typedef struct {
+	void* lib;
+	void* lt;
+	int (*create)(hg_handle*);
+	int (*destroy)(hg_handle);
+	int (*set_stream)(hg_handle, void*);
+	int (*set_math_mode)(hg_handle, int);
+	int (*get_property)(int, int*);
+	int (*sgemm_strided_batched)(hg_handle, int, int, int, int, int, const float*, const float*, int, long long,
+		const float*, int, long long, const float*, float*, int, long long, int);
+} hg_cublas;
+
+// hg_open dlopens path into t (after preloading lt, libcublasLt, when given: libcublas needs it and
+// the dynamic loader finds it by soname once it is loaded) and returns NULL, or dlerror's message.
+static const char* hg_open(hg_cublas* t, const char* path, const char* lt) {
+	dlerror();
+	if (lt) t->lt = dlopen(lt, RTLD_NOW | RTLD_GLOBAL);
+	t->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!t->lib) {
+		const char* e = dlerror();
+		if (t->lt) { dlclose(t->lt); t->lt = NULL; }
+		return e ? e : "dlopen failed";
+	}
+	return NULL;
+}
+
+static void* hg_sym(hg_cublas* t, const char* a, const char* b) {
+	void* p = dlsym(t->lib, a);
+	if (!p && b) p = dlsym(t->lib, b);
+	return p;
+}
+
+// hg_bind looks up every function and returns NULL, or the name of the first one missing.
+static const char* hg_bind(hg_cublas* t) {
+#define HG_BIND(field, a, b) if (!(*(void**)&t->field = hg_sym(t, a, b))) return a
+	HG_BIND(create, "cublasCreate_v2", "cublasCreate");
+	HG_BIND(destroy, "cublasDestroy_v2", "cublasDestroy");
+	HG_BIND(set_stream, "cublasSetStream_v2", "cublasSetStream");
+	HG_BIND(set_math_mode, "cublasSetMathMode", NULL);
+	HG_BIND(get_property, "cublasGetProperty", NULL);
+	HG_BIND(sgemm_strided_batched, "cublasSgemmStridedBatched", NULL);
+#undef HG_BIND
+	return NULL;
+}
+
+static void hg_close(hg_cublas* t) {
+	if (t->lib) dlclose(t->lib);
+	if (t->lt) dlclose(t->lt);
+	t->lib = t->lt = NULL;
+}
+
+static int hg_property(hg_cublas* t, int which, int* v) { return t->get_property(which, v); }
+
+static int hg_create(hg_cublas* t, hg_handle* h, void* stream) {
+	int s = t->create(h);
+	if (s != 0) return s;
+	return t->set_stream(*h, stream);
+}
+
+static int hg_destroy(hg_cublas* t, hg_handle h) { return t->destroy(h); }
+
+// hg_sgemm: device addresses cross as integers; the casts live here, in C. tf32 selects TF32
+// tensor-core math (inputs rounded to a 10-bit mantissa, FP32 accumulation) or strict FP32.
+static int hg_sgemm(hg_cublas* t, hg_handle h, int tf32, int ta, int tb, int m, int n, int k, float alpha,
+		uintptr_t a, int lda, long long sa, uintptr_t b, int ldb, long long sb, float beta,
+		uintptr_t c, int ldc, long long sc, int batch) {
+	int s = t->set_math_mode(h, tf32 ? 3 : 0);
+	if (s != 0) return s;
+	// cuBLAS rejects a leading dimension below 1 (status 7) even where a zero-length side makes
+	// it meaningless: a product with k = 0, whose result is beta·C.
+	if (lda < 1) lda = 1;
+	if (ldb < 1) ldb = 1;
+	if (ldc < 1) ldc = 1;
+	return t->sgemm_strided_batched(h, ta, tb, m, n, k, &alpha, (const float*)a, lda, sa,
+		(const float*)b, ldb, sb, &beta, (float*)c, ldc, sc, batch);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+)
+
+// Library is a loaded cuBLAS.
+type Library struct {
+	Path                string // the candidate that loaded
+	Major, Minor, Patch int    // cublasGetProperty
+	t                   *C.hg_cublas
+}
+
+// Load tries the candidates of s in order and returns the first library that opens and exports
+// every function the backend calls, or a *LoadError listing every path tried and why it failed.
+func Load(s Search) (*Library, error) {
+	var tried []Attempt
+	for _, path := range s.Candidates() {
+		lib, err := open(path)
+		if err == nil {
+			return lib, nil
+		}
+		tried = append(tried, Attempt{Path: path, Reason: err.Error()})
+	}
+	return nil, &LoadError{Tried: tried}
+}
+
+func open(path string) (*Library, error) {
+	if strings.Contains(path, "/") {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("not found")
+		}
+	}
+	t := (*C.hg_cublas)(C.calloc(1, C.sizeof_hg_cublas))
+	if t == nil {
+		return nil, fmt.Errorf("out of memory")
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var clt *C.char
+	if lt := ltPath(path); lt != "" {
+		clt = C.CString(lt)
+		defer C.free(unsafe.Pointer(clt))
+	}
+	if msg := C.hg_open(t, cpath, clt); msg != nil {
+		C.free(unsafe.Pointer(t))
+		return nil, fmt.Errorf("dlopen: %s", C.GoString(msg))
+	}
+	if missing := C.hg_bind(t); missing != nil {
+		C.hg_close(t)
+		C.free(unsafe.Pointer(t))
+		return nil, fmt.Errorf("not a usable cuBLAS: no symbol %s", C.GoString(missing))
+	}
+	lib := &Library{Path: path, t: t}
+	for i, v := range []*int{&lib.Major, &lib.Minor, &lib.Patch} {
+		x, err := lib.property(i)
+		if err != nil {
+			lib.Close()
+			return nil, err
+		}
+		*v = x
+	}
+	return lib, nil
+}
+
+// property is cublasGetProperty(which): 0 major, 1 minor, 2 patch level.
+func (l *Library) property(which int) (int, error) {
+	var x C.int
+	if s := C.hg_property(l.t, C.int(which), &x); s != 0 {
+		return 0, fmt.Errorf("cublasGetProperty(%d): status %d", which, int(s))
+	}
+	return int(x), nil
+}
+
+// ltPath is libcublasLt.so.N next to a libcublas.so.N given by its path, when that file exists:
+// the NVIDIA toolkit's and the Python wheels' libcublas find their libcublasLt only through
+// LD_LIBRARY_PATH or the ld.so cache, so Load preloads it.
+func ltPath(path string) string {
+	dir, base := filepath.Split(path)
+	if dir == "" || !strings.HasPrefix(base, "libcublas.so") {
+		return ""
+	}
+	lt := filepath.Join(dir, "libcublasLt"+strings.TrimPrefix(base, "libcublas"))
+	if _, err := os.Stat(lt); err != nil {
+		return ""
+	}
+	return lt
+}
+
+// Version is "major.minor.patch".
+func (l *Library) Version() string { return fmt.Sprintf("%d.%d.%d", l.Major, l.Minor, l.Patch) }
+
+// Close unloads the library; handles made from it must be destroyed first.
+func (l *Library) Close() {
+	if l.t != nil {
+		C.hg_close(l.t)
+		C.free(unsafe.Pointer(l.t))
+		l.t = nil
+	}
+}
+
+// Handle is a cuBLAS handle bound to one stream.
+type Handle struct {
+	lib *Library
+	h   C.hg_handle
+}
+
+// NewHandle creates a handle whose work goes to stream (a CUstream; nil for the default stream).
+func (l *Library) NewHandle(stream unsafe.Pointer) (*Handle, error) {
+	h := &Handle{lib: l}
+	if s := C.hg_create(l.t, &h.h, stream); s != 0 {
+		return nil, fmt.Errorf("cublasCreate/cublasSetStream (%s): status %d", l.Path, int(s))
+	}
+	return h, nil
+}
+
+// Destroy releases the handle.
+func (h *Handle) Destroy() error {
+	if s := C.hg_destroy(h.lib.t, h.h); s != 0 {
+		return fmt.Errorf("cublasDestroy: status %d", int(s))
+	}
+	return nil
+}
+
+// Gemm is one column-major cublasSgemmStridedBatched call: C = α·op(A)·op(B) + β·C for each of
+// Batch matrices, the addresses in device memory.
+type Gemm struct {
+	TF32, TransA, TransB      bool
+	M, N, K                   int
+	Alpha, Beta               float32
+	A, B, C                   uintptr
+	Lda, Ldb, Ldc             int
+	StrideA, StrideB, StrideC int64
+	Batch                     int
+}
+
+// Sgemm runs g on the handle's stream.
+func (h *Handle) Sgemm(g Gemm) error {
+	s := C.hg_sgemm(h.lib.t, h.h, cbool(g.TF32), cbool(g.TransA), cbool(g.TransB), C.int(g.M), C.int(g.N), C.int(g.K), C.float(g.Alpha),
+		C.uintptr_t(g.A), C.int(g.Lda), C.longlong(g.StrideA), C.uintptr_t(g.B), C.int(g.Ldb), C.longlong(g.StrideB),
+		C.float(g.Beta), C.uintptr_t(g.C), C.int(g.Ldc), C.longlong(g.StrideC), C.int(g.Batch))
+	if s != 0 {
+		return fmt.Errorf("cublasSgemmStridedBatched: status %d", int(s))
+	}
+	return nil
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}

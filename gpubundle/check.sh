@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# gpubundle/check.sh: 'make gpu-bundle-check', the GPU bundle checked on a machine without a GPU.
+#   1. the host-shim bundle (make gpu-bundle SHIM=1) runs 'run.sh --quick' end to end within
+#      5 minutes, exit 0, and report.md and report.json list all four steps with their status;
+#   2. where nvcc is installed and nvidia-smi is not: the real bundle (make gpu-bundle) is at most
+#      48 MiB, has no link-time libcublas, and its 'run.sh OUT' exits 2 within 10 s, saying why in
+#      OUT/report.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+fail() { echo "gpu-bundle-check: $*" >&2; exit 1; }
+
+GO=$GO gpubundle/build.sh bin/gpu-bundle-shim 1
+out=bin/gpu-bundle-check/quick
+rm -rf "$out"
+t0=$(date +%s)
+rc=0
+timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick || rc=$?
+dt=$(($(date +%s) - t0))
+echo "gpu-bundle-check: shim run.sh --quick: exit $rc in $dt s"
+[ $rc = 0 ] || fail "shim run.sh --quick exited $rc (report: $out/report.md)"
+for step in preflight correctness speed images; do
+	grep -q "^| $step | pass |" "$out/report.md" || fail "report.md has no passing $step step"
+	grep -q "\"name\": \"$step\", \"status\": \"pass\"" "$out/report.json" || fail "report.json has no passing $step step"
+done
+for f in models/hold.png models/cld.png models/vp.png; do [ -s "$out/$f" ] || fail "$out/$f missing"; done
+if command -v python3 >/dev/null; then python3 -m json.tool "$out/report.json" >/dev/null || fail "report.json is not JSON"; fi
+
+if command -v nvcc >/dev/null && ! command -v nvidia-smi >/dev/null; then
+	GO=$GO gpubundle/build.sh bin/gpu-bundle
+	out=bin/gpu-bundle-check/nogpu
+	rm -rf "$out"
+	t0=$(date +%s)
+	rc=0
+	bin/gpu-bundle/run.sh "$out" || rc=$?
+	dt=$(($(date +%s) - t0))
+	echo "gpu-bundle-check: run.sh without a GPU: exit $rc in $dt s"
+	[ $rc = 2 ] || fail "run.sh without a GPU exited $rc, want 2"
+	[ $dt -le 10 ] || fail "run.sh without a GPU took $dt s, want ≤ 10"
+	grep -q 'no usable GPU' "$out/report.md" || fail "$out/report.md does not say why"
+	cat "$out/report.md"
+else
+	echo "gpu-bundle-check: the no-GPU exit of the real bundle not checked here (needs nvcc and no nvidia-smi)"
+fi
+echo "gpu-bundle-check: ok"

@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--quick]
+#
+# The GPU bundle's one command (built by 'make gpu-bundle'; docs/gpu.md, "Running on a GPU machine
+# without Go"). Needs bash, coreutils (timeout), the NVIDIA driver and a cuBLAS 11-13 (found by
+# holdctl-cuda itself; $HOLDGO_CUBLAS names one), and python3 with PyTorch for the speed peer.
+# Steps, in order, each capped, with one overall deadline (default 540 s):
+#   preflight    nvidia-smi, glibc, the cuBLAS found, the PTX JIT (its log on failure)
+#   correctness  the CUDA kernel suite and the backend op table against the Go reference; training
+#                cuda vs cpu in strict FP32 (toy MLP: train.test; ncsnpp-tiny: two holdctl runs)
+#   speed        holdgo's bench train and the PyTorch peer on the same device, TF32 then strict FP32,
+#                ncsnpp-cifar10 and ncsnpp-small at batch 128; bench kernels (time per kernel family)
+#   images       HOLD-3, CLD and VP ncsnpp-small on Fashion-MNIST for --minutes M each (one process
+#                at a time), then 64 samples of each
+# OUTDIR/report.md and OUTDIR/report.json are rewritten as each step ends, so a machine that goes
+# away midway still leaves what was done; OUTDIR/logs holds every command's output.
+# --quick: tiny sizes (8×8 images, ncsnpp-tiny, 1-2 steps) — the plumbing check, which the host-shim
+# bundle (make gpu-bundle SHIM=1) runs on a CPU in a few minutes.
+# Exit status: 0 every step passed; 1 a step failed or timed out; 2 no GPU/driver (or bad usage).
+set -uo pipefail
+
+usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--quick]" >&2; exit 2; }
+out=
+deadline=540
+minutes=
+quick=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--deadline) deadline=${2:-}; shift 2 || usage ;;
+	--minutes) minutes=${2:-}; shift 2 || usage ;;
+	--quick) quick=1; shift ;;
+	-h | --help) usage ;;
+	-*) echo "run.sh: unknown option $1" >&2; usage ;;
+	*) [ -z "$out" ] || usage; out=$1; shift ;;
+	esac
+done
+[ -n "$out" ] || usage
+case $deadline in '' | *[!0-9]*) echo "run.sh: --deadline wants whole seconds" >&2; exit 2 ;; esac
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$here/bin
+mkdir -p "$out/logs" || exit 2
+out=$(cd "$out" && pwd)
+start=$(date +%s)
+shim=0
+grep -q '^build tags: cudashim' "$here/MANIFEST" 2>/dev/null && shim=1
+export CUDA_CACHE_PATH=${CUDA_CACHE_PATH:-$out/jit-cache} # one JIT cache for every process of the run
+export CUDA_CACHE_MAXSIZE=${CUDA_CACHE_MAXSIZE:-1073741824}
+
+# --- the record of the steps, rendered to report.md and report.json after each one ------------
+names=() statuses=() seconds=() notes=() figures=()
+machine=()
+
+jstr() { # a JSON string
+	local s=$1
+	s=${s//\\/\\\\}
+	s=${s//\"/\\\"}
+	s=${s//$'\n'/\\n}
+	s=${s//$'\t'/\\t}
+	s=${s//$'\r'/}
+	printf '"%s"' "$s"
+}
+
+render() {
+	local i kv k v sep
+	{
+		echo "# holdgo GPU bundle report"
+		echo
+		echo "- started: $(date -u -d @"$start" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo "$start"), elapsed $(($(date +%s) - start)) s of a $deadline s deadline$([ $quick = 1 ] && echo ', --quick')"
+		for kv in "${machine[@]}"; do echo "- ${kv%%=*}: ${kv#*=}"; done
+		echo
+		echo "| step | status | seconds | note |"
+		echo "|---|---|---|---|"
+		for i in "${!names[@]}"; do
+			echo "| ${names[$i]} | ${statuses[$i]} | ${seconds[$i]} | ${notes[$i]//|/\\|} |"
+		done
+		for i in "${!names[@]}"; do
+			[ -n "${figures[$i]}" ] || continue
+			echo
+			echo "## ${names[$i]}"
+			echo
+			while IFS= read -r kv; do
+				if [ -n "$kv" ]; then echo "- ${kv%%=*}: ${kv#*=}"; fi
+			done <<<"${figures[$i]}"
+		done
+	} >"$out/report.md.tmp"
+	mv "$out/report.md.tmp" "$out/report.md"
+	{
+		printf '{"bundle": %s, "quick": %s, "shim": %s, "deadline_s": %s, "elapsed_s": %s, "machine": {' \
+			"$(jstr "$(sed -n 's/^version: //p' "$here/MANIFEST" 2>/dev/null)")" \
+			"$([ $quick = 1 ] && echo true || echo false)" "$([ $shim = 1 ] && echo true || echo false)" "$deadline" "$(($(date +%s) - start))"
+		sep=
+		for kv in "${machine[@]}"; do printf '%s%s: %s' "$sep" "$(jstr "${kv%%=*}")" "$(jstr "${kv#*=}")"; sep=', '; done
+		printf '}, "steps": ['
+		for i in "${!names[@]}"; do
+			[ "$i" = 0 ] || printf ', '
+			printf '{"name": %s, "status": %s, "seconds": %s, "note": %s, "figures": {' \
+				"$(jstr "${names[$i]}")" "$(jstr "${statuses[$i]}")" "${seconds[$i]}" "$(jstr "${notes[$i]}")"
+			sep=
+			while IFS= read -r kv; do
+				[ -n "$kv" ] || continue
+				k=${kv%%=*} v=${kv#*=}
+				if [[ $v =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; then
+					printf '%s%s: %s' "$sep" "$(jstr "$k")" "$v"
+				else
+					printf '%s%s: %s' "$sep" "$(jstr "$k")" "$(jstr "$v")"
+				fi
+				sep=', '
+			done <<<"${figures[$i]}"
+			printf '}}'
+		done
+		printf ']}\n'
+	} >"$out/report.json.tmp"
+	mv "$out/report.json.tmp" "$out/report.json"
+}
+
+# step NAME STATUS SECONDS NOTE [FIGURES: key=value lines]
+record() {
+	names+=("$1") statuses+=("$2") seconds+=("$3") notes+=("$4") figures+=("${5:-}")
+	render
+	echo "run.sh: $1: $2 ($3 s) $4" >&2
+}
+
+left() { echo $((deadline - ($(date +%s) - start))); }
+
+# cap WANT: the seconds a step may take: WANT, or what is left before the deadline less 5 s.
+cap() {
+	local l
+	l=$(($(left) - 5))
+	[ "$l" -lt "$1" ] && echo "$l" || echo "$1"
+}
+
+# run LOG SECONDS CMD…: run CMD with a time limit, output appended to logs/LOG; the status of CMD,
+# 124 on timeout.
+run() {
+	local log=$out/logs/$1 limit=$2
+	shift 2
+	if [ "$limit" -lt 1 ]; then
+		echo "skipped: no time left before the deadline" >>"$log"
+		return 124
+	fi
+	echo "\$ $*" >>"$log"
+	timeout -k 5 "$limit" "$@" >>"$log" 2>&1
+}
+
+status_of() { # status_of RC: pass / fail / timeout
+	case $1 in 0) echo pass ;; 124 | 137) echo timeout ;; *) echo fail ;; esac
+}
+
+# --- preflight -------------------------------------------------------------------------------
+t0=$(date +%s)
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null || ldd --version 2>/dev/null | head -1 || echo unknown)
+machine+=("host=$(uname -n) ($(uname -sm))" "glibc=$glibc")
+if [ $shim = 1 ]; then
+	machine+=("gpu=none: host-shim bundle (the CUDA kernels run on the CPU)")
+else
+	reason=
+	if ! command -v nvidia-smi >/dev/null 2>&1; then
+		reason="nvidia-smi not found: no NVIDIA driver on this machine"
+	elif ! smi=$(timeout 8 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1); then
+		reason="nvidia-smi failed: $(echo "$smi" | head -3 | tr '\n' ' ')"
+	elif [ -z "$smi" ]; then
+		reason="nvidia-smi lists no GPU"
+	fi
+	if [ -z "$reason" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1' && [ -z "${LD_LIBRARY_PATH:-}" ]; then
+		reason="libcuda.so.1 (the driver library) is not in the ld.so cache and LD_LIBRARY_PATH is unset"
+	fi
+	if [ -n "$reason" ]; then
+		record preflight fail $(($(date +%s) - t0)) "no usable GPU: $reason; nothing else was run"
+		echo "run.sh: $reason" >&2
+		exit 2
+	fi
+	machine+=("gpu=$(echo "$smi" | head -1)")
+	echo "$smi" >"$out/logs/nvidia-smi.txt"
+	timeout 8 nvidia-smi >>"$out/logs/nvidia-smi.txt" 2>&1
+fi
+run preflight.log "$(cap 60)" "$bin/holdctl-cuda" device --device cuda
+rc=$?
+info=$(grep -E '^(backend|cublas|jit cache|opened): ' "$out/logs/preflight.log" | sed 's/: /=/')
+if [ $rc != 0 ]; then
+	record preflight "$(status_of $rc)" $(($(date +%s) - t0)) "holdctl-cuda device failed (exit $rc): $(grep -v '^\$' "$out/logs/preflight.log" | head -c 1500 | tr '\n' ' ')"
+	exit 2
+fi
+record preflight pass $(($(date +%s) - t0)) "holdctl-cuda device --device cuda opened the device" "$info"
+
+# --- correctness -------------------------------------------------------------------------------
+t0=$(date +%s)
+export HOLDGO_REQUIRE_GPU=1 # the GPU test binaries fail instead of skipping where no GPU opens
+figs=
+fails=
+if [ $shim = 1 ]; then
+	kernel_run='ShimKernels|ShimBackendTable'
+	train_run='ShimTrainingMatchesCPU'
+else
+	kernel_run='GPU'
+	train_run='ShimTrainingMatchesCPU|ShimResumeAcrossDevices'
+fi
+[ $quick = 1 ] && [ $shim = 1 ] && kernel_run='ShimBackendTable'
+run correctness-kernels.log "$(cap 240)" "$bin/cuda.test" -test.run "$kernel_run" -test.v -test.count 1
+rc=$?
+figs+="kernel suite ($kernel_run)=$(status_of $rc), $(grep -c -- '--- PASS' "$out/logs/correctness-kernels.log") passed, $(grep -c -- '--- FAIL' "$out/logs/correctness-kernels.log") failed"$'\n'
+[ $rc = 0 ] || fails+="kernels "
+shortflag=()
+[ $quick = 1 ] && shortflag=(-test.short)
+run correctness-train.log "$(cap 240)" "$bin/train.test" -test.run "$train_run" -test.v -test.count 1 "${shortflag[@]}"
+rc=$?
+figs+="toy MLP training cuda vs cpu ($train_run)=$(status_of $rc); $(grep -m3 -o 'worst loss relative difference [^;]*' "$out/logs/correctness-train.log" | tr '\n' ' ')"$'\n'
+[ $rc = 0 ] || fails+="train "
+# ncsnpp-tiny through the CLI, strict FP32 on both devices, same seed: the logged losses must agree.
+if [ $quick = 1 ]; then tsteps=2 tbatch=1; else tsteps=20 tbatch=4; fi
+for d in cpu cuda; do
+	rm -rf "$out/tiny-$d"
+	NVIDIA_TF32_OVERRIDE=0 run correctness-tiny.log "$(cap 180)" "$bin/holdctl-cuda" train --device "$d" --data "images:$here/data/tiny8" \
+		--model ncsnpp-tiny --steps $tsteps --batch $tbatch --seed 1 --log-every 1 --out "$out/tiny-$d"
+	rc=$?
+	[ $rc = 0 ] || break
+done
+if [ $rc = 0 ]; then
+	worst=$(paste -d, "$out/tiny-cpu/log.csv" "$out/tiny-cuda/log.csv" | awk -F, 'NR > 1 && $1 ~ /^[0-9]+$/ {
+		n = NF / 2; d = $2 - $(n + 2); if (d < 0) d = -d; r = d / ($2 < 0 ? -$2 : $2); if (r > w) w = r; c++ }
+		END { if (c == 0) print "none"; else printf "%.3g", w }')
+	if [ "$worst" = none ] || awk -v w="$worst" 'BEGIN { exit !(w > 1e-4) }'; then
+		fails+="ncsnpp-tiny "
+		figs+="ncsnpp-tiny cuda vs cpu=fail: worst loss relative difference $worst over $tsteps steps (want ≤ 1e-4)"$'\n'
+	else
+		figs+="ncsnpp-tiny cuda vs cpu=pass: worst loss relative difference $worst over $tsteps steps of batch $tbatch (strict FP32)"$'\n'
+	fi
+else
+	fails+="ncsnpp-tiny "
+	figs+="ncsnpp-tiny cuda vs cpu=$(status_of $rc) (exit $rc, logs/correctness-tiny.log)"$'\n'
+fi
+if [ -z "$fails" ]; then st=pass; note="kernels, op table and training agree with the CPU"; else st=fail; note="failed: $fails(see logs/correctness-*.log)"; fi
+record correctness $st $(($(date +%s) - t0)) "$note" "$figs"
+
+# --- speed: holdgo and PyTorch on the same device ---------------------------------------------------
+t0=$(date +%s)
+figs=
+fails=
+peer_dev=cuda
+[ $shim = 1 ] && peer_dev=cpu
+have_torch=0
+py=
+for p in ${HOLDGO_PYTHON:-} python3 /usr/bin/python3; do # $HOLDGO_PYTHON names the Python with PyTorch
+	if command -v "$p" >/dev/null && "$p" -c 'import torch' >/dev/null 2>&1; then py=$p; break; fi
+done
+if [ -n "$py" ]; then
+	have_torch=1
+	machine+=("pytorch=$py: torch $("$py" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null)")
+else
+	figs+="pytorch=not found (no python3 that imports torch; set HOLDGO_PYTHON): holdgo timed alone"$'\n'
+fi
+if [ $quick = 1 ]; then
+	configs=("ncsnpp-tiny 1 1 0")
+	bsteps=1 psteps=1
+else
+	configs=("ncsnpp-cifar10 128 3 106" "ncsnpp-small 128 1 0")
+	bsteps=10 psteps=10
+fi
+gpu_name=$(echo "${smi:-}" | head -1 | cut -d, -f1)
+peak_tf32=0 peak_fp32=0
+case $gpu_name in *H100* | *H200* | *GH200*) peak_tf32=494.7 peak_fp32=66.9 ;; *A100*) peak_tf32=156 peak_fp32=19.5 ;; esac
+for tf32 in 1 0; do
+	mode=$([ $tf32 = 1 ] && echo TF32 || echo "strict FP32")
+	for cfg in "${configs[@]}"; do
+		read -r model batch ch gflop <<<"$cfg"
+		log=speed-$model-tf32$tf32.log
+		env_tf32=()
+		[ $tf32 = 0 ] && env_tf32=(NVIDIA_TF32_OVERRIDE=0)
+		run "$log" "$(cap 120)" env "${env_tf32[@]}" "$bin/holdctl-cuda" bench train --device cuda --model "$model" --batch "$batch" --channels "$ch" --steps $bsteps
+		rc=$?
+		hg=$(grep -o '[0-9.]* samples/s' "$out/logs/$log" | tail -1 | cut -d' ' -f1)
+		counters=$(grep -m1 'per non-logging step' "$out/logs/$log" | sed 's/ *per non-logging step: //')
+		if [ $rc != 0 ] || [ -z "$hg" ]; then
+			fails+="holdgo-$model-$mode "
+			figs+="$model batch $batch $mode holdgo=$(status_of $rc) (logs/$log)"$'\n'
+			continue
+		fi
+		line="$hg images/s"
+		if [ "$gflop" != 0 ]; then
+			gf=$(awk -v r="$hg" -v g="$gflop" 'BEGIN { printf "%.0f", r * g }')
+			line+=", ≈$gf GFLOP/s at ≈$gflop GFLOP per image"
+			pk=$([ $tf32 = 1 ] && echo $peak_tf32 || echo $peak_fp32)
+			[ "$pk" != 0 ] && line+=" ($(awk -v f="$gf" -v p="$pk" 'BEGIN { printf "%.1f", 100 * f / (p * 1000) }') % of the $pk TFLOP/s peak)"
+		fi
+		figs+="$model batch $batch $mode holdgo=$line; per step: $counters"$'\n'
+		if [ $have_torch = 1 ]; then
+			plog=speed-$model-tf32$tf32-torch.log
+			run "$plog" "$(cap 150)" "$py" "$here/peer/peer_train.py" --model "$model" --batch "$batch" --steps $psteps --device $peer_dev --tf32 $tf32 --json
+			rc=$?
+			pt=$(grep -o '"images_per_s": [0-9.e+-]*' "$out/logs/$plog" | tail -1 | cut -d' ' -f2)
+			if [ $rc = 0 ] && [ -n "$pt" ]; then
+				ratio=$(awk -v a="$hg" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')
+				figs+="$model batch $batch $mode pytorch ($peer_dev)=$(awk -v b="$pt" 'BEGIN { printf "%.1f", b }') images/s; holdgo/pytorch=$ratio"$'\n'
+			else
+				fails+="pytorch-$model-$mode "
+				figs+="$model batch $batch $mode pytorch=$(status_of $rc) (logs/$plog)"$'\n'
+			fi
+		fi
+	done
+done
+if [ $quick = 1 ]; then kargs=(--elements 4096 --gemm 64 --reps 1); else kargs=(); fi
+run speed-kernels.log "$(cap 120)" "$bin/holdctl-cuda" bench kernels --device cuda "${kargs[@]}"
+rc=$?
+figs+="bench kernels (time per kernel family, CUDA events)=$(status_of $rc): logs/speed-kernels.log"$'\n'
+[ $rc = 0 ] || fails+="bench-kernels "
+if [ -z "$fails" ]; then st=pass; note="holdgo and PyTorch timed on the same device"; else st=fail; note="failed: $fails"; fi
+[ $shim = 1 ] && note+=" (host shim: CPU times, plumbing only)"
+record speed $st $(($(date +%s) - t0)) "$note" "$figs"
+
+# --- image models: HOLD-3, CLD, VP on Fashion-MNIST, one process at a time ----------------------------
+t0=$(date +%s)
+figs=
+fails=
+if [ $quick = 1 ]; then
+	data="images:$here/data/tiny8"
+	recipe=(--model ncsnpp-tiny --steps 1 --batch 1 --log-every 1)
+	sample_args=(--n 1 --steps 2)
+else
+	data="fashion-mnist:$here/data/fashion-mnist"
+	# the Fashion-MNIST recipe of docs/fashion-mnist.md, cut by a time limit instead of a step count
+	recipe=(--model ncsnpp-small --dropout 0 --flip --times mixed --steps 1000000 --batch 128 --lr 1e-3 --warmup 200
+		--ema 0.995 --grad-clip 1 --ckpt-every 500 --log-every 50)
+	sample_args=(--n 64 --steps 250 --denoise)
+	if [ -z "$minutes" ]; then # what is left, less 60 s per model for its samples, split three ways
+		minutes=$(awk -v l="$(left)" 'BEGIN { m = (l - 200) / 3 / 60; if (m < 0.5) m = 0.5; printf "%.1f", m }')
+	fi
+	recipe+=(--time-limit "$(awk -v m="$minutes" 'BEGIN { printf "%ds", m * 60 }')")
+fi
+mkdir -p "$out/models"
+for sde in hold cld vp; do
+	args=(--sde "$sde")
+	[ $sde = hold ] && args+=(--order 3)
+	dir=$out/models/$sde
+	rm -rf "$dir"
+	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || awk -v m="${minutes:-1}" 'BEGIN { printf "%d", m * 60 + 60 }'))" \
+		"$bin/holdctl-cuda" train --device cuda --data "$data" "${args[@]}" "${recipe[@]}" --seed 1 --out "$dir"
+	rc=$?
+	if [ $rc != 0 ]; then
+		fails+="train-$sde "
+		figs+="$sde train=$(status_of $rc) (logs/images-$sde.log)"$'\n'
+		continue
+	fi
+	last=$(tail -1 "$dir/log.csv")
+	ckpt=$(du -k "$dir/ckpt.safetensors" | cut -f1)
+	run "images-$sde.log" "$(cap 60)" "$bin/holdctl-cuda" export --ckpt "$dir" --out "$out/models/$sde-ema"
+	ema=$(du -sk "$out/models/$sde-ema" 2>/dev/null | cut -f1)
+	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || echo 90))" "$bin/holdctl-cuda" sample --ckpt "$dir" --device cuda \
+		"${sample_args[@]}" --seed 1 --out "$out/models/$sde.png"
+	rc=$?
+	[ $rc = 0 ] || fails+="sample-$sde "
+	figs+="$sde=last log row (step,loss,lr,grad norm,steps/s) $last; checkpoint ${ckpt} KiB, EMA export ${ema:-?} KiB; samples $(status_of $rc) (models/$sde.png)"$'\n'
+done
+if [ -z "$fails" ]; then st=pass; note="trained and sampled HOLD-3, CLD and VP"; else st=fail; note="failed: $fails"; fi
+[ $quick = 1 ] || note+=" (${minutes} min each)"
+record images $st $(($(date +%s) - t0)) "$note" "$figs"
+
+for s in "${statuses[@]}"; do [ "$s" = pass ] || exit 1; done
+exit 0
