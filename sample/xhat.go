@@ -369,35 +369,57 @@ func (r *run) evalX0(dst, x []float64, batch int, t float64) error {
 	for i := range times {
 		times[i] = t
 	}
-	if p, ok := r.score.(X0Predictor); ok {
-		if err := p.PredictX0(dst, x[:batch*r.blocks()*r.d], times); err != nil {
-			return fmt.Errorf("x̂₀ at t = %g: %w", t, err)
-		}
-		r.nfe++
-		return nil
+	if err := predictX0(r.sde, r.score, dst, x[:batch*r.blocks()*r.d], times, r.scores[:batch*r.d]); err != nil {
+		return fmt.Errorf("x̂₀ at t = %g: %w", t, err)
 	}
-	sc, err := r.evalScore(x, batch, t)
-	if err != nil {
+	r.nfe++
+	return nil
+}
+
+// PredictX0 writes the data prediction x̂₀ = E[q0 | x_t] (B×d) of a score function for the states x
+// (B×n·d) at the per-sample times t: directly from an X0Predictor, otherwise from the last-block score
+// S as x̂₀ = (S + rᵀu)/(rᵀm_t) with r = Σ_t⁻¹e_n (fast-samplers §3: Σ_t does not depend on the data, so
+// ∇log p_t(u) = −Σ_t⁻¹(u − m_t x̂₀) and its last component fixes x̂₀).
+func PredictX0(sde *hold.SDE, score hold.Scorer, dst, x, t []float64) error {
+	if len(t) == 0 || len(dst)%len(t) != 0 || len(x) != len(dst)*sde.Blocks() {
+		return fmt.Errorf("sample: x̂₀: %d destinations, %d state values and %d times do not match (n = %d)", len(dst), len(x), len(t), sde.Blocks())
+	}
+	return predictX0(sde, score, dst, x, t, make([]float64, len(dst)))
+}
+
+// predictX0 is PredictX0 with the score's scratch (B×d) given.
+func predictX0(sde *hold.SDE, score hold.Scorer, dst, x, times, sc []float64) error {
+	if p, ok := score.(X0Predictor); ok {
+		return p.PredictX0(dst, x, times)
+	}
+	if err := score.Score(sc, x, times); err != nil {
 		return err
 	}
-	n, d := r.blocks(), r.d
-	k := r.sde.Kernel(t)
-	// r = Σ⁻¹e_n = L⁻ᵀL⁻¹e_n; L⁻¹e_n = e_n/L_nn.
-	l := fromHold(&k.Chol, n)
-	var w vecN
-	w[n-1] = 1 / l[n-1][n-1]
-	for i := n - 1; i >= 0; i-- {
-		s := w[i]
-		for q := i + 1; q < n; q++ {
-			s -= l[q][i] * w[q]
-		}
-		w[i] = s / l[i][i]
-	}
-	var rm float64
-	for i := 0; i < n; i++ {
-		rm += w[i] * k.Mean.At(i, 0)
-	}
+	n, batch := sde.Blocks(), len(times)
+	d := len(dst) / batch
+	var (
+		w  vecN
+		rm float64
+	)
 	for b := 0; b < batch; b++ {
+		if b == 0 || times[b] != times[b-1] {
+			k := sde.Kernel(times[b])
+			// r = Σ⁻¹e_n = L⁻ᵀL⁻¹e_n; L⁻¹e_n = e_n/L_nn.
+			l := fromHold(&k.Chol, n)
+			w = vecN{}
+			w[n-1] = 1 / l[n-1][n-1]
+			for i := n - 1; i >= 0; i-- {
+				s := w[i]
+				for q := i + 1; q < n; q++ {
+					s -= l[q][i] * w[q]
+				}
+				w[i] = s / l[i][i]
+			}
+			rm = 0
+			for i := 0; i < n; i++ {
+				rm += w[i] * k.Mean.At(i, 0)
+			}
+		}
 		row := x[b*n*d : (b+1)*n*d]
 		for dim := 0; dim < d; dim++ {
 			ru := 0.0

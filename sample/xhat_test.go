@@ -306,3 +306,45 @@ func TestSDEGrids(t *testing.T) {
 		}
 	}
 }
+
+// scoreOnly hides an oracle's PredictX0, so that x̂₀ goes through its last-block score.
+type scoreOnly struct{ o *hold.MixtureOracle }
+
+func (s scoreOnly) Score(dst, x, t []float64) error { return s.o.Score(dst, x, t) }
+
+// TestPredictX0FromScore: x̂₀ from the last-block score, (S + rᵀu)/(rᵀm_t), equals the mixture oracle's
+// own posterior mean (computed from the components' posteriors, not from the score) for every SDE, at
+// per-sample times spread over the range (1e-8 relative to the data scale).
+func TestPredictX0FromScore(t *testing.T) {
+	for name, sde := range xhatSDEs(t) {
+		orc, err := hold.NewMixtureOracle(sde, hold.PaperMixture())
+		if err != nil {
+			t.Fatal(err)
+		}
+		const batch = 12
+		n := sde.Blocks()
+		x := make([]float64, batch*n)
+		if err := sde.PriorSample(x, batch, rng.New(3)); err != nil {
+			t.Fatal(err)
+		}
+		times := make([]float64, batch)
+		for i := range times {
+			times[i] = sde.Horizon() * math.Pow(1e-3, float64(i)/float64(batch-1)) // T down to T·1e-3
+		}
+		want, got := make([]float64, batch), make([]float64, batch)
+		if err := PredictX0(sde, orc, want, x, times); err != nil {
+			t.Fatal(err)
+		}
+		if err := PredictX0(sde, scoreOnly{orc}, got, x, times); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if !(math.Abs(got[i]-want[i]) <= 1e-8) {
+				t.Errorf("%s t=%g: x̂₀ from the score %.12g, oracle %.12g", name, times[i], got[i], want[i])
+			}
+		}
+		if err := PredictX0(sde, orc, want[:3], x, times); err == nil {
+			t.Errorf("%s: mismatched lengths accepted", name)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func modelCommand() *cli.Command {
 				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			},
 			Action: modelInfo,
-		}},
+		}, modelX0Command()},
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +32,48 @@ func TestCLIPlotTrajectory(t *testing.T) {
 		{"plot", "trajectory", "--ckpt", run, "--out", filepath.Join(dir, "x.jpg")},
 		{"plot", "trajectory", "--ckpt", hold1D, "--out", out},
 		{"plot", "trajectory", "--ckpt", run, "--data", "mnist:" + filepath.Join(dir, "nope"), "--out", out},
+	} {
+		if r := holdctl(t, args...); r.code != 2 {
+			t.Errorf("holdctl %s: want exit 2, got %s", strings.Join(args, " "), r)
+		}
+	}
+}
+
+// TestCLIModelX0: model x0 of a tiny image run prints one JSON row per noise level, from σ(T) down to
+// --sigma-min, with finite errors; bad sizes exit 2.
+func TestCLIModelX0(t *testing.T) {
+	dir := t.TempDir()
+	writeLabelledIDX(t, dir, "train", 12, 1)
+	writeLabelledIDX(t, dir, "t10k", 6, 2)
+	run := filepath.Join(dir, "run")
+	mustRun(t, "train", "--data", "mnist:"+dir, "--model", "ncsnpp-tiny", "--steps", "2", "--batch", "2", "--out", run, "--threads", "1")
+	r := mustRun(t, "model", "x0", "--ckpt", run, "--n", "2", "--levels", "3", "--sigma-min", "0.01", "--json", "--threads", "1")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("model x0: %d rows, want 3\n%s", len(lines), r)
+	}
+	var last struct {
+		Sigma, RMSError float64
+	}
+	for _, l := range lines {
+		var row struct {
+			T        float64 `json:"t"`
+			Sigma    float64 `json:"sigma"`
+			RMSError float64 `json:"rms_error"`
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil || !(row.T > 0) || !(row.RMSError >= 0) || math.IsInf(row.RMSError, 0) {
+			t.Fatalf("model x0 row %q: %v", l, err)
+		}
+		last.Sigma, last.RMSError = row.Sigma, row.RMSError
+	}
+	if !(math.Abs(last.Sigma-0.01) <= 1e-9) {
+		t.Errorf("model x0 ends at σ = %g, want 0.01", last.Sigma)
+	}
+	for _, args := range [][]string{
+		{"model", "x0", "--ckpt", run, "--n", "0"},
+		{"model", "x0", "--ckpt", run, "--levels", "1"},
+		{"model", "x0", "--ckpt", run, "--sigma-min", "-1"},
+		{"model", "x0", "--ckpt", filepath.Join(dir, "nope")},
 	} {
 		if r := holdctl(t, args...); r.code != 2 {
 			t.Errorf("holdctl %s: want exit 2, got %s", strings.Join(args, " "), r)
