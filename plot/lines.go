@@ -20,7 +20,9 @@ type Series struct {
 // LogLogOptions configures LogLog. Zero fields take the defaults given.
 type LogLogOptions struct {
 	Title, XLabel, YLabel string
-	Width, Height         int // pixels; default 900 × 600
+	Width, Height         int  // pixels; default 900 × 600
+	NoMarkers             bool // lines only (long series such as loss curves)
+	LinearY               bool // a linear y axis (values within a decade, where log ticks show no labels)
 }
 
 // LogLog draws each series as a line with markers on logarithmic x and y
@@ -45,6 +47,9 @@ func LogLog(path string, series []Series, opt LogLogOptions) error {
 	p.X.Label.Text, p.Y.Label.Text = opt.XLabel, opt.YLabel
 	p.X.Scale, p.Y.Scale = gplot.LogScale{}, gplot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = gplot.LogTicks{Prec: -1}, gplot.LogTicks{Prec: -1}
+	if opt.LinearY {
+		p.Y.Scale, p.Y.Tick.Marker = gplot.LinearScale{}, gplot.DefaultTicks{}
+	}
 	p.Legend.Top = true
 	p.Legend.Left = false
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
@@ -68,6 +73,11 @@ func LogLog(path string, series []Series, opt LogLogOptions) error {
 		}
 		c := seriesColor(k)
 		line.LineStyle = draw.LineStyle{Color: c, Width: vg.Points(1.5), Dashes: seriesDashes(k)}
+		if opt.NoMarkers {
+			p.Add(line)
+			p.Legend.Add(s.Name, line)
+			continue
+		}
 		marks.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
 		p.Add(line, marks)
 		p.Legend.Add(s.Name, line, marks)
@@ -75,6 +85,9 @@ func LogLog(path string, series []Series, opt LogLogOptions) error {
 	// Explicit positive ranges: gonum pads an empty range by ±1, which a log axis cannot show.
 	p.X.Min, p.X.Max = logRange(xlo, xhi)
 	p.Y.Min, p.Y.Max = logRange(ylo, yhi)
+	if opt.LinearY {
+		p.Y.Min, p.Y.Max = 0, yhi*1.05
+	}
 	img, c := newCanvas(opt.Width, opt.Height)
 	p.Draw(c)
 	return savePNG(path, img)

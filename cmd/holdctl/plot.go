@@ -67,6 +67,7 @@ func plotCommand() *cli.Command {
 			},
 			plotNFECommand(),
 			plotTrajectoryCommand(),
+			plotLossCommand(),
 			{
 				Name: "moments", Aliases: []string{"fig5"},
 				Usage: "Figure 5: 2-D samples at six moments (steps) of the generation path, CLD and HOLD",

@@ -80,3 +80,23 @@ func TestCLIModelX0(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIPlotLoss: the loss plot of two runs is a PNG of the default size; a run without a log, a
+// bad --smooth or a non-PNG output exit 2.
+func TestCLIPlotLoss(t *testing.T) {
+	hold1D, cld1D, _ := trainedRuns(t)
+	out := filepath.Join(t.TempDir(), "loss.png")
+	mustRun(t, "plot", "loss", "--run", "hold="+hold1D, "--run", cld1D, "--smooth", "3", "--out", out)
+	if w, h := pngSize(t, out); w != 900 || h != 600 {
+		t.Errorf("loss plot %d×%d, want 900×600", w, h)
+	}
+	for _, args := range [][]string{
+		{"plot", "loss", "--run", t.TempDir(), "--out", out},
+		{"plot", "loss", "--run", hold1D, "--smooth", "0", "--out", out},
+		{"plot", "loss", "--run", hold1D, "--out", filepath.Join(t.TempDir(), "x.txt")},
+	} {
+		if r := holdctl(t, args...); r.code != 2 {
+			t.Errorf("holdctl %s: want exit 2, got %s", strings.Join(args, " "), r)
+		}
+	}
+}
