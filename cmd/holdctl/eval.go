@@ -144,6 +144,10 @@ func runEval(c *cli.Context) error {
 	if n < 2 || kp < 2 || proj < 1 {
 		return usageErr("eval: --n (%d) and --kernel-points (%d) must be ≥ 2, --projections (%d) ≥ 1", n, kp, proj)
 	}
+	if err := checkInts(c, intRange{name: "n", lo: 2, hi: 1 << 26}, intRange{name: "kernel-points", lo: 2, hi: 1 << 16},
+		intRange{name: "projections", lo: 1, hi: 1 << 16}); err != nil {
+		return err
+	}
 	if k := c.Int("pr-k"); k < 0 || k >= n {
 		return usageErr("eval: --pr-k %d: want 0 (skip) or a neighbour count below --n (%d)", k, n)
 	}
