@@ -75,8 +75,8 @@ func readPoints(path string) ([]float32, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if a.Rows() < 2 {
-		return nil, 0, fmt.Errorf("%s: shape %v: want at least 2 points", path, a.Shape)
+	if a.Rows() < 2 || a.Cols() < 1 {
+		return nil, 0, fmt.Errorf("%s: shape %v: want at least 2 points of at least 1 value", path, a.Shape)
 	}
 	bad := 0
 	for _, v := range a.Data {

@@ -325,6 +325,9 @@ func openImages(c *cli.Context, flag, spec string, ext fid.Extractor, sampled *s
 		if err != nil {
 			return fid.ImageSource{}, err
 		}
+		if a.Rows() < 1 || a.Cols() < 1 {
+			return fid.ImageSource{}, usageErr("fid --%s %s: shape %v holds no images (want (n, C·H·W))", flag, spec, a.Shape)
+		}
 		ch, h, w, err := npyImageShape(c.String("image-shape"), a.Cols(), ext)
 		if err != nil {
 			return fid.ImageSource{}, usageErr("fid --%s %s: %v", flag, spec, err)
