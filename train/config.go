@@ -175,6 +175,11 @@ func (c RunConfig) Validate() error {
 	if err := c.Options().Validate(); err != nil {
 		return err
 	}
+	switch c.SDE {
+	case hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE:
+	default: // stored verbatim, a name in another case would be rejected only when the run is read back
+		return fmt.Errorf("unknown SDE %q (want %s, %s, %s or %s, in lower case)", c.SDE, hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE)
+	}
 	checks := []error{
 		intIn("batch", c.Batch, 1, MaxBatch, ""),
 		intIn("hidden", c.Hidden, 1, MaxWidth, ""),

@@ -110,6 +110,13 @@ func runDemo(c *cli.Context) error {
 	if n < 2 || c.Int("steps") < 1 {
 		return usageErr("demo: --n must be ≥ 2 and --steps ≥ 1")
 	}
+	if err := checkInts(c, intRange{name: "n", lo: 2, hi: 1 << 24}, intRange{name: "steps", lo: 1, hi: 1 << 30},
+		intRange{name: "nfe", lo: 1, hi: maxNFE}, intRange{name: "fourier", lo: 0, hi: 1 << 16}); err != nil {
+		return err
+	}
+	if err := checkBudget("n", int64(n)*3, 2*8*8); err != nil { // the state of every sample, float64, with scratch
+		return err
+	}
 	guard := outpath.New(c.Bool("force"))
 	png, npy := filepath.Join(dir, "samples.png"), filepath.Join(dir, "samples.npy")
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {

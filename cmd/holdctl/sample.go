@@ -350,9 +350,6 @@ func sampleCommand() *cli.Command {
 				if st, err := os.Stat(o); err == nil && !st.Mode().IsRegular() {
 					return usageErr("--out %s is a directory or another non-file; give a file name ending .npy or .png", o)
 				}
-				if err := checkOutputs(guard, output{"out", o, kindByExt(o)}); err != nil {
-					return err
-				}
 				if ext == ".npy" {
 					if err := outpath.CheckSpace(o, uint64(n)*uint64(dim)*4+128); err != nil {
 						return usageErr("--out: %v", strings.TrimPrefix(err.Error(), outpath.ErrRefused.Error()+": "))
@@ -361,6 +358,13 @@ func sampleCommand() *cli.Command {
 				} else {
 					pics = append(pics, o)
 				}
+			}
+			var targets []output
+			for _, o := range outs {
+				targets = append(targets, output{"out", o, kindByExt(o)})
+			}
+			if err := checkOutputs(guard, targets...); err != nil {
+				return err
 			}
 			if len(pics) > 0 && uint64(n)*uint64(dim) > maxPictureValues {
 				return usageErr("--n %d: a picture needs all %d×%d values in memory (at most %d); write .npy only "+
