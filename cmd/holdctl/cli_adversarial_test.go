@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -443,6 +444,40 @@ func TestCLIAdversarialTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	add("sample --n beyond the disk", 2, "free", orc("--n", "4000000000000000", "--nfe", "2", "--out", f("huge.npy")))
+
+	// Checkpoints that parse but hold nonsense: NaN weights, a negative step.
+	nanRun, negRun := f("nanrun"), f("negrun")
+	for _, d := range []string{nanRun, negRun} {
+		if err := os.CopyFS(d, os.DirFS(ptsRun)); err != nil { // its (free) lock file included
+			t.Fatal(err)
+		}
+	}
+	{
+		ptsCkpt, err := os.ReadFile(filepath.Join(ptsRun, ckptName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb := slices.Clone(ptsCkpt)
+		start := 8 + int(binary.LittleEndian.Uint64(nb))
+		for i := start; i+4 <= len(nb); i += 4 {
+			binary.LittleEndian.PutUint32(nb[i:], 0x7fc00000) // every value NaN
+		}
+		if err := os.WriteFile(filepath.Join(nanRun, ckptName), nb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		neg := bytes.Replace(ptsCkpt, []byte(`"step":"20"`), []byte(`"step":"-2"`), 1)
+		if bytes.Equal(neg, ptsCkpt) {
+			t.Fatal(`no "step":"20" in the checkpoint's header`)
+		}
+		if err := os.WriteFile(filepath.Join(negRun, ckptName), neg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("sample a checkpoint of NaN weights", 2, "holds NaN", []string{"sample", "--ckpt", nanRun, "--n", "5", "--out", f("s.npy")})
+	add("resume a checkpoint of NaN weights", 2, "holds NaN", []string{"train", "--resume", "--out", nanRun, "--threads", "1"})
+	add("eval against a checkpoint of NaN weights", 2, "holds NaN", ev("--ckpt", nanRun))
+	add("sample a checkpoint with a negative step", 2, "negative step", []string{"sample", "--ckpt", negRun, "--n", "5", "--out", f("s.npy")})
+	add("resume a checkpoint with a negative step", 2, "negative step", []string{"train", "--resume", "--out", negRun, "--threads", "1"})
 
 	// 2. Locks: another host, a link, a FIFO.
 	add("resume under another host's lock", 2, "--force-unlock", []string{"train", "--resume", "--out", otherHost, "--threads", "1"})
