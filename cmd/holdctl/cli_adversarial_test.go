@@ -354,16 +354,24 @@ func TestCLIAdversarialTable(t *testing.T) {
 	flow := func(extra ...string) []string {
 		return append([]string{"plot", "flow", "--paths", "2", "--tol", "1e-3"}, extra...)
 	}
-	blocks := func(extra ...string) []string { return append([]string{"plot", "blocks", "--paths", "2", "--steps", "10"}, extra...) }
-	moments := func(extra ...string) []string { return append([]string{"plot", "moments", "--n", "10", "--steps", "10"}, extra...) }
-	pnfe := func(extra ...string) []string { return append([]string{"plot", "nfe", "--csv", f("study.png")}, extra...) }
+	blocks := func(extra ...string) []string {
+		return append([]string{"plot", "blocks", "--paths", "2", "--steps", "10"}, extra...)
+	}
+	moments := func(extra ...string) []string {
+		return append([]string{"plot", "moments", "--n", "10", "--steps", "10"}, extra...)
+	}
+	pnfe := func(extra ...string) []string {
+		return append([]string{"plot", "nfe", "--csv", f("study.png")}, extra...)
+	}
 	study := func(extra ...string) []string {
 		return append([]string{"experiment", "samplers", "--samplers", "hold-lt", "--nfe", "10", "--grids", "uniform", "--samples", "100", "--floor-reps", "1"}, extra...)
 	}
 	table2 := func(extra ...string) []string {
 		return append([]string{"experiment", "nfe", "--samples", "100", "--trained-samples", "100", "--nfe", "10", "--floor-reps", "1"}, extra...)
 	}
-	fidStats := func(extra ...string) []string { return append([]string{"fid", "--ref", f("good.npz"), "--samples", f("good.npz")}, extra...) }
+	fidStats := func(extra ...string) []string {
+		return append([]string{"fid", "--ref", f("good.npz"), "--samples", f("good.npz")}, extra...)
+	}
 	fidSave := func(extra ...string) []string {
 		return append([]string{"fid", "--ref", f("samples.npy"), "--samples", f("samples.npy"), "--features", f("weights.safetensors")}, extra...)
 	}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Name is the lock file inside a run directory.
@@ -62,6 +63,11 @@ func AcquireWith(dir string, opt Options) (*Lock, error) {
 	}
 	if err := tryLock(f); err != nil {
 		owner := readOwner(f)
+		// The holder writes its owner line just after taking the flock: give it a moment.
+		for i := 0; i < 50 && owner == unknownOwner && errors.Is(err, errBusy); i++ {
+			time.Sleep(2 * time.Millisecond)
+			owner = readOwner(f)
+		}
 		f.Close()
 		if errors.Is(err, errBusy) {
 			return nil, fmt.Errorf("%w: %s is locked by %s (%s); wait for it to finish or choose another directory",
