@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"holdgo/internal/budget"
 )
 
 // File is a loaded safetensors file: its metadata, its header entries, and
@@ -33,7 +34,7 @@ type File struct {
 // the end, nothing after the last tensor). Tensor data is decoded later,
 // by Float32, Into, Float64 and Into64.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := budget.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}

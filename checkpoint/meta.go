@@ -55,5 +55,8 @@ func (f *File) Step() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("checkpoint %s: metadata %q: %w: %q is not an integer", f.Path, KeyStep, ErrCorruptHeader, s)
 	}
+	if step < 0 {
+		return 0, fmt.Errorf("checkpoint %s: metadata %q: %w: a negative step %d", f.Path, KeyStep, ErrCorruptHeader, step)
+	}
 	return step, nil
 }

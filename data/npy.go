@@ -9,12 +9,12 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/budget"
 )
 
 // The .npy format (numpy.lib.format): the magic "\x93NUMPY", a major and a
@@ -101,7 +101,7 @@ func (a *Array) Float32() []float32 {
 // little-endian float32 or float64 values in C order with shape (n,) or
 // (n, d). Errors name the file.
 func ReadNPY(path string) (*Array, error) {
-	b, err := os.ReadFile(path)
+	b, err := budget.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read npy: %w", err)
 	}
@@ -156,6 +156,9 @@ func DecodeNPY(b []byte) (*Array, error) {
 			return nil, fmt.Errorf("%w: shape %v holds more than %d values (the cap of 2³¹−1)", ErrNPY, shape, math.MaxInt32)
 		}
 		count *= s
+	}
+	if err := budget.CheckCount(int64(count), 8, "a .npy array"); err != nil {
+		return nil, err
 	}
 	want := count * dtype.size()
 	switch {

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
+
+	"holdgo/internal/budget"
 )
 
 // The .npz format (numpy.savez, savez_compressed): a zip archive holding one
@@ -23,7 +24,7 @@ const maxNPZEntry = 1 << 32
 // ReadNPZ reads every array of a .npz file, keyed by name without ".npy".
 // Errors name the file and the entry.
 func ReadNPZ(path string) (map[string]*Array, error) {
-	b, err := os.ReadFile(path)
+	b, err := budget.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read npz: %w", err)
 	}
@@ -41,19 +42,24 @@ func DecodeNPZ(b []byte) (map[string]*Array, error) {
 		return nil, fmt.Errorf("%w: not a zip archive (.npz): %v", ErrNPY, err)
 	}
 	out := map[string]*Array{}
+	tr := budget.New("npz")
 	for _, f := range zr.File {
 		key, ok := strings.CutSuffix(f.Name, ".npy")
 		if !ok {
 			return nil, fmt.Errorf("%w: entry %q is not a .npy file", ErrNPY, f.Name)
 		}
-		if f.UncompressedSize64 > maxNPZEntry {
-			return nil, fmt.Errorf("%w: entry %q declares %d bytes", ErrNPY, f.Name, f.UncompressedSize64)
+		if f.UncompressedSize64 > maxNPZEntry || (f.Method != zip.Store && f.UncompressedSize64/1100 > f.CompressedSize64) {
+			return nil, fmt.Errorf("%w: entry %q declares %d bytes from %d compressed", ErrNPY, f.Name, f.UncompressedSize64, f.CompressedSize64)
+		}
+		// The raw entry and its float64 values (up to twice the bytes for float32).
+		if err := tr.Take(3*int64(f.UncompressedSize64), "entry "+f.Name); err != nil {
+			return nil, err
 		}
 		rc, err := f.Open()
 		if err != nil {
 			return nil, fmt.Errorf("%w: entry %q: %v", ErrNPY, f.Name, err)
 		}
-		raw, err := io.ReadAll(io.LimitReader(rc, maxNPZEntry+1))
+		raw, err := io.ReadAll(budget.LimitReader(rc, int64(f.UncompressedSize64), "entry "+f.Name))
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%w: entry %q: %v", ErrNPY, f.Name, err)

@@ -191,6 +191,65 @@ func traceSqrtProduct(s1, s2 []float64, d int) (float64, error) {
 	return tr, nil
 }
 
+// ErrNotCovariance is wrapped by the error of CheckCovariance.
+var ErrNotCovariance = errors.New("sigma is not a covariance matrix")
+
+// Tolerances of CheckCovariance, relative to the largest diagonal entry: a
+// float64 covariance written by numpy is symmetric to rounding, and its
+// smallest eigenvalue is ≥ −(a few ulps) × its scale.
+const (
+	symmetryTol = 1e-9
+	psdTol      = 1e-9
+)
+
+// CheckCovariance checks that Sigma is a covariance: symmetric within
+// symmetryTol and positive semi-definite within psdTol (a Cholesky
+// factorisation of Σ + psdTol·max(diag)·I succeeds), naming the first
+// asymmetric entry. Statistics that fail it give a meaningless (even
+// negative) FID.
+func (s *Stats) CheckCovariance() error {
+	d := s.Dim
+	scale := 0.0
+	for i := range d {
+		v := s.Sigma[i*d+i]
+		if v < 0 {
+			return fmt.Errorf("fid statistics: %w: sigma[%d, %d] = %g is a negative variance", ErrNotCovariance, i, i, v)
+		}
+		scale = max(scale, v)
+	}
+	if scale == 0 { // all variances zero: a covariance only if it is zero
+		for k, v := range s.Sigma {
+			if v != 0 {
+				return fmt.Errorf("fid statistics: %w: every variance is 0 but sigma[%d, %d] = %g", ErrNotCovariance, k/d, k%d, v)
+			}
+		}
+		return nil
+	}
+	for i := range d {
+		for j := i + 1; j < d; j++ {
+			a, b := s.Sigma[i*d+j], s.Sigma[j*d+i]
+			if math.Abs(a-b) > symmetryTol*scale {
+				return fmt.Errorf("fid statistics: %w: not symmetric: sigma[%d, %d] = %g but sigma[%d, %d] = %g", ErrNotCovariance, i, j, a, j, i, b)
+			}
+		}
+	}
+	sym := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := i; j < d; j++ {
+			v := 0.5 * (s.Sigma[i*d+j] + s.Sigma[j*d+i])
+			if i == j {
+				v += psdTol * scale
+			}
+			sym.SetSym(i, j, v)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return fmt.Errorf("fid statistics: %w: it has a negative eigenvalue below −%g × its largest variance (not positive semi-definite)", ErrNotCovariance, psdTol)
+	}
+	return nil
+}
+
 // LoadStats reads pytorch-fid statistics: a .npz file with the arrays mu (d)
 // and sigma (d, d).
 func LoadStats(path string) (*Stats, error) {
@@ -208,6 +267,9 @@ func LoadStats(path string) (*Stats, error) {
 	}
 	s := &Stats{Dim: d, Mu: mu.Data, Sigma: sigma.Data}
 	if err := s.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := s.CheckCovariance(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil

@@ -2,9 +2,10 @@ package imagedata
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"holdgo/internal/budget"
 )
 
 // CIFAR-10 binary format: records of 1 label byte and 3072 pixel bytes (the
@@ -21,7 +22,7 @@ var CIFAR10Classes = []string{"airplane", "automobile", "bird", "cat", "deer", "
 func ReadCIFAR10(paths ...string) (*Dataset, error) {
 	d := &Dataset{C: 3, H: cifarSide, W: cifarSide, Classes: CIFAR10Classes}
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := budget.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("imagedata: %w", err)
 		}

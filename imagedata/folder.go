@@ -17,6 +17,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"holdgo/internal/budget"
 )
 
 // imageFile is one file of a folder or archive: its slash path relative to
@@ -72,6 +74,7 @@ func ReadImages(root, subset string) (*Dataset, error) {
 func decodeImages(root string, files []imageFile) (*Dataset, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
 	var first image.Config
+	gray := true
 	for i, f := range files {
 		cfg, _, err := image.DecodeConfig(bytes.NewReader(f.data))
 		if err != nil {
@@ -89,9 +92,26 @@ func decodeImages(root string, files []imageFile) (*Dataset, error) {
 			return nil, fmt.Errorf("imagedata: %s: %s is %d×%d, but %s is %d×%d: all images need one size",
 				root, f.name, cfg.Width, cfg.Height, files[0].name, first.Width, first.Height)
 		}
+		switch cfg.ColorModel {
+		case color.GrayModel, color.Gray16Model:
+		default:
+			gray = false
+		}
 	}
-	imgs := make([]image.Image, len(files))
-	gray := true
+	d := &Dataset{N: len(files), C: 3, H: first.Height, W: first.Width, name: root}
+	if gray {
+		d.C = 1
+	}
+	// The data set's pixels and one decoded image (at most 8 bytes a pixel) at a time: a folder of
+	// large PNGs never holds every decoded image at once.
+	tr := budget.New("imagedata " + root)
+	if err := tr.Take(int64(d.N)*int64(d.Dimension()), "the pixels"); err != nil {
+		return nil, err
+	}
+	if err := tr.Take(int64(first.Width)*int64(first.Height)*8, "a decoded image"); err != nil {
+		return nil, err
+	}
+	d.Pix = make([]uint8, d.N*d.Dimension())
 	for i, f := range files {
 		img, _, err := image.Decode(bytes.NewReader(f.data))
 		if err != nil {
@@ -100,19 +120,6 @@ func decodeImages(root string, files []imageFile) (*Dataset, error) {
 		if s := img.Bounds().Size(); s.X != first.Width || s.Y != first.Height {
 			return nil, fmt.Errorf("imagedata: %s: %s decodes to %d×%d, its header says %d×%d", root, f.name, s.X, s.Y, first.Width, first.Height)
 		}
-		switch img.ColorModel() {
-		case color.GrayModel, color.Gray16Model:
-		default:
-			gray = false
-		}
-		imgs[i] = img
-	}
-	d := &Dataset{N: len(imgs), C: 3, H: first.Height, W: first.Width, name: root}
-	if gray {
-		d.C = 1
-	}
-	d.Pix = make([]uint8, d.N*d.Dimension())
-	for i, img := range imgs {
 		toPlanes(d.Pixels(i), img, d.C)
 	}
 	// Classes from the parent folder of each file.
@@ -158,6 +165,7 @@ func readFolder(root string) ([]imageFile, error) {
 		return nil, fmt.Errorf("imagedata: %s is neither a folder nor a .tgz/.tar.gz archive", root)
 	}
 	var files []imageFile
+	tr := budget.New("imagedata " + root)
 	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -165,8 +173,11 @@ func readFolder(root string) ([]imageFile, error) {
 		if e.IsDir() || !isImageName(p) {
 			return nil
 		}
-		b, err := os.ReadFile(p)
+		b, err := budget.ReadFile(p)
 		if err != nil {
+			return err
+		}
+		if err := tr.Take(int64(len(b)), p); err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
@@ -180,7 +191,7 @@ func readFolder(root string) ([]imageFile, error) {
 }
 
 func readTarGz(name string) ([]imageFile, error) {
-	f, err := os.Open(name)
+	f, _, err := budget.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("imagedata: %w", err)
 	}
@@ -211,6 +222,9 @@ func readTarGzFrom(name string, r io.Reader) ([]imageFile, error) {
 		}
 		if total += h.Size; h.Size < 0 || total > MaxBytes {
 			return nil, fmt.Errorf("imagedata: %s: the image files hold more than %d bytes (the cap of %d GiB)", name, uint64(MaxBytes), MaxBytes>>30)
+		}
+		if total > budget.Limit()/2 { // the files and their decoded pixels
+			return nil, fmt.Errorf("imagedata: %s: the image files hold more than %s, %w (raise --max-memory if it is genuine)", name, budget.Format(budget.Limit()/2), budget.ErrExceeded)
 		}
 		b, err := io.ReadAll(tr)
 		if err != nil {

@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"holdgo/internal/budget"
 )
 
 // readMaybeGzip returns the content of path, gunzipped if it starts with the
 // gzip magic bytes.
 func readMaybeGzip(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := budget.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("imagedata: %w", err)
 	}
@@ -28,7 +29,11 @@ func readMaybeGzip(path string) ([]byte, error) {
 		defer zr.Close()
 		r = zr
 	}
-	b, err := io.ReadAll(r)
+	limit := min(int64(MaxBytes)+1<<20, budget.Limit()) // pixels and a header; more is an inflating bomb
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, fmt.Errorf("imagedata: %s: inflates to more than %s, %w (raise --max-memory if it is genuine)", path, budget.Format(limit), budget.ErrExceeded)
+	}
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("imagedata: %s: truncated gzip stream", path)

@@ -3,6 +3,8 @@ package imagedata
 import (
 	"fmt"
 	"math/bits"
+
+	"holdgo/internal/budget"
 )
 
 // Caps on what a reader accepts from outside bytes. A header states sizes
@@ -28,6 +30,9 @@ func shapeSize(dims []int) (int, error) {
 		hi, lo := bits.Mul64(size, uint64(d))
 		if hi != 0 || lo > MaxBytes {
 			return 0, fmt.Errorf("dimensions %v hold more than %d bytes (the cap of %d GiB)", dims, uint64(MaxBytes), MaxBytes>>30)
+		}
+		if lo > uint64(budget.Limit()) {
+			return 0, fmt.Errorf("dimensions %v hold %d bytes, %w of %s (raise --max-memory if this data set is genuine)", dims, lo, budget.ErrExceeded, budget.Format(budget.Limit()))
 		}
 		size = lo
 	}

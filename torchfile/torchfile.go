@@ -25,6 +25,8 @@ import (
 
 	"github.com/nlpodyssey/gopickle/pytorch"
 	"github.com/nlpodyssey/gopickle/types"
+
+	"holdgo/internal/budget"
 )
 
 // ErrFormat is wrapped by every error about a file's content.
@@ -44,8 +46,17 @@ type File struct {
 }
 
 // Load reads a .pth/.pt file written by torch.save(state_dict).
+//
+// Only a regular file is read, and every size the file declares is checked
+// against the bytes that hold it and against the memory budget (summed over
+// the whole file) before anything of that size is allocated.
 func Load(path string) (f *File, err error) {
-	if err := checkMagic(path); err != nil {
+	st, err := budget.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("torchfile: %w", err)
+	}
+	zipped, err := checkMagic(path)
+	if err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -53,9 +64,15 @@ func Load(path string) (f *File, err error) {
 			f, err = nil, fmt.Errorf("torchfile %s: %w: the unpickler failed: %v", path, ErrFormat, r)
 		}
 	}()
-	obj, err := pytorch.Load(path)
+	tr := budget.New("torchfile " + path)
+	var obj any
+	if zipped {
+		obj, err = loadZip(path, st.Size(), tr)
+	} else {
+		obj, err = loadLegacy(path, tr)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("torchfile %s: %w: %v", path, ErrFormat, err)
+		return nil, fmt.Errorf("torchfile %s: %w", path, err)
 	}
 	entries, err := dictEntries(obj)
 	if err != nil {
@@ -73,7 +90,7 @@ func Load(path string) (f *File, err error) {
 			f.Skipped = append(f.Skipped, name)
 			continue
 		}
-		data, isFloat, err := contiguous(t)
+		data, isFloat, err := contiguous(t, tr)
 		if err != nil {
 			return nil, fmt.Errorf("torchfile %s: tensor %q: %w", path, name, err)
 		}
@@ -97,18 +114,21 @@ const legacyMagic = "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19."
 // checkMagic accepts a zip archive or a legacy file by their first bytes.
 // gopickle loops forever on an empty file and tries a tar reader on any
 // non-zip input, so nothing else reaches it.
-func checkMagic(path string) error {
+func checkMagic(path string) (zipped bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("torchfile: %w", err)
+		return false, fmt.Errorf("torchfile: %w", err)
 	}
 	defer f.Close()
 	head := make([]byte, len(legacyMagic))
 	n, _ := io.ReadFull(f, head)
-	if n >= 4 && string(head[:4]) == "PK\x03\x04" || n == len(head) && string(head) == legacyMagic {
-		return nil
+	if n >= 4 && string(head[:4]) == "PK\x03\x04" {
+		return true, nil
 	}
-	return fmt.Errorf("torchfile %s: %w: neither a zip archive (torch.save, PyTorch ≥ 1.6) nor a legacy torch.save file", path, ErrFormat)
+	if n == len(head) && string(head) == legacyMagic {
+		return false, nil
+	}
+	return false, fmt.Errorf("torchfile %s: %w: neither a zip archive (torch.save, PyTorch ≥ 1.6) nor a legacy torch.save file", path, ErrFormat)
 }
 
 // Names lists the float tensors, sorted.
@@ -168,7 +188,7 @@ func dictEntries(obj any) (map[string]any, error) {
 }
 
 // contiguous copies a (possibly strided) tensor into row-major float32.
-func contiguous(t *pytorch.Tensor) ([]float32, bool, error) {
+func contiguous(t *pytorch.Tensor, tr *budget.Tracker) ([]float32, bool, error) {
 	var get func(i int) float32
 	var n int
 	switch s := t.Source.(type) {
@@ -198,6 +218,9 @@ func contiguous(t *pytorch.Tensor) ([]float32, bool, error) {
 	}
 	if count > 0 && last >= n {
 		return nil, true, fmt.Errorf("%w: size %v, stride %v, offset %d reach element %d of a storage of %d", ErrFormat, t.Size, t.Stride, t.StorageOffset, last, n)
+	}
+	if err := tr.Take(int64(count)*4, fmt.Sprintf("a tensor of size %v", t.Size)); err != nil {
+		return nil, true, err
 	}
 	out := make([]float32, count)
 	idx := make([]int, len(t.Size))

@@ -1,10 +1,13 @@
 package torchfile
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"holdgo/internal/budget"
 )
 
 // TestMixedLayouts reads the script's small state dict: a transposed view,
@@ -102,6 +105,31 @@ func FuzzLoad(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(legacyMagic))
+	// Declared-size mutations: hand-built files whose storage, view, FRAME or
+	// string lengths declare far more than the file holds.
+	vals := []float32{1, 2, 3, 4, 5, 6}
+	for _, numel := range []uint64{6, 7, 1 << 31, 1 << 34, 1 << 62} {
+		main := statePickle(numel, 0, []int32{6}, []int32{1})
+		f.Add(legacyFile(main, numel, vals))
+		f.Add(legacyFile(main, 6, vals))
+		f.Add(zipFile(f, main, vals))
+	}
+	f.Add(legacyFile(statePickle(1, 0, []int32{1 << 30}, []int32{0}), 1, vals[:1]))
+	f.Add(zipFile(f, statePickle(1, 0, []int32{1 << 20, 1 << 10}, []int32{0, 0}), vals[:1]))
+	for _, op := range []string{"\x95", "\x8d", "\x8e", "\x96"} {
+		f.Add(legacyFile(append([]byte("\x80\x04"+op), binary.LittleEndian.AppendUint64(nil, 1<<40)...), 6, vals))
+	}
+	if b, err := os.ReadFile("../testdata/golden/torchfile_mixed.pth"); err == nil {
+		for _, off := range []int{14, 18, 22, 26, len(b) / 2} { // zip header size fields and a point inside
+			m := slices.Clone(b)
+			if off+4 <= len(m) {
+				binary.LittleEndian.PutUint32(m[off:], 0xffffff00)
+				f.Add(m)
+			}
+		}
+	}
+	defer budget.SetLimit(budget.Limit())
+	budget.SetLimit(512 << 20) // the fuzzer's inputs must fail on the budget, not on the machine's memory
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(dir, "f.pth")

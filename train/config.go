@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"holdgo/dist"
 	"holdgo/hold"
 	"holdgo/imagedata"
+	"holdgo/internal/budget"
 	"holdgo/layers"
 	"holdgo/tensor"
 )
@@ -111,7 +111,7 @@ func DefaultRunConfig() RunConfig {
 
 // ReadRunConfig reads a YAML (or JSON) file over base, rejecting unknown keys.
 func ReadRunConfig(path string, base RunConfig) (RunConfig, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := budget.ReadFile(path)
 	if err != nil {
 		return base, fmt.Errorf("config: %w", err)
 	}
@@ -174,6 +174,11 @@ func (c RunConfig) Validate() error {
 	}
 	if err := c.Options().Validate(); err != nil {
 		return err
+	}
+	switch c.SDE {
+	case hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE:
+	default: // stored verbatim, a name in another case would be rejected only when the run is read back
+		return fmt.Errorf("unknown SDE %q (want %s, %s, %s or %s, in lower case)", c.SDE, hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE)
 	}
 	checks := []error{
 		intIn("batch", c.Batch, 1, MaxBatch, ""),

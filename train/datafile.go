@@ -4,13 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"holdgo/data"
 	"holdgo/imagedata"
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/budget"
 )
 
 // DataFile is the run directory's copy of the training points of a run on
@@ -33,7 +33,7 @@ func sha256Hex(b []byte) string {
 // SHA-256 and makes the run read the copy. It checks that the file holds
 // points first, so a bad file writes nothing.
 func (c *RunConfig) StoreData(dir string) error {
-	raw, err := os.ReadFile(c.Data)
+	raw, err := budget.ReadFile(c.Data)
 	if err != nil {
 		return fmt.Errorf("data: %w", err)
 	}
@@ -68,6 +68,19 @@ func (c *RunConfig) UseStoredData(dir, override string) error {
 	return nil
 }
 
+// DataPath is the file the run reads its points from (its copy, the
+// --train-data override, or the original path); "" for built-in or image
+// data.
+func (c RunConfig) DataPath() string {
+	if !c.PointFile() {
+		return ""
+	}
+	if c.dataFile != "" {
+		return c.dataFile
+	}
+	return c.Data
+}
+
 // openPoints reads the run's .npy points (its copy when set) and checks
 // them against the recorded hash.
 func (c RunConfig) openPoints() (*data.Points, error) {
@@ -75,7 +88,7 @@ func (c RunConfig) openPoints() (*data.Points, error) {
 	if c.dataFile != "" {
 		path = c.dataFile
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := budget.ReadFile(path)
 	if err != nil {
 		if c.dataFile != "" && c.DataSHA256 != "" {
 			return nil, fmt.Errorf("the run's training points %s: %w; pass --train-data FILE with the points it was trained on (%s, sha256 %s)",

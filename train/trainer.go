@@ -503,6 +503,23 @@ func LoadWeights(f *checkpoint.File, params *layers.Params, ema bool) error {
 		if err := f.Into(prefix+s.Name, params.Slice(params.Data, i), s.Shape...); err != nil {
 			return err
 		}
+		if err := checkFinite(f, prefix+s.Name, params.Slice(params.Data, i)); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Step(); err != nil && !errors.Is(err, checkpoint.ErrMissing) {
+		return err
+	}
+	return nil
+}
+
+// checkFinite names the first tensor of a checkpoint holding NaN or Inf: a
+// run that diverged, or a damaged file, must not load as a model.
+func checkFinite(f *checkpoint.File, name string, v []float32) error {
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("checkpoint %s: tensor %q holds %v at element %d (a diverged run or a damaged file)", f.Path, name, x, i)
+		}
 	}
 	return nil
 }
@@ -516,6 +533,9 @@ func (t *Trainer) Restore(f *checkpoint.File) error {
 	}{{"", t.Params.Data}, {prefixEMA, t.EMA.Shadow}, {prefixAdamM, t.Adam.M}, {prefixAdamV, t.Adam.V}} {
 		for i, s := range t.Params.Specs() {
 			if err := f.Into(buf.prefix+s.Name, t.Params.Slice(buf.data, i), s.Shape...); err != nil {
+				return err
+			}
+			if err := checkFinite(f, buf.prefix+s.Name, t.Params.Slice(buf.data, i)); err != nil {
 				return err
 			}
 		}
@@ -536,6 +556,9 @@ func (t *Trainer) Restore(f *checkpoint.File) error {
 	}
 	if _, err := fmt.Sscan(f.Meta[keyEMASteps], &t.EMA.Updates); err != nil {
 		return fmt.Errorf("checkpoint %s: bad %s: %w", f.Path, keyEMASteps, err)
+	}
+	if t.Adam.Step < 0 || t.EMA.Updates < 0 {
+		return fmt.Errorf("checkpoint %s: negative counters (%s %d, %s %d)", f.Path, keyAdamStep, t.Adam.Step, keyEMASteps, t.EMA.Updates)
 	}
 	t.Step = int(step)
 	return t.upload()

@@ -88,10 +88,23 @@ func median(repeats int, f func()) time.Duration {
 	return ts[len(ts)/2]
 }
 
+// Bounds of the bench sizes: beyond them a run takes hours or more memory than a machine has.
+const (
+	maxBenchSide    = 1 << 16
+	maxBenchRepeats = 1 << 20
+)
+
 func benchGemm(c *cli.Context) error {
 	m, k, n, reps := c.Int("m"), c.Int("k"), c.Int("n"), c.Int("repeats")
 	if m < 1 || k < 1 || n < 1 || reps < 1 || c.Int("threads") < 1 {
 		return usageErr("bench gemm: --m, --k, --n, --threads and --repeats must be ≥ 1")
+	}
+	if err := checkInts(c, intRange{name: "m", lo: 1, hi: maxBenchSide}, intRange{name: "k", lo: 1, hi: maxBenchSide},
+		intRange{name: "n", lo: 1, hi: maxBenchSide}, intRange{name: "repeats", lo: 1, hi: maxBenchRepeats}, intRange{name: "threads", lo: 1, hi: maxThreads}); err != nil {
+		return err
+	}
+	if err := checkBudget("m/--k/--n", int64(m)*int64(k)+int64(k)*int64(n)+int64(m)*int64(n), 4); err != nil {
+		return err
 	}
 	if isa := c.String("isa"); isa != "" {
 		prev, err := gemm.SetISA(isa)
@@ -134,6 +147,12 @@ func benchTriad(c *cli.Context) error {
 	if n < 1 || reps < 1 || c.Int("threads") < 1 {
 		return usageErr("bench triad: --n, --threads and --repeats must be ≥ 1")
 	}
+	if err := checkInts(c, intRange{name: "n", lo: 1, hi: 1 << 31}, intRange{name: "repeats", lo: 1, hi: maxBenchRepeats}); err != nil {
+		return err
+	}
+	if err := checkBudget("n", 3*int64(n), 4); err != nil {
+		return err
+	}
 	if err := checkThreads(c); err != nil {
 		return err
 	}
@@ -162,6 +181,13 @@ func benchMLP(c *cli.Context) error {
 	batch, reps := c.Int("batch"), c.Int("repeats")
 	if batch < 1 || reps < 1 || c.Int("threads") < 1 || c.Int("hidden") < 1 {
 		return usageErr("bench mlp: --batch, --hidden, --threads and --repeats must be ≥ 1")
+	}
+	if err := checkInts(c, intRange{name: "batch", lo: 1, hi: 1 << 20}, intRange{name: "hidden", lo: 1, hi: 1 << 14},
+		intRange{name: "repeats", lo: 1, hi: maxBenchRepeats}); err != nil {
+		return err
+	}
+	if err := checkBudget("batch/--hidden", int64(batch)*int64(c.Int("hidden"))*16+int64(c.Int("hidden"))*int64(c.Int("hidden"))*16, 4); err != nil {
+		return err
 	}
 	if err := checkThreads(c); err != nil {
 		return err

@@ -36,6 +36,10 @@ func benchTrainCommand() *cli.Command {
 			if c.Int("steps") < 1 {
 				return usageErr("--steps must be ≥ 1")
 			}
+			if err := checkInts(c, intRange{name: "steps", lo: 1, hi: maxBenchRepeats}, intRange{name: "batch", lo: 0, hi: 4096, note: "0: the model's default"},
+				intRange{name: "channels", lo: 1, hi: 64}); err != nil {
+				return err
+			}
 			dev, err := openDevice(c.String("device"))
 			if err != nil {
 				return usageErr("%v", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -10,7 +11,7 @@ import (
 	"holdgo/autograd"
 	"holdgo/fid"
 	"holdgo/imagedata"
-	"holdgo/internal/parallel"
+	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/optim"
 	"holdgo/rng"
@@ -42,6 +43,7 @@ func classifierCommand() *cli.Command {
 				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the initialisation and the shuffling"},
 				&cli.StringFlag{Name: "out", Value: "classifier.safetensors", Usage: "checkpoint to write"},
 				&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
+				forceFlag(),
 			},
 			Action: runClassifierTrain,
 		}},
@@ -57,8 +59,20 @@ func runClassifierTrain(c *cli.Context) error {
 	if epochs < 1 || batch < 1 || !(lr > 0) || c.Int("limit") < 0 {
 		return usageErr("classifier train: --epochs and --batch must be ≥ 1, --lr > 0, --limit ≥ 0")
 	}
-	if c.IsSet("threads") {
-		parallel.SetThreads(c.Int("threads"))
+	if err := checkInts(c, intRange{name: "epochs", lo: 1, hi: 100000}, intRange{name: "batch", lo: 1, hi: 1 << 16},
+		intRange{name: "limit", lo: 0, hi: math.MaxInt32, note: "0: all"}); err != nil {
+		return err
+	}
+	if err := checkFloats(c, floatRange{name: "lr", lo: 0, hi: 10, openLo: true}); err != nil {
+		return err
+	}
+	if err := setThreads(c); err != nil {
+		return err
+	}
+	guard := outpath.New(c.Bool("force"))
+	guard.Input(specPath(spec), specPath(c.String("test")))
+	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {
+		return err
 	}
 	trainSet, err := imagedata.Open(spec, imagedata.Options{})
 	if err != nil {
@@ -102,6 +116,9 @@ func runClassifierTrain(c *cli.Context) error {
 	adam := optim.NewAdam(model.Params.Len())
 	g := autograd.NewTape(tensor.CPU)
 	dim := trainSet.Dimension()
+	if err := checkBudget("batch", int64(batch)*int64(dim), 4*8); err != nil { // the batch and its activations, roughly
+		return err
+	}
 	x := make([]float32, batch*dim)
 	labels := make([]int, batch)
 	perm := make([]int, nTrain)
@@ -129,6 +146,10 @@ func runClassifierTrain(c *cli.Context) error {
 			in := g.Const(tensor.FromSlice(x[:b*dim], b, cfg.Channels, cfg.Height, cfg.Width))
 			_, logits := model.Forward(g, in)
 			loss, dlogits, ok := layers.CrossEntropy(logits.T.Data(), labels[:b], cfg.Classes)
+			if math.IsNaN(loss) || math.IsInf(loss, 0) { // as train does: stop before the weights turn to NaN
+				return cli.Exit(fmt.Sprintf("holdctl: classifier train: stopped at epoch %d, step %d: the loss is %v; nothing was written. "+
+					"Try a lower --lr, or check the data", epoch+1, step+1, loss), 1)
+			}
 			g.Backward(g.ScalarLoss("CrossEntropy", logits, float32(loss), tensor.FromSlice(dlogits, logits.Shape()...)))
 			stepLR := lr * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(total)))
 			adam.Update(model.Params.Data, model.Params.Grad, stepLR)
@@ -143,6 +164,11 @@ func runClassifierTrain(c *cli.Context) error {
 		fmt.Fprintf(w, "epoch %d/%d  train loss %.4f  train accuracy %.4f  test accuracy %.4f  %.0f s\n", epoch+1, epochs,
 			lossSum/float64(nTrain), float64(correct)/float64(nTrain), acc, time.Since(began).Seconds())
 		if epoch == epochs-1 {
+			for i, v := range model.Params.Data {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return cli.Exit(fmt.Sprintf("holdctl: classifier train: weight %d is %v after training; nothing was written. Try a lower --lr", i, v), 1)
+				}
+			}
 			info := fid.ClassifierInfo{Data: spec, TestAccuracy: acc, Epochs: epochs, Seconds: time.Since(began).Seconds()}
 			if err := fid.SaveClassifier(c.String("out"), model, info); err != nil {
 				return err
@@ -151,6 +177,15 @@ func runClassifierTrain(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// specPath is the file or folder a data spec (KIND:PATH[#split]) reads, for the output guard.
+func specPath(spec string) string {
+	if _, p, ok := strings.Cut(spec, ":"); ok && imagedata.IsSpec(spec) {
+		p, _, _ = strings.Cut(p, "#")
+		return p
+	}
+	return spec
 }
 
 // classifierAccuracy is the share of the data set's images the model labels correctly.

@@ -386,17 +386,29 @@ func TestCLIConcurrentTrains(t *testing.T) {
 	mustRun(t, "train", "--resume", "--out", out, "--threads", "1", "--steps", "0")
 }
 
-// TestCLIStaleLockAndTempFiles: a lock file left by a dead process is taken over with a warning, and
-// temporary files of killed checkpoint writes are removed, at resume.
+// TestCLIStaleLockAndTempFiles: a lock file left by a dead process of this host is taken over with a
+// warning, and temporary files of killed checkpoint writes are removed, at resume; a user's file that
+// merely looks like one stays. A lock naming another host is refused unless --force-unlock.
 func TestCLIStaleLockAndTempFiles(t *testing.T) {
 	run, _ := pointsRun(t, t.TempDir())
 	stale := filepath.Join(run, ".ckpt.safetensors.tmp-123456")
+	user := filepath.Join(run, ".notes.tmp-draft")
+	host, _ := os.Hostname()
 	writeFiles(t, run, map[string]string{
 		filepath.Base(stale): "half a checkpoint",
-		runlock.Name:         "pid 4194305 on host gone\n",
+		filepath.Base(user):  "the user's",
+		runlock.Name:         "pid 4194305 on host elsewhere\n",
 	})
-	r := mustRun(t, "train", "--resume", "--out", run, "--steps", "30", "--threads", "1")
-	if !strings.Contains(r.stderr, "took over the stale lock of pid 4194305 on host gone") {
+	r := holdctl(t, "train", "--resume", "--out", run, "--steps", "30", "--threads", "1")
+	if r.code != 2 || !strings.Contains(r.stderr, "--force-unlock") || !strings.Contains(r.stderr, "pid 4194305 on host elsewhere") {
+		t.Fatalf("resume under another host's lock: want exit 2 naming the owner and --force-unlock, got %s", r)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("a refused resume removed %s (%v)", stale, err)
+	}
+	writeFiles(t, run, map[string]string{runlock.Name: "pid 4194305 on host " + host + "\n"})
+	r = mustRun(t, "train", "--resume", "--out", run, "--steps", "30", "--threads", "1")
+	if !strings.Contains(r.stderr, "took over the stale lock of pid 4194305 on host "+host) {
 		t.Errorf("no stale-lock warning:\n%s", r.stderr)
 	}
 	if !strings.Contains(r.stderr, "removed stale temporary files") || !strings.Contains(r.stderr, filepath.Base(stale)) {
@@ -404,6 +416,9 @@ func TestCLIStaleLockAndTempFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("%s still exists (%v)", stale, err)
+	}
+	if b, err := os.ReadFile(user); err != nil || string(b) != "the user's" {
+		t.Errorf("the user's %s: %q (%v)", user, b, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(run, runlock.Name)); err != nil || len(b) != 0 {
 		t.Errorf("lock file after the run: %q (%v), want empty", b, err)

@@ -453,11 +453,13 @@ func TestCLIBadInput(t *testing.T) {
 		t.Fatal("the edited checkpoint loads")
 	}
 
-	// existing outputs that a failing command must leave alone
+	// existing outputs that a failing command must leave alone (each of the kind written there, so that
+	// the output guard lets the command go on to the error under test)
 	keep := map[string][]byte{}
+	magic := map[string]string{"out.npy": "\x93NUMPY", "out.png": "\x89PNG\r\n\x1a\n", "out.csv": ""}
 	for _, name := range []string{"out.npy", "out.png", "out.csv"} {
 		p := filepath.Join(dir, name)
-		keep[p] = []byte("keep " + name)
+		keep[p] = []byte(magic[name] + "keep " + name)
 		if err := os.WriteFile(p, keep[p], 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -587,7 +589,7 @@ func TestCLIDemoSmoke(t *testing.T) {
 		t.Errorf("samples.npy has shape %v, want [300 2]", shape)
 	}
 	// The recipe of docs/demo.md is what the run records.
-	m, err := loadModel(filepath.Join(out, "run"), false)
+	m, err := loadModel(filepath.Join(out, "run-1"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,7 +17,9 @@ import (
 	"holdgo/data"
 	"holdgo/dist"
 	"holdgo/hold"
+	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
+	"holdgo/internal/runlock"
 	"holdgo/metrics"
 	"holdgo/optim"
 	"holdgo/rng"
@@ -75,6 +79,7 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", demoTimesLogMin)},
 			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
 			&cli.IntFlag{Name: "fourier", Value: demoFourier, Usage: "Fourier frequencies of the positions the network sees (0: none, the paper's network)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace DIR/samples.png and DIR/samples.npy even if they hold another kind of file"},
 			deviceFlag(),
 		},
 		Action: runDemo,
@@ -105,13 +110,38 @@ func runDemo(c *cli.Context) error {
 	if n < 2 || c.Int("steps") < 1 {
 		return usageErr("demo: --n must be ≥ 2 and --steps ≥ 1")
 	}
+	if err := checkInts(c, intRange{name: "n", lo: 2, hi: 1 << 24}, intRange{name: "steps", lo: 1, hi: 1 << 30},
+		intRange{name: "nfe", lo: 1, hi: maxNFE}, intRange{name: "fourier", lo: 0, hi: 1 << 16}); err != nil {
+		return err
+	}
+	if err := checkBudget("n", int64(n)*3, 2*8*8); err != nil { // the state of every sample, float64, with scratch
+		return err
+	}
+	guard := outpath.New(c.Bool("force"))
+	png, npy := filepath.Join(dir, "samples.png"), filepath.Join(dir, "samples.npy")
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usageErr("demo: --out %s is a file, not a directory", dir)
+	}
+	if outpath.IsRunDir(dir) {
+		return usageErr("demo: --out %s is a run directory of holdctl train; give another directory", dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageErr("demo: %v", err)
 	}
-	runDir := filepath.Join(dir, "run")
-	if err := os.RemoveAll(runDir); err != nil {
+	for _, o := range []struct {
+		path string
+		kind outpath.Kind
+	}{{png, outpath.PNG}, {npy, outpath.NPY}} {
+		if err := guard.Check(o.path, o.kind); err != nil {
+			return usageErr("demo: %v", err)
+		}
+	}
+	// The run goes into a fresh DIR/run-N: nothing there is removed or replaced.
+	runDir, lock, err := freshRunDir(dir)
+	if err != nil {
 		return usageErr("demo: %v", err)
 	}
+	defer lock.Release()
 	cfg := train.DefaultRunConfig()
 	cfg.Steps, cfg.Seed, cfg.CkptEvery, cfg.Times, cfg.LR, cfg.Batch = c.Int("steps"), c.Uint64("seed"), 0, c.String("times"), c.Float64("lr"), demoBatch
 	if cfg.Times == train.TimesMixed {
@@ -125,9 +155,6 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return usageErr("demo: %v", err)
-	}
 	logFile, err := openLog(filepath.Join(runDir, logName), 0)
 	if err != nil {
 		return err
@@ -135,6 +162,7 @@ func runDemo(c *cli.Context) error {
 	defer logFile.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ownSignals()
 	ranks := demoRanks
 	if dev != tensor.CPU {
 		ranks = 1
@@ -178,11 +206,10 @@ func runDemo(c *cli.Context) error {
 	}
 	sampled := time.Since(t0)
 	q := firstBlock(res.X, n, m.sde.Blocks(), 2)
-	png := filepath.Join(dir, "samples.png")
 	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
-	if err := data.WriteNPY32(filepath.Join(dir, "samples.npy"), q, n, 2); err != nil {
+	if err := data.WriteNPY32(npy, q, n, 2); err != nil {
 		return err
 	}
 
@@ -228,6 +255,31 @@ func runDemo(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil
+}
+
+// maxDemoRuns bounds the run-N directories demo tries in one --out.
+const maxDemoRuns = 10000
+
+// freshRunDir creates and locks the first DIR/run-N (N = 1, 2, …) that
+// does not exist yet: demo never trains into, or removes, a directory it
+// did not create.
+func freshRunDir(dir string) (string, *runlock.Lock, error) {
+	for n := 1; n <= maxDemoRuns; n++ {
+		runDir := filepath.Join(dir, fmt.Sprintf("run-%d", n))
+		err := os.Mkdir(runDir, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		lock, err := runlock.Acquire(runDir)
+		if err != nil {
+			return "", nil, err
+		}
+		return runDir, lock, nil
+	}
+	return "", nil, fmt.Errorf("%s already holds run-1 … run-%d; give another --out", dir, maxDemoRuns)
 }
 
 // demoRank is one local rank of the demo's training: its shard of the

@@ -75,8 +75,8 @@ func readPoints(path string) ([]float32, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if a.Rows() < 2 {
-		return nil, 0, fmt.Errorf("%s: shape %v: want at least 2 points", path, a.Shape)
+	if a.Rows() < 2 || a.Cols() < 1 {
+		return nil, 0, fmt.Errorf("%s: shape %v: want at least 2 points of at least 1 value", path, a.Shape)
 	}
 	bad := 0
 	for _, v := range a.Data {
@@ -143,6 +143,10 @@ func runEval(c *cli.Context) error {
 	n, kp, proj := c.Int("n"), c.Int("kernel-points"), c.Int("projections")
 	if n < 2 || kp < 2 || proj < 1 {
 		return usageErr("eval: --n (%d) and --kernel-points (%d) must be ≥ 2, --projections (%d) ≥ 1", n, kp, proj)
+	}
+	if err := checkInts(c, intRange{name: "n", lo: 2, hi: 1 << 26}, intRange{name: "kernel-points", lo: 2, hi: 1 << 16},
+		intRange{name: "projections", lo: 1, hi: 1 << 16}); err != nil {
+		return err
 	}
 	if k := c.Int("pr-k"); k < 0 || k >= n {
 		return usageErr("eval: --pr-k %d: want 0 (skip) or a neighbour count below --n (%d)", k, n)

@@ -15,6 +15,7 @@ import (
 	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/outpath"
 	"holdgo/metrics"
 	"holdgo/sample"
 	"holdgo/tensor"
@@ -79,6 +80,7 @@ func experimentNFECommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "chunks sampled in parallel (oracle table)"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads of the networks (default: all cores)"},
 			&cli.StringFlag{Name: "out", Value: "table2.csv", Usage: "CSV output file"},
+			forceFlag(),
 		},
 		Action: runExperimentNFE,
 	}
@@ -148,6 +150,20 @@ func runExperimentNFE(c *cli.Context) error {
 	}
 	if err := checkWritableDir(out); err != nil {
 		return usageErr("experiment nfe: --out %s: %v", out, err)
+	}
+	if err := checkInts(c, intRange{name: "samples", lo: 2, hi: 1 << 24}, intRange{name: "trained-samples", lo: 2, hi: 1 << 24},
+		intRange{name: "floor-reps", lo: 1, hi: 1000}, intRange{name: "workers", lo: 1, hi: maxThreads}); err != nil {
+		return err
+	}
+	for _, n := range c.IntSlice("nfe") {
+		if n < 1 || n > maxNFE {
+			return usageErr("experiment nfe: --nfe %d: want 1 … %d", n, maxNFE)
+		}
+	}
+	guard := outpath.New(c.Bool("force"))
+	guard.Input(c.String("hold"), c.String("cld"), c.String("vp"), c.String("ve"))
+	if err := checkOutputs(guard, output{"out", out, outpath.Text}); err != nil {
+		return err
 	}
 	if err := setThreads(c); err != nil {
 		return err

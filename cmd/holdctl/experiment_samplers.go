@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"holdgo/experiment"
 	"holdgo/imagedata"
+	"holdgo/internal/atomicfile"
+	"holdgo/internal/outpath"
 	"holdgo/sample"
 )
 
@@ -45,6 +46,7 @@ func experimentSamplersCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
 			&cli.StringFlag{Name: "data", Usage: "image data (fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH): the empirical-distribution oracle of its first --oracle-n images instead of the 1-D mixture"},
 			&cli.IntFlag{Name: "oracle-n", Value: 1000, Usage: "images in the empirical oracle (--data)"},
+			forceFlag(),
 		},
 		Action: runExperimentSamplers,
 	}
@@ -61,10 +63,23 @@ func runExperimentSamplers(c *cli.Context) error {
 	if c.Int("samples") < 2 || c.Int("floor-reps") < 1 || c.Int("workers") < 1 || c.Int("seeds") < 1 {
 		return badParams("samples (%d) must be ≥ 2, floor-reps (%d), workers (%d) and seeds (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"), c.Int("seeds"))
 	}
+	if err := checkInts(c, intRange{name: "samples", lo: 2, hi: 1 << 24}, intRange{name: "floor-reps", lo: 1, hi: 1000},
+		intRange{name: "workers", lo: 1, hi: maxThreads}, intRange{name: "seeds", lo: 1, hi: 1000},
+		intRange{name: "oracle-n", lo: 2, hi: 1 << 20}); err != nil {
+		return err
+	}
+	if err := checkBudget("samples", int64(c.Int("samples"))*int64(max(c.Int("floor-reps"), 1)), 8*4); err != nil {
+		return err
+	}
 	for _, n := range c.IntSlice("nfe") {
-		if n < 2 {
-			return badParams("NFE %d < 2", n)
+		if n < 2 || n > maxNFE {
+			return badParams("NFE %d: want 2 … %d", n, maxNFE)
 		}
+	}
+	guard := outpath.New(c.Bool("force"))
+	guard.Input(specPath(c.String("data")))
+	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
+		return err
 	}
 	ends := map[string]float64{}
 	for _, kv := range c.StringSlice("end-time") {
@@ -95,24 +110,12 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 		return fmt.Errorf("holdctl experiment samplers: %w", err)
 	}
-	var w io.Writer = c.App.Writer
-	if path := c.String("out"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("holdctl experiment samplers: %w", err)
+	return writeStudy(c, func(w io.Writer) error {
+		if format == "csv" {
+			return tab.WriteCSV(w)
 		}
-		defer f.Close()
-		w = f
-	}
-	if format == "csv" {
-		err = tab.WriteCSV(w)
-	} else {
-		err = tab.WriteMarkdown(w)
-	}
-	if err != nil {
-		return fmt.Errorf("holdctl experiment samplers: write: %w", err)
-	}
-	return nil
+		return tab.WriteMarkdown(w)
+	})
 }
 
 // runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,
@@ -137,16 +140,26 @@ func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
 		}
 		return fmt.Errorf("holdctl experiment samplers: %w", err)
 	}
-	var w io.Writer = c.App.Writer
-	if path := c.String("out"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("holdctl experiment samplers: %w", err)
+	return writeStudy(c, tab.WriteMarkdown)
+}
+
+// maxNFE bounds the NFE of a study cell.
+const maxNFE = 1 << 20
+
+// writeStudy writes the table to --out atomically (checked by the output
+// guard before the study ran), or to standard output.
+func writeStudy(c *cli.Context, write func(io.Writer) error) error {
+	path := c.String("out")
+	if path == "" {
+		if err := write(c.App.Writer); err != nil {
+			return fmt.Errorf("holdctl experiment samplers: write: %w", err)
 		}
-		defer f.Close()
-		w = f
+		return nil
 	}
-	return tab.WriteMarkdown(w)
+	if err := atomicfile.Write(path, write); err != nil {
+		return fmt.Errorf("holdctl experiment samplers: write %s: %w", path, err)
+	}
+	return nil
 }
 
 // imageSet opens image data and returns its first n images in [−1, 1], flat (n × C·H·W): the

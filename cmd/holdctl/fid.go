@@ -17,7 +17,7 @@ import (
 	"holdgo/data"
 	"holdgo/fid"
 	"holdgo/imagedata"
-	"holdgo/internal/parallel"
+	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/torchfile"
 )
@@ -57,6 +57,7 @@ func fidCommand() *cli.Command {
 			&cli.BoolFlag{Name: "raw-weights", Usage: "sample a run with its raw weights instead of the EMA"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object: fid, kid, kid_se, n"},
+			forceFlag(),
 			deviceFlag(),
 		}, samplerFlags()...),
 		Action: runFID,
@@ -107,8 +108,20 @@ func runFID(c *cli.Context) error {
 	if c.Int("n") < 1 || c.Int("ref-n") < 0 || c.Int("batch") < 1 || c.Int("kid-subsets") < 1 || c.Int("kid-subset-size") < 2 {
 		return usageErr("fid: --n, --batch and --kid-subsets must be ≥ 1, --kid-subset-size ≥ 2, --ref-n ≥ 0")
 	}
-	if c.IsSet("threads") {
-		parallel.SetThreads(c.Int("threads"))
+	if err := checkInts(c, intRange{name: "n", lo: 1, hi: 1 << 30}, intRange{name: "ref-n", lo: 0, hi: 1 << 30, note: "0: all"},
+		intRange{name: "batch", lo: 1, hi: 4096}, intRange{name: "kid-subsets", lo: 1, hi: 1 << 20},
+		intRange{name: "kid-subset-size", lo: 2, hi: 1 << 20}); err != nil {
+		return err
+	}
+	if err := setThreads(c); err != nil {
+		return err
+	}
+	if path := c.String("save-stats"); path != "" {
+		guard := outpath.New(c.Bool("force"))
+		guard.Input(specPath(ref), specPath(samples), strings.TrimPrefix(feat, "inception:"))
+		if err := checkOutputs(guard, output{"save-stats", path, outpath.NPZ}); err != nil {
+			return err
+		}
 	}
 	bothStats := isNPZ(ref) && isNPZ(samples)
 	var ext fid.Extractor
@@ -312,6 +325,9 @@ func openImages(c *cli.Context, flag, spec string, ext fid.Extractor, sampled *s
 		if err != nil {
 			return fid.ImageSource{}, err
 		}
+		if a.Rows() < 1 || a.Cols() < 1 {
+			return fid.ImageSource{}, usageErr("fid --%s %s: shape %v holds no images (want (n, C·H·W))", flag, spec, a.Shape)
+		}
 		ch, h, w, err := npyImageShape(c.String("image-shape"), a.Cols(), ext)
 		if err != nil {
 			return fid.ImageSource{}, usageErr("fid --%s %s: %v", flag, spec, err)
@@ -354,6 +370,9 @@ func npyImageShape(flag string, cols int, ext fid.Extractor) (int, int, int, err
 		if n, err := fmt.Sscanf(flag, "%d,%d,%d", &ch, &h, &w); n != 3 || err != nil || ch < 1 || h < 1 || w < 1 {
 			return 0, 0, 0, fmt.Errorf("--image-shape %q: want C,H,W such as 1,28,28", flag)
 		}
+		if ch > 4 || h > imagedata.MaxSide || w > imagedata.MaxSide { // the product cannot wrap
+			return 0, 0, 0, fmt.Errorf("--image-shape %q: want C ≤ 4 and H, W ≤ %d", flag, imagedata.MaxSide)
+		}
 		if ch*h*w != cols {
 			return 0, 0, 0, fmt.Errorf("--image-shape %s holds %d values, the rows have %d", flag, ch*h*w, cols)
 		}
@@ -394,6 +413,9 @@ func sampleRun(c *cli.Context, flag, spec string, rep *samplingReport) (fid.Imag
 		return fid.ImageSource{}, err
 	}
 	n := c.Int("n")
+	if err := checkBudget("n", int64(n)*int64(m.sde.Blocks()), int64(d.Dimension())*8); err != nil {
+		return fid.ImageSource{}, err
+	}
 	start := time.Now()
 	fmt.Fprintf(c.App.ErrWriter, "%s: sampling %d images with %s on %s …\n", flag, n, s.Method.Name(), c.String("device"))
 	res, err := draw(n, c.Uint64("seed"))

@@ -5,10 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/internal/atomicfile"
+	"holdgo/internal/budget"
 	"holdgo/internal/isa"
 )
 
@@ -51,7 +57,36 @@ func newApp() *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {}, // main reports errors and picks the status
 	}
 	setUsageErrors(app.Commands, app.OnUsageError)
+	addCommonFlags(app.Commands)
 	return app
+}
+
+// addCommonFlags gives every command that runs (not the groups) the flags
+// all of them share: --max-memory, the memory budget every loader and size
+// flag consults (internal/budget).
+func addCommonFlags(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) > 0 {
+			addCommonFlags(c.Subcommands)
+			continue
+		}
+		if c.Action == nil {
+			continue
+		}
+		c.Flags = append(c.Flags, &cli.StringFlag{Name: "max-memory",
+			Usage: "memory budget for what inputs and size flags may allocate, e.g. 2GiB (default: half of physical memory, at most half of ulimit -v)"})
+		action := c.Action
+		c.Action = func(ctx *cli.Context) error {
+			if s := ctx.String("max-memory"); s != "" {
+				n, err := budget.Parse(s)
+				if err != nil {
+					return usageErr("--max-memory: %v", err)
+				}
+				budget.SetLimit(n)
+			}
+			return action(ctx)
+		}
+	}
 }
 
 // setUsageErrors gives every command and subcommand the app's usage-error handler (exit status 2):
@@ -85,9 +120,40 @@ func versionCommand() *cli.Command {
 	}
 }
 
+// Exit statuses: 0 success, 1 a failure at run time, 2 bad input (usage,
+// files, flags), 3 an internal error (a bug: a recovered panic), 130 an
+// interrupted training that wrote its checkpoint.
+const exitInternal = 3
+
+// signals is main's handler of SIGINT and SIGTERM: it removes the temporary
+// files of writes under way and exits 130. Commands that handle signals
+// themselves (train, demo: a checkpoint first) call ownSignals.
+var signals = make(chan os.Signal, 1)
+
+func handleSignals() {
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-signals; ok {
+			atomicfile.RemoveInflight()
+			fmt.Fprintln(os.Stderr, "holdctl: interrupted; nothing was left half-written")
+			os.Exit(130)
+		}
+	}()
+}
+
+// ownSignals hands SIGINT and SIGTERM to the command (which has its own
+// signal.Notify) and stops main's handler.
+func ownSignals() { signal.Stop(signals) }
+
 // run executes the CLI and returns the process exit status: 0 on success,
-// the status of a cli.ExitCoder, 2 for usage errors and 1 otherwise.
-func run(args []string) int {
+// the status of a cli.ExitCoder, 2 for usage errors, 3 for an internal
+// error and 1 otherwise.
+func run(args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			code = reportPanic(r, debug.Stack())
+		}
+	}()
 	err := newApp().Run(args)
 	if err == nil {
 		return 0
@@ -102,4 +168,23 @@ func run(args []string) int {
 	return 1
 }
 
-func main() { os.Exit(run(os.Args)) }
+// reportPanic writes a recovered panic's trace to a file and says, in one
+// line, that holdctl failed (not the input) and where the trace is.
+func reportPanic(r any, stack []byte) int {
+	where := "could not be written"
+	if f, err := os.CreateTemp("", "holdctl-panic-*.txt"); err == nil {
+		fmt.Fprintf(f, "holdctl %s (%s, %s/%s): panic: %v\n\n%s", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, r, stack)
+		if f.Close() == nil {
+			where = "is in " + f.Name()
+		}
+	}
+	atomicfile.RemoveInflight()
+	msg := strings.ReplaceAll(fmt.Sprint(r), "\n", " ")
+	fmt.Fprintf(os.Stderr, "holdctl: internal error (a bug, not your input): %s; the stack trace %s; please report it (exit status %d)\n", msg, where, exitInternal)
+	return exitInternal
+}
+
+func main() {
+	handleSignals()
+	os.Exit(run(os.Args))
+}

@@ -82,7 +82,14 @@ func modelInfo(c *cli.Context) error {
 	if cfg.Embedding == layers.EmbedFourier {
 		r.FixedParams = cfg.NF
 	}
+	if err := checkInts(c, intRange{name: "batch", lo: 0, hi: 4096, note: "0: no step"}); err != nil {
+		return err
+	}
 	if b := c.Int("batch"); b > 0 {
+		// The activations of one step: a generous bound of 64 float32 maps of NF·4 channels per image.
+		if err := checkBudget("batch", int64(b)*int64(cfg.ImageSize)*int64(cfg.ImageSize)*int64(cfg.NF)*4*64, 4); err != nil {
+			return err
+		}
 		if err := setThreads(c); err != nil {
 			return err
 		}

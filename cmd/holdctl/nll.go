@@ -82,6 +82,12 @@ func nllCommand() *cli.Command {
 			if n < 1 {
 				return usageErr("--n must be ≥ 1")
 			}
+			if err := checkInts(c, intRange{name: "batch", lo: 1, hi: 1 << 16}); err != nil {
+				return err
+			}
+			if err := checkBudget("n", int64(n), int64(ds.Dimension())*8); err != nil {
+				return err
+			}
 			d := ds.Dimension()
 			x := make([]float64, n*d)
 			r := rng.New(c.Uint64("seed"))

@@ -19,6 +19,7 @@ import (
 	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/outpath"
 	"holdgo/plot"
 	"holdgo/sample"
 	"holdgo/train"
@@ -46,6 +47,7 @@ func plotCommand() *cli.Command {
 					&cli.IntFlag{Name: "paths", Value: 30, Usage: "ODE paths per panel"},
 					&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the ODE paths"},
 					&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the paths' prior draws"},
+					forceFlag(),
 				},
 				Action: runPlotFlow,
 			},
@@ -62,6 +64,7 @@ func plotCommand() *cli.Command {
 					&cli.IntFlag{Name: "order", Value: 3, Usage: "HOLD order (2, 3 or 4)"},
 					&cli.IntFlag{Name: "paths", Value: 20, Usage: "paths per panel"},
 					&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed"},
+					forceFlag(),
 				},
 				Action: runPlotBlocks,
 			},
@@ -83,6 +86,7 @@ func plotCommand() *cli.Command {
 					&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: uniform, quadratic or geometric"},
 					&cli.IntFlag{Name: "n", Value: 2000, Usage: "samples"},
 					&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed"},
+					forceFlag(),
 				},
 				Action: runPlotMoments,
 			},
@@ -90,8 +94,15 @@ func plotCommand() *cli.Command {
 	}
 }
 
-// checkPNGOut validates an output picture path before any work is done.
-func checkPNGOut(flag, path string) error {
+// checkPNGOut validates an output picture path before any work is done,
+// through the output guard (no input of the command, no run's file, a PNG
+// or nothing replaced).
+func checkPNGOut(flag, path string, inputs ...string) error {
+	return checkPNGOutForce(false, flag, path, inputs...)
+}
+
+// checkPNGOutForce is checkPNGOut where --force may replace another kind of file.
+func checkPNGOutForce(force bool, flag, path string, inputs ...string) error {
 	if filepath.Ext(path) != ".png" {
 		return usageErr("--%s %s: want a .png file", flag, path)
 	}
@@ -101,8 +112,17 @@ func checkPNGOut(flag, path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return usageErr("--%s %s is a directory", flag, path)
 	}
-	return nil
+	g := outpath.New(force)
+	g.Input(inputs...)
+	return checkOutputs(g, output{flag, path, outpath.PNG})
 }
+
+// Upper bounds of the plot sizes: a figure of more paths or steps is
+// unreadable, and the paths are kept in memory.
+const (
+	maxPlotPaths = 10000
+	maxPlotSteps = 1 << 20
+)
 
 // oracle1D is the exact score of the paper's 1-D mixture under the default SDE of kind (HOLD with the
 // given order).
@@ -250,7 +270,7 @@ func sdeTitle(sde *hold.SDE) string {
 
 func runPlotFlow(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOut("out", out); err != nil {
+	if err := checkPNGOutForce(c.Bool("force"), "out", out); err != nil {
 		return err
 	}
 	kinds := c.StringSlice("sdes")
@@ -261,6 +281,9 @@ func runPlotFlow(c *cli.Context) error {
 	}
 	if len(kinds) == 0 || c.Int("paths") < 1 || !(c.Float64("tol") > 0 && c.Float64("tol") < 1) {
 		return usageErr("plot flow: want at least one SDE (--sdes), --paths ≥ 1 and --tol in (0, 1); got --paths %d --tol %g", c.Int("paths"), c.Float64("tol"))
+	}
+	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}); err != nil {
+		return err
 	}
 	mix := data.PaperMixture()
 	var panels []heatPanel
@@ -294,11 +317,14 @@ func runPlotFlow(c *cli.Context) error {
 
 func runPlotBlocks(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOut("out", out); err != nil {
+	if err := checkPNGOutForce(c.Bool("force"), "out", out); err != nil {
 		return err
 	}
 	if c.Int("paths") < 1 || c.Int("steps") < 1 {
 		return usageErr("plot blocks: --paths and --steps must be ≥ 1, got --paths %d --steps %d", c.Int("paths"), c.Int("steps"))
+	}
+	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}, intRange{name: "steps", lo: 1, hi: maxPlotSteps}); err != nil {
+		return err
 	}
 	spec := samplerSpec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: 1e-3, Tol: 1e-5}
 	if _, err := sample.Lookup(spec.Method); err != nil {
@@ -408,12 +434,15 @@ func loadModelOf(kind, ckpt string) (*model, error) {
 
 func runPlotMoments(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOut("out", out); err != nil {
+	if err := checkPNGOutForce(c.Bool("force"), "out", out, c.String("cld"), c.String("hold")); err != nil {
 		return err
 	}
 	steps, n := c.Int("steps"), c.Int("n")
 	if steps < 5 || n < 1 {
 		return usageErr("plot moments: --steps must be ≥ 5 and --n ≥ 1, got --steps %d --n %d", c.Int("steps"), c.Int("n"))
+	}
+	if err := checkInts(c, intRange{name: "steps", lo: 5, hi: maxPlotSteps}, intRange{name: "n", lo: 1, hi: 1 << 24}); err != nil {
+		return err
 	}
 	type row struct {
 		kind  string

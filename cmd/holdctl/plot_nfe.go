@@ -1,16 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/internal/budget"
 	"holdgo/plot"
 )
 
@@ -30,6 +31,7 @@ func plotNFECommand() *cli.Command {
 			&cli.StringFlag{Name: "metric", Value: "w1", Usage: "column to plot (experiment samplers CSV)"},
 			&cli.StringFlag{Name: "grid", Value: "best", Usage: "time grid to plot, or best: each sampler's lowest value over its grids"},
 			&cli.StringFlag{Name: "title", Usage: "plot title"},
+			forceFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -39,11 +41,14 @@ func plotNFECommand() *cli.Command {
 			if path == "" {
 				return usageErr("plot nfe: --csv FILE is required (the output of experiment samplers --format csv or experiment nfe)")
 			}
-			f, err := os.Open(path)
+			if err := checkPNGOutForce(c.Bool("force"), "out", c.String("out"), path); err != nil {
+				return err
+			}
+			raw, err := budget.ReadFile(path)
 			if err != nil {
 				return usageErr("plot nfe: %v", err)
 			}
-			defer f.Close()
+			f := bytes.NewReader(raw)
 			series, metric, err := readNFECSV(f, c.String("metric"), c.String("grid"))
 			if err != nil {
 				return usageErr("plot nfe: %s: %v", path, err)

@@ -17,6 +17,7 @@ import (
 	"holdgo/hold"
 	"holdgo/imagedata"
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/plot"
 	"holdgo/sample"
@@ -298,6 +299,7 @@ func sampleCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("samples.npy"), Usage: "output files: .npy (float32, (n, d)) and/or .png"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			trainDataFlag(),
+			forceFlag(),
 			deviceFlag(),
 		),
 		Action: func(c *cli.Context) error {
@@ -332,6 +334,11 @@ func sampleCommand() *cli.Command {
 			}
 			outs := c.StringSlice("out")
 			var npys, pics []string
+			guard := outpath.New(c.Bool("force"))
+			guard.Input(c.String("ckpt"), c.String("train-data"))
+			if c.IsSet("ckpt") {
+				guard.Input(m.cfg.DataPath())
+			}
 			for _, o := range outs {
 				ext := filepath.Ext(o)
 				if ext != ".npy" && ext != ".png" {
@@ -344,10 +351,20 @@ func sampleCommand() *cli.Command {
 					return usageErr("--out %s is a directory or another non-file; give a file name ending .npy or .png", o)
 				}
 				if ext == ".npy" {
+					if err := outpath.CheckSpace(o, uint64(n)*uint64(dim)*4+128); err != nil {
+						return usageErr("--out: %v", strings.TrimPrefix(err.Error(), outpath.ErrRefused.Error()+": "))
+					}
 					npys = append(npys, o)
 				} else {
 					pics = append(pics, o)
 				}
+			}
+			var targets []output
+			for _, o := range outs {
+				targets = append(targets, output{"out", o, kindByExt(o)})
+			}
+			if err := checkOutputs(guard, targets...); err != nil {
+				return err
 			}
 			if len(pics) > 0 && uint64(n)*uint64(dim) > maxPictureValues {
 				return usageErr("--n %d: a picture needs all %d×%d values in memory (at most %d); write .npy only "+
@@ -355,6 +372,9 @@ func sampleCommand() *cli.Command {
 			}
 			if nfe, steps, tol := c.Int("nfe"), c.Int("steps"), c.Float64("tol"); nfe < 0 || steps < 1 || !(tol > 0 && tol < 1) {
 				return usageErr("--nfe %d must be ≥ 0 (0: use --steps), --steps %d ≥ 1 and --tol %g in (0, 1)", nfe, steps, tol)
+			}
+			if err := checkInts(c, intRange{name: "nfe", lo: 0, hi: maxNFE, note: "0: use --steps"}, intRange{name: "steps", lo: 1, hi: maxNFE}); err != nil {
+				return err
 			}
 			s, err := samplerSpecFrom(c).build(m.sde, m.score, dim)
 			if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,8 @@ import (
 	"holdgo/dist"
 	"holdgo/hold"
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/budget"
+	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
 	"holdgo/internal/runlock"
 	"holdgo/layers"
@@ -128,6 +129,7 @@ func trainCommand() *cli.Command {
 				"evenly): faster than splitting each operation for small networks such as the toy MLP (holdctl demo trains on 2)"},
 			&cli.IntFlag{Name: "log-every", Value: 100, Usage: "steps between log.csv rows and plain progress lines"},
 			&cli.DurationFlag{Name: "time-limit", Usage: "stop after this wall time (e.g. 58m), writing the checkpoint; 0: no limit"},
+			&cli.BoolFlag{Name: "force-unlock", Usage: "take over a run directory's lock that names another host (only when its process is known to be dead)"},
 			deviceFlag(),
 		),
 		Action: func(c *cli.Context) error {
@@ -145,6 +147,7 @@ func trainCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			ownSignals() // a signal writes a checkpoint first (loop), instead of main's plain cleanup
 			if d := c.Duration("time-limit"); d > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, d)
@@ -316,13 +319,14 @@ func prepareRun(c *cli.Context, dir string, resume bool, ranks int) (preparedRun
 	if f, err := checkpoint.Load(ckpt); err == nil && f.Meta[train.KeyExported] != "" {
 		return run, usageErr("%s holds a shipped model (holdctl export: EMA weights only, no optimizer state): it cannot be trained or resumed; train a new run from the data into another --out", dir)
 	}
+	wasRun := outpath.IsRunDir(dir)
 	created, err := makeRunDir(dir)
 	if err != nil {
 		return run, usageErr("cannot create run directory: %v", err)
 	}
-	lock, err := runlock.Acquire(dir)
+	lock, err := runlock.AcquireWith(dir, runlock.Options{ForceUnlock: c.Bool("force-unlock")})
 	if err != nil { // the directory stays even if this call created it: the lock's holder may have found it so
-		if errors.Is(err, runlock.ErrLocked) {
+		if errors.Is(err, runlock.ErrLocked) || errors.Is(err, runlock.ErrOtherHost) {
 			return run, usageErr("%v", err)
 		}
 		return run, usageErr("cannot lock the run directory: %v", err)
@@ -331,7 +335,10 @@ func prepareRun(c *cli.Context, dir string, resume bool, ranks int) (preparedRun
 	if lock.Stale != "" {
 		fmt.Fprintf(c.App.ErrWriter, "warning: took over the stale lock of %s in %s (that process no longer holds it)\n", lock.Stale, dir)
 	}
-	removed, err := atomicfile.RemoveStale(dir)
+	var removed []string
+	if wasRun { // only a run's own temporary files, only in a run directory
+		removed, err = atomicfile.RemoveStale(dir, ckptName, configName, logName, train.DataFile)
+	}
 	if len(removed) > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "removed stale temporary files of writes that were killed: %s\n", strings.Join(removed, ", "))
 	}
@@ -529,10 +536,9 @@ func (s *session) loop(ctx context.Context, logEvery int) error {
 // interrupted run, are dropped so that a resumed log has no repeats).
 func openLog(path string, step int) (*os.File, error) {
 	var keep []string
-	if raw, err := os.ReadFile(path); err == nil && step > 0 {
-		sc := bufio.NewScanner(strings.NewReader(string(raw)))
-		for sc.Scan() {
-			line := sc.Text()
+	if raw, err := budget.ReadFile(path); err == nil && step > 0 {
+		// Lines of any length: a row over a scanner's buffer must not end the log there.
+		for _, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
 			f := strings.SplitN(line, ",", 2)
 			if n, err := strconv.Atoi(f[0]); err == nil && n > step {
 				continue

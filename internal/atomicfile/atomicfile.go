@@ -10,7 +10,24 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 )
+
+// inflight holds the temporary files of the writes under way, for
+// RemoveInflight (a signal handler's cleanup).
+var inflight sync.Map
+
+// RemoveInflight removes the temporary files of every write under way in
+// this process. A signal handler calls it before exiting, so an interrupted
+// command leaves no temporary file behind.
+func RemoveInflight() {
+	inflight.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		inflight.Delete(k)
+		return true
+	})
+}
 
 // Write creates path with the bytes write produces, or leaves whatever was
 // at path untouched and returns an error naming the failed step.
@@ -24,12 +41,14 @@ func Write(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return fmt.Errorf("create temporary file: %w", err)
 	}
+	inflight.Store(tmp.Name(), struct{}{})
 	renamed := false
 	defer func() {
 		if !renamed {
 			tmp.Close()
 			os.Remove(tmp.Name())
 		}
+		inflight.Delete(tmp.Name())
 	}()
 	if err := write(tmp); err != nil {
 		return fmt.Errorf("write: %w", err)
@@ -78,27 +97,40 @@ func syncDir(dir string) error {
 	return d.Close()
 }
 
-// tempPattern is the name Write gives its temporary files: "." + the
-// target's base name + ".tmp-" + a random suffix.
-const tempPattern = ".*.tmp-*"
-
-// RemoveStale removes the temporary files that writes killed before their
-// rename left in dir, and returns their names. Call it only while no write
-// into dir can be under way (a run directory under its lock).
-func RemoveStale(dir string) ([]string, error) {
-	matches, err := filepath.Glob(filepath.Join(dir, tempPattern))
+// RemoveStale removes the temporary files that writes of the named targets
+// (base names in dir) killed before their rename left in dir, and returns
+// their names. Only this package's own pattern is touched: "." + a target's
+// name + ".tmp-" + the decimal suffix os.CreateTemp gives; a user's
+// ".notes.tmp-draft" stays. Call it only while no write into dir can be
+// under way (a run directory under its lock).
+func RemoveStale(dir string, targets ...string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("find stale temporary files: %w", err)
 	}
 	var removed []string
-	for _, m := range matches {
-		if st, err := os.Lstat(m); err != nil || !st.Mode().IsRegular() {
+	for _, e := range entries {
+		if !isTemp(e.Name(), targets) || !e.Type().IsRegular() {
 			continue
 		}
-		if err := os.Remove(m); err != nil {
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 			return removed, fmt.Errorf("remove stale temporary file: %w", err)
 		}
-		removed = append(removed, filepath.Base(m))
+		removed = append(removed, e.Name())
 	}
 	return removed, nil
+}
+
+// isTemp reports whether name is a temporary file of Write for a target.
+func isTemp(name string, targets []string) bool {
+	for _, t := range targets {
+		suffix, ok := strings.CutPrefix(name, "."+t+".tmp-")
+		if !ok || suffix == "" {
+			continue
+		}
+		if strings.Trim(suffix, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }

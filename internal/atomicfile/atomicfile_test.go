@@ -59,15 +59,15 @@ func TestRemoveStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed.Close()
-	for _, keep := range []string{".lock", "data.tmp-1", ".notes"} {
+	for _, keep := range []string{".lock", "data.tmp-1", ".notes", ".notes.tmp-1", ".ckpt.safetensors.tmp-draft"} {
 		if err := os.WriteFile(filepath.Join(dir, keep), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, ".x.tmp-dir"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, ".config.yaml.tmp-7"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := RemoveStale(dir)
+	removed, err := RemoveStale(dir, "ckpt.safetensors", "config.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRemoveStale(t *testing.T) {
 		t.Fatalf("removed %v, want [%s]", removed, filepath.Base(killed.Name()))
 	}
 	left, err := os.ReadDir(dir)
-	if err != nil || len(left) != 5 {
-		t.Fatalf("left %v (%v), want the target, .lock, data.tmp-1, .notes and the directory", left, err)
+	if err != nil || len(left) != 7 {
+		t.Fatalf("left %v (%v), want the target, the user's files and the directory", left, err)
 	}
 }

@@ -10,6 +10,14 @@ import (
 
 var errBusy = errors.New("locked")
 
+const (
+	noFollow = syscall.O_NOFOLLOW
+	nonBlock = syscall.O_NONBLOCK
+)
+
+// isLoop reports the error of opening a symbolic link with O_NOFOLLOW.
+func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
+
 // tryLock takes an exclusive flock(2) on f without waiting.
 func tryLock(f *os.File) error {
 	for {
@@ -25,3 +33,6 @@ func tryLock(f *os.File) error {
 		return err
 	}
 }
+
+// unlock drops the flock of f.
+func unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

@@ -2,11 +2,16 @@
 // at once: an advisory lock file, DIR/.lock, held with flock(2) on Unix for
 // as long as the run lasts and holding the owner's pid and host.
 //
-// The kernel drops a flock when its process dies, however it dies, so a
-// lock is never stuck: a file left with a dead owner's pid and host is a
-// stale lock, taken over (and reported) by the next run. The file is never
-// removed, only emptied on release: removing it would let a process that
-// opened the old file and one that created a new one both hold "the" lock.
+// The kernel drops a flock when its process dies, however it dies, so on
+// one host a lock is never stuck: a file left with a dead owner's pid and
+// this host is a stale lock, taken over (and reported) by the next run. A
+// file naming another host is not taken over: flock(2) does not reach
+// across hosts on every network file system, so that owner may be alive;
+// Options.ForceUnlock (holdctl train --force-unlock) takes it over. The file
+// is opened without following symbolic links and must be a regular file. It
+// is never removed, only emptied on release: removing it would let a process
+// that opened the old file and one that created a new one both hold "the"
+// lock.
 package runlock
 
 import (
@@ -15,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Name is the lock file inside a run directory.
@@ -34,16 +40,34 @@ type Lock struct {
 	Stale string
 }
 
+// Options change how Acquire treats a lock left behind.
+type Options struct {
+	// ForceUnlock takes over a free lock that names another host.
+	ForceUnlock bool
+}
+
+// ErrOtherHost is wrapped by the error of Acquire when a free lock names
+// another host (its owner may still be alive there).
+var ErrOtherHost = errors.New("the lock names another host")
+
 // Acquire takes the lock of dir (which must exist) without waiting. When
 // another process holds it, the error wraps ErrLocked and names the owner.
-func Acquire(dir string) (*Lock, error) {
+func Acquire(dir string) (*Lock, error) { return AcquireWith(dir, Options{}) }
+
+// AcquireWith is Acquire with options.
+func AcquireWith(dir string, opt Options) (*Lock, error) {
 	path := filepath.Join(dir, Name)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLockFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, err
 	}
 	if err := tryLock(f); err != nil {
 		owner := readOwner(f)
+		// The holder writes its owner line just after taking the flock: give it a moment.
+		for i := 0; i < 50 && owner == unknownOwner && errors.Is(err, errBusy); i++ {
+			time.Sleep(2 * time.Millisecond)
+			owner = readOwner(f)
+		}
 		f.Close()
 		if errors.Is(err, errBusy) {
 			return nil, fmt.Errorf("%w: %s is locked by %s (%s); wait for it to finish or choose another directory",
@@ -56,6 +80,11 @@ func Acquire(dir string) (*Lock, error) {
 		l.Stale = ""
 	}
 	host, _ := os.Hostname()
+	if l.Stale != "" && !opt.ForceUnlock && ownerHost(l.Stale) != host {
+		f.Close()
+		return nil, fmt.Errorf("%s is locked by %s (%s), and this is host %s: %w, whose process cannot be known to be dead; "+
+			"if it is, pass --force-unlock to take the lock over", dir, l.Stale, path, host, ErrOtherHost)
+	}
 	owner := fmt.Sprintf("pid %d on host %s\n", os.Getpid(), host)
 	if err := f.Truncate(0); err != nil {
 		l.Release()
@@ -69,6 +98,57 @@ func Acquire(dir string) (*Lock, error) {
 }
 
 const unknownOwner = "another process"
+
+// openLockFile opens the lock file without following a symbolic link and
+// refuses anything but a regular file (a FIFO would block, a link would let
+// the lock truncate its target).
+func openLockFile(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|noFollow|nonBlock, 0o644)
+	if err != nil {
+		if isLoop(err) {
+			return nil, fmt.Errorf("lock %s: it is a symbolic link; remove it (a run's lock file is a regular file)", path)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: not a regular file (%v); remove it", path, st.Mode().Type())
+	}
+	return f, nil
+}
+
+// ownerHost is the host of an owner line "pid N on host H".
+func ownerHost(owner string) string {
+	_, host, ok := strings.Cut(owner, " on host ")
+	if !ok {
+		return ""
+	}
+	return host
+}
+
+// Holder reports whether a process holds the lock of dir now, and which.
+// It creates nothing: a directory without a lock file is free.
+func Holder(dir string) (string, bool) {
+	path := filepath.Join(dir, Name)
+	f, err := openLockFile(path, os.O_RDONLY)
+	if err != nil {
+		if _, serr := os.Lstat(path); serr != nil {
+			return "", false
+		}
+		return "an unreadable lock file", true
+	}
+	defer f.Close()
+	if err := tryLock(f); err != nil {
+		return readOwner(f), true
+	}
+	unlock(f)
+	return "", false
+}
 
 // readOwner returns the owner recorded in the lock file.
 func readOwner(f *os.File) string {

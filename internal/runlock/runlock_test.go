@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -41,7 +42,8 @@ func TestSecondAcquireNamesTheOwner(t *testing.T) {
 
 func TestStaleLockTakenOver(t *testing.T) {
 	dir := t.TempDir()
-	dead := "pid 4194305 on host elsewhere"
+	host, _ := os.Hostname()
+	dead := "pid 4194305 on host " + host
 	if err := os.WriteFile(filepath.Join(dir, Name), []byte(dead+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -62,5 +64,75 @@ func TestStaleLockTakenOver(t *testing.T) {
 func TestMissingDirectory(t *testing.T) {
 	if _, err := Acquire(filepath.Join(t.TempDir(), "missing")); err == nil || errors.Is(err, ErrLocked) {
 		t.Fatalf("Acquire of a missing directory: %v", err)
+	}
+}
+
+// TestOtherHostNeedsForce: a free lock naming another host is not taken over
+// (its owner may run there) unless forced, and the file is left as it was.
+func TestOtherHostNeedsForce(t *testing.T) {
+	dir := t.TempDir()
+	other := "pid 7 on host elsewhere"
+	path := filepath.Join(dir, Name)
+	if err := os.WriteFile(path, []byte(other+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Acquire(dir)
+	if !errors.Is(err, ErrOtherHost) || !strings.Contains(err.Error(), "--force-unlock") || !strings.Contains(err.Error(), other) {
+		t.Fatalf("Acquire of another host's lock: %v, want ErrOtherHost naming the owner and --force-unlock", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != other+"\n" {
+		t.Fatalf("refused Acquire changed the lock file to %q", b)
+	}
+	l, err := AcquireWith(dir, Options{ForceUnlock: true})
+	if err != nil || l.Stale != other {
+		t.Fatalf("forced Acquire: stale %q, %v", l.Stale, err)
+	}
+	l.Release()
+}
+
+// TestLockFileMustBeRegular: a symbolic link or a FIFO in place of the lock
+// file is refused, and the link's target is not touched.
+func TestLockFileMustBeRegular(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, Name)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("Acquire through a symbolic link: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Fatalf("the link's target now holds %q", b)
+	}
+	if _, busy := Holder(dir); !busy {
+		t.Fatal("Holder of a symbolic-link lock: free, want busy (unreadable)")
+	}
+	fifoDir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifoDir, Name), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(fifoDir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("Acquire of a FIFO: %v", err)
+	}
+}
+
+func TestHolder(t *testing.T) {
+	dir := t.TempDir()
+	if _, busy := Holder(dir); busy {
+		t.Fatal("a directory without a lock file is busy")
+	}
+	l, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner, busy := Holder(dir); !busy || !strings.Contains(owner, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("Holder while held: %q %v", owner, busy)
+	}
+	l.Release()
+	if _, busy := Holder(dir); busy {
+		t.Fatal("busy after Release")
 	}
 }

@@ -1,0 +1,133 @@
+package main
+
+// The CLI's side of the output guard (internal/outpath) and of the one
+// validation path for numeric flags: every command that writes a file checks
+// each output with checkOutputs before it computes anything, and every
+// numeric flag goes through checkInts / checkFloats (range, NaN/Inf, upper
+// bounds), as --threads goes through checkThreads.
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"holdgo/internal/budget"
+	"holdgo/internal/outpath"
+)
+
+// forceFlag lets a command replace an existing file of another kind.
+func forceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: "replace an existing output file even if it holds another kind of file (never an input, nor a run's own files)"}
+}
+
+// kindByExt is the kind of file a path's extension says is written there.
+func kindByExt(path string) outpath.Kind {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy":
+		return outpath.NPY
+	case ".npz":
+		return outpath.NPZ
+	case ".png":
+		return outpath.PNG
+	case ".safetensors":
+		return outpath.Safetensors
+	}
+	return outpath.Text
+}
+
+// output is one file a command is about to write.
+type output struct {
+	flag, path string
+	kind       outpath.Kind
+}
+
+// checkOutputs refuses (exit 2) any output the guard refuses, before
+// anything is computed or written. The guard knows the command's inputs.
+func checkOutputs(g *outpath.Guard, outs ...output) error {
+	seen := map[string]string{}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		if err := g.Check(o.path, o.kind); err != nil {
+			return usageErr("--%s: %v", o.flag, strings.TrimPrefix(err.Error(), outpath.ErrRefused.Error()+": "))
+		}
+		abs, _ := filepath.Abs(o.path)
+		if prev, dup := seen[abs]; dup {
+			return usageErr("--%s %s: the same file as --%s; give each output its own file", o.flag, o.path, prev)
+		}
+		seen[abs] = o.flag
+	}
+	return nil
+}
+
+// intRange is a bound on an integer flag: lo ≤ value ≤ hi.
+type intRange struct {
+	name   string
+	lo, hi int
+	note   string // what 0 (or another value) means, for the message
+}
+
+// checkInts checks each integer flag against its range (the checkThreads
+// pattern for every numeric flag).
+func checkInts(c *cli.Context, ranges ...intRange) error {
+	for _, r := range ranges {
+		if v := c.Int(r.name); v < r.lo || v > r.hi {
+			note := ""
+			if r.note != "" {
+				note = " (" + r.note + ")"
+			}
+			return usageErr("--%s must be in [%d, %d]%s, got %d", r.name, r.lo, r.hi, note, v)
+		}
+	}
+	return nil
+}
+
+// floatRange is a bound on a float flag: finite and lo ≤ value ≤ hi
+// (openLo: lo < value).
+type floatRange struct {
+	name   string
+	lo, hi float64
+	openLo bool
+}
+
+// checkFloats checks float flags: NaN and ±Inf are refused, and the range.
+func checkFloats(c *cli.Context, ranges ...floatRange) error {
+	for _, r := range ranges {
+		v := c.Float64(r.name)
+		bad := math.IsNaN(v) || math.IsInf(v, 0) || v < r.lo || v > r.hi || (r.openLo && v == r.lo)
+		if bad {
+			open := "["
+			if r.openLo {
+				open = "("
+			}
+			return usageErr("--%s must be finite and in %s%g, %g], got %v", r.name, open, r.lo, r.hi, v)
+		}
+	}
+	return nil
+}
+
+// checkBudget refuses a size flag whose allocation (count values of size
+// bytes) would exceed the memory budget.
+func checkBudget(flag string, count, size int64) error {
+	if err := budget.CheckCount(count, size, "--"+flag); err != nil {
+		return usageErr("%v", err)
+	}
+	return nil
+}
+
+// inputErr turns a loader's error into exit status 2 when it is about the
+// input (over the budget, not a regular file); other errors pass.
+func inputErr(err error) error {
+	if errors.Is(err, budget.ErrExceeded) || errors.Is(err, budget.ErrNotRegular) {
+		return usageErr("%v", err)
+	}
+	return err
+}
+
+// maxSamples bounds --n of the samplers: far beyond any study, far below
+// what a file can hold.
+const maxSamples = 1 << 40
