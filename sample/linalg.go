@@ -169,3 +169,96 @@ func polar(a *mat, n int) (mat, error) {
 	}
 	return u, nil
 }
+
+// lowerInverse returns l⁻¹ of a lower-triangular l by substitution, column by column. Unlike
+// inverse it never pivots, so the triangular structure (and the componentwise accuracy of
+// substitution on graded factors such as a kernel's Cholesky factor) is kept.
+func lowerInverse(l *mat, n int) (mat, error) {
+	var out mat
+	for i := 0; i < n; i++ {
+		if !(l[i][i] != 0) || math.IsInf(l[i][i], 0) {
+			return mat{}, fmt.Errorf("singular %d×%d triangular matrix (diagonal %d is %g)", n, n, i, l[i][i])
+		}
+	}
+	for c := 0; c < n; c++ {
+		out[c][c] = 1 / l[c][c]
+		for i := c + 1; i < n; i++ {
+			var s float64
+			for k := c; k < i; k++ {
+				s -= l[i][k] * out[k][c]
+			}
+			out[i][c] = s / l[i][i]
+		}
+	}
+	return out, nil
+}
+
+// tall is a dense matrix of up to 2n×2n (n ≤ hold.MaxBlocks): the stacked factors of the array
+// (square-root) form of the x̂₀ posterior step.
+type tall [2 * hold.MaxBlocks][2 * hold.MaxBlocks]float64
+
+// householderQR returns the full factorisation x = q·r of a rows×cols matrix (cols ≤ rows ≤
+// 2·MaxBlocks) by Householder reflections: q orthogonal (rows×rows), r upper triangular
+// (rows×cols) with a non-negative diagonal. It is backward stable column by column, whatever the
+// conditioning of x.
+func householderQR(x *tall, rows, cols int) (q, r tall) {
+	r = *x
+	for i := 0; i < rows; i++ {
+		q[i][i] = 1
+	}
+	for c := 0; c < cols && c < rows-1; c++ {
+		var norm float64
+		for i := c; i < rows; i++ {
+			norm = math.Hypot(norm, r[i][c])
+		}
+		if norm == 0 {
+			continue
+		}
+		// v = x_c + sign(x_cc)‖x_c‖e_c: no cancellation in v_c.
+		var v [2 * hold.MaxBlocks]float64
+		alpha := -math.Copysign(norm, r[c][c])
+		for i := c; i < rows; i++ {
+			v[i] = r[i][c]
+		}
+		v[c] -= alpha
+		var vv float64
+		for i := c; i < rows; i++ {
+			vv += v[i] * v[i]
+		}
+		// r ← (I − 2vvᵀ/vᵀv)r, q ← q(I − 2vvᵀ/vᵀv)
+		for j := c; j < cols; j++ {
+			var s float64
+			for i := c; i < rows; i++ {
+				s += v[i] * r[i][j]
+			}
+			f := 2 * s / vv
+			for i := c; i < rows; i++ {
+				r[i][j] -= f * v[i]
+			}
+		}
+		for i := 0; i < rows; i++ {
+			var s float64
+			for k := c; k < rows; k++ {
+				s += q[i][k] * v[k]
+			}
+			f := 2 * s / vv
+			for k := c; k < rows; k++ {
+				q[i][k] -= f * v[k]
+			}
+		}
+		for i := c + 1; i < rows; i++ {
+			r[i][c] = 0
+		}
+	}
+	for c := 0; c < cols && c < rows; c++ { // non-negative diagonal: flip row c of r and column c of q
+		if r[c][c] < 0 {
+			for j := c; j < cols; j++ {
+				r[c][j] = -r[c][j]
+			}
+			for i := 0; i < rows; i++ {
+				q[i][c] = -q[i][c]
+			}
+		}
+	}
+	return q, r
+}

@@ -204,12 +204,27 @@ func (m XHat) multistepCoef(fl *flow, grid []float64, i, k int, ts, ws []float64
 	return out
 }
 
-// posterior sets the stochastic step's K, x̂₀ coefficient m′ − Km and noise factor.
+// posterior sets the stochastic step's K, x̂₀ coefficient m′ − Km_t and noise factor, in the array
+// (square-root) form that stays accurate down to t_min, where Σ′ and Σ_t have condition numbers of
+// 1e13 and more and Σ′ − η²C, formed and factored as a matrix, loses its last pivots to rounding.
+//
+// Given q0, u_{t′} = L′ξ and u_t = ΨL′ξ + L_Nζ with (ξ, ζ) ~ N(0, I_{2n}), L′ the kernel's Cholesky
+// factor at t′ and L_N the forward noise factor of the step. The Householder factorisation of the
+// 2n×n matrix X = [L′ᵀΨᵀ; L_Nᵀ] = QR (Q orthogonal 2n×2n, R₁ its upper n×n block) gives u_t =
+// L̂·Q[:, :n]ᵀ(ξ, ζ) with L̂ = R₁ᵀ the Cholesky factor of Σ_t = ΨΣ′Ψᵀ + L_NL_Nᵀ, and, completing
+// (ξ, ζ) by the last n columns of Q, the exact posterior
+//
+//	u_{t′} = m′q0 + L′Q₁₁L̂⁻¹(u_t − m_tq0) + L′Q₁₂z,   Q₁₁ = Q[:n, :n], Q₁₂ = Q[:n, n:],
+//
+// so K₁ = L′Q₁₁L̂⁻¹ and C = L′Q₁₂Q₁₂ᵀL′ᵀ with Q₁₁Q₁₁ᵀ + Q₁₂Q₁₂ᵀ = I: no covariance is ever formed
+// or inverted. For η < 1 the same quantities whitened by L′ and L̂: Σ′ − η²C = L′SSᵀL′ᵀ with
+// S = chol(I − η²Q₁₂Q₁₂ᵀ) (eigenvalues in [1 − η², 1]), U_η the polar factor of
+// S⁻¹((1−η)Q_{t′} + ηQ₁₁Q̃_t), Q̃_t = L̂⁻¹R_t, and K = L′SU_ηQ̃_t⁻¹L̂⁻¹ (= L_ηU_ηR_t⁻¹ of the type's
+// notes). The noise factor ηL′Q₁₂ is made lower triangular as ηL′R₀ᵀ with Q₁₂ᵀ = Q₀R₀.
 func (m XHat) posterior(sde *hold.SDE, st *xStep, from, to *flowPoint) error {
 	n := sde.Blocks()
-	t, tp := from.t, to.t
-	a := sde.AStep(t, t-tp)
-	// Ψ(t←t′) = D·ExpA·D and the forward noise factor D·CholA·D (see hold.SDE.AStep).
+	a := sde.AStep(from.t, from.t-to.t)
+	// Ψ(t←t′) = D·ExpA·D and the forward noise factor L_N = D·CholA·D (see hold.SDE.AStep).
 	var psi, ln mat
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -221,62 +236,73 @@ func (m XHat) posterior(sde *hold.SDE, st *xStep, from, to *flowPoint) error {
 			ln[i][j] = sgn * a.CholA.At(i, j)
 		}
 	}
-	psiInv, err := inverse(&psi, n)
-	if err != nil {
-		return err
+	pl := mul(&psi, &to.l, n) // ΨL′
+	var x tall
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			x[i][j], x[n+i][j] = pl[j][i], ln[j][i]
+		}
 	}
-	pl := mul(&psiInv, &ln, n) // W = Ψ⁻¹NΨ⁻ᵀ = (Ψ⁻¹L_N)(Ψ⁻¹L_N)ᵀ
-	plT := transpose(&pl, n)
-	w := mul(&pl, &plT, n)
-	sp := to.sigma
-	sum := axpby(1, &sp, 1, &w, n)
-	sumInv, err := inverse(&sum, n)
-	if err != nil {
-		return err
+	q, r := householderQR(&x, 2*n, n)
+	var q11, q12, lHat mat
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			q11[i][j], q12[i][j], lHat[i][j] = q[i][j], q[i][n+j], r[j][i]
+		}
 	}
-	g := mul(&sp, &sumInv, n) // Σ′(Σ′+W)⁻¹
-	c := mul(&g, &w, n)       // C = Σ′(Σ′+W)⁻¹W
-	c = symmetrize(&c, n)
-	eta2 := m.Eta * m.Eta
-	keep := axpby(1, &sp, 1-eta2, &w, n)
-	v := mul(&g, &keep, n) // Σ′ − η²C = Σ′(Σ′+W)⁻¹(Σ′ + (1−η²)W)
-	v = symmetrize(&v, n)
-	lEta := cholesky(&v, n)
-	// P₁ = Σ′ΨᵀL_t⁻ᵀQ_t, target (1−η)R_{t′} + ηP₁
-	linv, err := inverse(&from.l, n)
+	lHatInv, err := lowerInverse(&lHat, n)
 	if err != nil {
-		return err
+		return fmt.Errorf("the factor of Σ_t: %w", err)
 	}
-	linvT := transpose(&linv, n)
-	psiT := transpose(&psi, n)
-	p1 := mul(&sp, &psiT, n)
-	p1 = mul(&p1, &linvT, n)
-	p1 = mul(&p1, &from.q, n)
-	rp := to.r(n)
-	target := axpby(1-m.Eta, &rp, m.Eta, &p1, n)
-	lEtaInv, err := inverse(&lEta, n)
-	if err != nil {
-		return fmt.Errorf("Σ′ − η²C is singular: %w", err)
+	white := q11 // K in whitened coordinates: K = L′·white·L̂⁻¹
+	if m.Eta < 1 {
+		eta2 := m.Eta * m.Eta
+		qq := transpose(&q12, n)
+		qq = mul(&q12, &qq, n)
+		id := eye(n)
+		b := axpby(1, &id, -eta2, &qq, n)
+		s := cholesky(&b, n)
+		sInv, err := lowerInverse(&s, n)
+		if err != nil {
+			return fmt.Errorf("Σ′ − η²C is singular: %w", err)
+		}
+		rt := from.r(n)
+		qt := mul(&lHatInv, &rt, n) // Q̃_t = L̂⁻¹R_t, orthogonal up to the kernel's and the step's rounding
+		target := mul(&q11, &qt, n)
+		target = axpby(1-m.Eta, &to.q, m.Eta, &target, n)
+		z := mul(&sInv, &target, n)
+		u, err := polar(&z, n)
+		if err != nil {
+			return err
+		}
+		qtInv, err := inverse(&qt, n)
+		if err != nil {
+			return err
+		}
+		white = mul(&s, &u, n)
+		white = mul(&white, &qtInv, n)
 	}
-	z := mul(&lEtaInv, &target, n)
-	u, err := polar(&z, n)
-	if err != nil {
-		return err
-	}
-	rt := from.r(n)
-	rtInv, err := inverse(&rt, n)
-	if err != nil {
-		return err
-	}
-	k := mul(&lEta, &u, n)
-	k = mul(&k, &rtInv, n)
+	k := mul(&to.l, &white, n)
+	k = mul(&k, &lHatInv, n)
 	km := mulVec(&k, from.m, n)
 	var coef vecN
 	for i := 0; i < n; i++ {
 		coef[i] = to.m[i] - km[i]
 	}
-	ce := axpby(eta2, &c, 0, &c, n)
-	st.lin, st.coef, st.noise = k, []vecN{coef}, cholesky(&ce, n)
+	var y tall // Q₁₂ᵀ = Q₀R₀, so L′Q₁₂ = L′R₀ᵀQ₀ᵀ and L′R₀ᵀ (lower triangular) is a factor of C
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			y[i][j] = q12[j][i]
+		}
+	}
+	_, r0 := householderQR(&y, n, n)
+	var r0T mat
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			r0T[i][j] = m.Eta * r0[j][i]
+		}
+	}
+	st.lin, st.coef, st.noise = k, []vecN{coef}, mul(&to.l, &r0T, n)
 	return nil
 }
 
