@@ -3,10 +3,12 @@
 package experiment
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"holdgo/data"
@@ -53,6 +55,9 @@ type StudyPoint struct {
 	Width float64 // mean over the modes of (std of the samples assigned to the mode)/(its true std)
 	// WidthDev is the largest |width ratio − 1| over the modes (each mode's ratio averaged over seeds).
 	WidthDev float64
+	// Err is why the run failed (one line; W1 and the widths are then NaN), "" when it ran. A sampler
+	// that fails (its coefficients, its grid or a step) yields such a point and the study goes on.
+	Err string
 }
 
 // StudyRow is one sampler on one grid (Grid "adaptive" for the ODE solver).
@@ -115,7 +120,10 @@ func StudyMethod(name string) (kind string, m sample.Method, perStep int, err er
 // MixtureStudy measures the W1 distance to the paper's 1-D three-component mixture (exact, via
 // metrics.W1Mixture) and the within-mode width ratio against NFE, for each sampler on each grid with the
 // exact score (hold.MixtureOracle), next to the Monte-Carlo floor of exact samples of the same size.
-// Every run uses the same seed. A sampler that diverges (NaN or Inf) gets W1 = NaN.
+// Every run uses the same seed. A sampler that diverges (NaN or Inf) gets W1 = NaN; one that fails
+// (an error from its grid, its coefficients or a step) gets a point with Err set, and the study goes on
+// with the other runs. The error return is for a configuration that cannot run at all (an unknown
+// sampler name, an SDE without an end time); Table.Failures counts the failed runs.
 func MixtureStudy(cfg StudyConfig) (*Table, error) {
 	cfg.fill()
 	mixHold, mixData := hold.PaperMixture(), data.PaperMixture()
@@ -153,7 +161,7 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 			for rep := range cfg.Seeds {
 				res, err := s.Sample(cfg.Samples, cfg.Seed+uint64(rep))
 				if err != nil {
-					return StudyPoint{}, fmt.Errorf("experiment: study %s: %w", name, err)
+					return StudyPoint{}, err
 				}
 				pt.NFE = res.NFE
 				q := make([]float32, cfg.Samples)
@@ -183,7 +191,7 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 			for _, tol := range cfg.ODETols {
 				pt, err := runOne(sample.DormandPrince{RTol: tol, ATol: tol}, []float64{sde.Horizon(), end})
 				if err != nil {
-					return nil, err
+					pt = failedPoint(0, fmt.Errorf("experiment: study %s at tolerance %g: %w", name, tol, err))
 				}
 				pt.Tol, pt.Steps = tol, 0
 				row.Points = append(row.Points, pt)
@@ -199,12 +207,13 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 					continue
 				}
 				grid, err := sample.NewSDEGrid(sde, g, sde.Horizon(), end, steps)
-				if err != nil {
-					return nil, err
+				pt := StudyPoint{}
+				if err == nil {
+					pt, err = runOne(method, grid)
 				}
-				pt, err := runOne(method, grid)
 				if err != nil {
-					return nil, err
+					pt = failedPoint(steps, fmt.Errorf("experiment: study %s on the %s grid at NFE %d: %w", name, g, nfe, err))
+					pt.NFE = nfe
 				}
 				row.Points = append(row.Points, pt)
 			}
@@ -224,6 +233,25 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 	st := sample.MeanSE(floor)
 	tab.FloorMean, tab.FloorSD = st.Mean, st.SE*math.Sqrt(float64(len(floor)))
 	return tab, nil
+}
+
+// failedPoint is the point of a run that failed: its error on one line, every measure NaN.
+func failedPoint(steps int, err error) StudyPoint {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	return StudyPoint{Steps: steps, W1: math.NaN(), W1SD: math.NaN(), Width: math.NaN(), WidthDev: math.NaN(), Err: msg}
+}
+
+// Failures returns the number of runs (points) that failed and the number of runs in all.
+func (t *Table) Failures() (failed, total int) {
+	for _, r := range t.Rows {
+		for _, p := range r.Points {
+			total++
+			if p.Err != "" {
+				failed++
+			}
+		}
+	}
+	return failed, total
 }
 
 // modeWidths assigns each sample to its most probable component and returns per component
@@ -283,6 +311,7 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 			b.WriteString("---|")
 		}
 		b.WriteString("\n")
+		var errs []string
 		for _, r := range rows {
 			fmt.Fprintf(&b, "| %s |", r.Sampler)
 			for _, nfe := range t.Config.NFEs {
@@ -290,11 +319,17 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 				for _, p := range r.Points {
 					if p.NFE == nfe {
 						cell = " " + formatCell(p) + " |"
+						if p.Err != "" {
+							errs = append(errs, fmt.Sprintf("- %s at NFE %d: %s\n", r.Sampler, nfe, p.Err))
+						}
 					}
 				}
 				b.WriteString(cell)
 			}
 			b.WriteString("\n")
+		}
+		if len(errs) > 0 {
+			b.WriteString("\nErrors:\n\n" + strings.Join(errs, ""))
 		}
 		b.WriteString("\n")
 	}
@@ -304,6 +339,10 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "Adaptive %s (RK45):", r.Sampler)
 		for _, p := range r.Points {
+			if p.Err != "" {
+				fmt.Fprintf(&b, " tol %g: error (%s);", p.Tol, p.Err)
+				continue
+			}
 			fmt.Fprintf(&b, " tol %g: NFE %d, %s;", p.Tol, p.NFE, formatCell(p))
 		}
 		b.WriteString("\n")
@@ -313,22 +352,33 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 }
 
 func formatCell(p StudyPoint) string {
+	if p.Err != "" {
+		return "error"
+	}
 	if math.IsNaN(p.W1) {
 		return "diverged"
 	}
 	return fmt.Sprintf("%.2f (%.2f)", 1e3*p.W1, p.WidthDev)
 }
 
-// WriteCSV writes one line per run: sampler,grid,nfe,steps,tol,w1,width_ratio, then the floor.
+// WriteCSV writes one line per run: sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev,error
+// (error empty when the run completed, otherwise its message, the measures NaN), then the floor.
 func (t *Table) WriteCSV(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\n")
+	cw := csv.NewWriter(&b)
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	records := [][]string{{"sampler", "grid", "nfe", "steps", "tol", "w1", "w1_sd", "width_ratio", "width_dev", "error"}}
 	for _, r := range t.Rows {
 		for _, p := range r.Points {
-			fmt.Fprintf(&b, "%s,%s,%d,%d,%g,%g,%g,%g,%g\n", r.Sampler, r.Grid, p.NFE, p.Steps, p.Tol, p.W1, p.W1SD, p.Width, p.WidthDev)
+			records = append(records, []string{r.Sampler, r.Grid, strconv.Itoa(p.NFE), strconv.Itoa(p.Steps), g(p.Tol),
+				g(p.W1), g(p.W1SD), g(p.Width), g(p.WidthDev), p.Err})
 		}
 	}
-	fmt.Fprintf(&b, "floor-mean,exact,0,0,0,%g,0,1,0\nfloor-sd,exact,0,0,0,%g,0,0,0\n", t.FloorMean, t.FloorSD)
+	records = append(records, []string{"floor-mean", "exact", "0", "0", "0", g(t.FloorMean), "0", "1", "0", ""},
+		[]string{"floor-sd", "exact", "0", "0", "0", g(t.FloorSD), "0", "0", "0", ""})
+	if err := cw.WriteAll(records); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

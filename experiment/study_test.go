@@ -86,6 +86,71 @@ func TestModeWidths(t *testing.T) {
 	}
 }
 
+// TestMixtureStudyFailingSampler: a sampler that fails (here VP with an end time after its horizon:
+// no grid) yields points with the error and NaN measures, in both formats, and the other samplers'
+// runs complete; Failures counts the failed runs.
+func TestMixtureStudyFailingSampler(t *testing.T) {
+	tab, err := MixtureStudy(StudyConfig{NFEs: []int{10, 20}, Grids: []string{sample.GridQuadratic},
+		Samplers: []string{"vp-em", "hold-xanc", "vp-ode"}, ODETols: []float64{1e-2}, Samples: 300, Seed: 1, FloorReps: 1,
+		EndTime: map[string]float64{hold.KindVP: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(tab.Rows))
+	}
+	for _, r := range tab.Rows {
+		if len(r.Points) == 0 {
+			t.Errorf("%s: no points", r.Sampler)
+		}
+		for _, p := range r.Points {
+			failed := p.Err != ""
+			if want := strings.HasPrefix(r.Sampler, "vp-"); failed != want {
+				t.Errorf("%s %s NFE %d: error %q, want an error %v", r.Sampler, r.Grid, p.NFE, p.Err, want)
+			}
+			if failed && (!math.IsNaN(p.W1) || strings.Contains(p.Err, "\n") || !strings.Contains(p.Err, r.Sampler)) {
+				t.Errorf("%s NFE %d: failed run with W1 %g, error %q (want NaN, one line naming the sampler)", r.Sampler, p.NFE, p.W1, p.Err)
+			}
+			if !failed && !(p.W1 > 0 && p.W1 < 1) {
+				t.Errorf("%s NFE %d: W1 %g", r.Sampler, p.NFE, p.W1)
+			}
+		}
+	}
+	if failed, total := tab.Failures(); failed != 3 || total != 5 {
+		t.Errorf("Failures: %d of %d, want 3 of 5", failed, total)
+	}
+	var md, csv bytes.Buffer
+	if err := tab.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.WriteCSV(&csv); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| vp-em | error | error |", "- vp-em at NFE 10: experiment: study vp-em on the quadratic grid at NFE 10: ",
+		"Adaptive vp-ode (RK45): tol 0.01: error (", "| hold-xanc | "} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
+	if len(lines) != 1+5+2 || !strings.HasSuffix(lines[0], ",width_dev,error") {
+		t.Fatalf("CSV:\n%s", csv.String())
+	}
+	for _, l := range lines[1:6] {
+		if strings.HasPrefix(l, "vp-") != strings.Contains(l, ",NaN,NaN,NaN,NaN,") || strings.HasPrefix(l, "vp-") != strings.Contains(l, "experiment: study vp-") {
+			t.Errorf("CSV line %q", l)
+		}
+	}
+	only, err := MixtureStudy(StudyConfig{NFEs: []int{10}, Grids: []string{sample.GridQuadratic}, Samplers: []string{"vp-em"},
+		Samples: 100, Seed: 1, FloorReps: 1, EndTime: map[string]float64{hold.KindVP: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed, total := only.Failures(); failed != 1 || total != 1 {
+		t.Errorf("every run failing: Failures %d of %d, want 1 of 1", failed, total)
+	}
+}
+
 func TestMixtureStudySmall(t *testing.T) {
 	tab, err := MixtureStudy(StudyConfig{NFEs: []int{20, 40}, Grids: []string{sample.GridQuadratic, sample.GridUniform},
 		Samplers: []string{"hold-lt", "cld-lt", "vp-em", "hold-ode"}, ODETols: []float64{1e-2}, Samples: 400, Seed: 1, FloorReps: 2})
@@ -114,6 +179,9 @@ func TestMixtureStudySmall(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "| hold-lt |") || !strings.Contains(md.String(), "Adaptive hold-ode") {
 		t.Errorf("markdown:\n%s", md.String())
+	}
+	if failed, total := tab.Failures(); failed != 0 || total != 6*2+1 {
+		t.Errorf("Failures: %d of %d, want 0 of 13", failed, total)
 	}
 	if lines := strings.Count(csv.String(), "\n"); lines != 1+6*2+1+2 {
 		t.Errorf("CSV has %d lines:\n%s", lines, csv.String())

@@ -29,7 +29,10 @@ func experimentSamplersCommand() *cli.Command {
 			"distance to the mixture and the within-mode width ratio, next to the Monte-Carlo floor of exact\n" +
 			"samples of the same size; cells are the mean over --seeds seeds and, in brackets, the largest\n" +
 			"|mode width ratio − 1|. Samplers are kind-method with kind hold, cld, vp or ve and method one of\n" +
-			strings.Join(sample.MethodNames(), ", ") + " (the names and meanings of holdctl sample --sampler).",
+			strings.Join(sample.MethodNames(), ", ") + " (the names and meanings of holdctl sample --sampler).\n" +
+			"A run that fails (its grid, its coefficients or a step) is a cell \"error\" with the message under its\n" +
+			"table (Markdown) or in the last column, error (CSV); the other runs go on. The exit status is 0 when at\n" +
+			"least one run completed, 1 when every run failed (the table is written either way).",
 		Flags: []cli.Flag{
 			&cli.IntSliceFlag{Name: "nfe", Value: cli.NewIntSlice(25, 50, 100, 150, 250, 500, 1000), Usage: "score evaluations per sample"},
 			&cli.StringSliceFlag{Name: "grids", Value: cli.NewStringSlice(sample.GridKinds...), Usage: "time grids: " + strings.Join(sample.GridKinds, ", ")},
@@ -110,12 +113,31 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 		return fmt.Errorf("holdctl experiment samplers: %w", err)
 	}
-	return writeStudy(c, func(w io.Writer) error {
+	err = writeStudy(c, func(w io.Writer) error {
 		if format == "csv" {
 			return tab.WriteCSV(w)
 		}
 		return tab.WriteMarkdown(w)
 	})
+	if err != nil {
+		return err
+	}
+	if failed, total := tab.Failures(); failed > 0 && failed == total {
+		return cli.Exit(fmt.Sprintf("holdctl experiment samplers: every run failed (%d); the first: %s", total, firstFailure(tab)), 1)
+	}
+	return nil
+}
+
+// firstFailure returns the error of the study's first failed run.
+func firstFailure(tab *experiment.Table) string {
+	for _, r := range tab.Rows {
+		for _, p := range r.Points {
+			if p.Err != "" {
+				return p.Err
+			}
+		}
+	}
+	return ""
 }
 
 // runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,

@@ -135,6 +135,9 @@ func readNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error)
 		if g, ok := col["grid"]; ok && grid != "best" && rec[g] != grid {
 			continue
 		}
+		if e, ok := col["error"]; ok && rec[e] != "" { // a run that failed (experiment samplers)
+			continue
+		}
 		nfe, err := strconv.ParseFloat(rec[col["nfe"]], 64)
 		if err != nil || !(nfe >= 1) || math.IsInf(nfe, 0) {
 			return nil, "", fmt.Errorf("row %d: nfe %q: want a positive number", row, rec[col["nfe"]])
@@ -157,8 +160,13 @@ func readNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error)
 	series := make([]plot.Series, 0, len(order)+1)
 	for _, name := range order {
 		s := plot.Series{Name: name}
-		for nfe := range best[name] {
-			s.X = append(s.X, nfe)
+		for nfe, v := range best[name] {
+			if v > 0 && !math.IsInf(v, 0) { // NaN: diverged; a log axis takes positive values only
+				s.X = append(s.X, nfe)
+			}
+		}
+		if len(s.X) == 0 { // diverged or failed at every NFE: no line
+			continue
 		}
 		slices.Sort(s.X)
 		for _, nfe := range s.X {
@@ -166,6 +174,9 @@ func readNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error)
 		}
 		lo, hi = min(lo, s.X[0]), max(hi, s.X[len(s.X)-1])
 		series = append(series, s)
+	}
+	if len(series) == 0 {
+		return nil, "", fmt.Errorf("no sampler with a finite positive %s", metric)
 	}
 	if floor > 0 {
 		series = append(series, plot.Series{Name: "Monte-Carlo floor", X: []float64{lo, hi}, Y: []float64{floor, floor}})
