@@ -82,6 +82,7 @@ func demoCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "replace DIR/samples.png and DIR/samples.npy even if they hold another kind of file"},
 			deviceFlag(),
 		},
+		Before: oneProcess("demo"),
 		Action: runDemo,
 	}
 }

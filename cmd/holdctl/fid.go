@@ -60,6 +60,7 @@ func fidCommand() *cli.Command {
 			forceFlag(),
 			deviceFlag(),
 		}, samplerFlags()...),
+		Before: oneProcess("fid"),
 		Action: runFID,
 	}
 }

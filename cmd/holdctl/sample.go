@@ -302,6 +302,7 @@ func sampleCommand() *cli.Command {
 			forceFlag(),
 			deviceFlag(),
 		),
+		Before: oneProcess("sample"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("sample takes no arguments, got %q", c.Args().First())
