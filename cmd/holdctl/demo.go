@@ -78,7 +78,8 @@ func demoCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
 			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", demoTimesLogMin)},
 			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
-			&cli.IntFlag{Name: "fourier", Value: demoFourier, Usage: "Fourier frequencies of the positions the network sees (0: none, the paper's network)"},
+			&cli.IntFlag{Name: "fourier", Value: demoFourier, Usage: "Fourier features of the kernel's estimate x̂₀ that the network sees (0: none; the network still takes x̂₀ itself and log t, " +
+				"and the rate still decays, so 0 is this demo's recipe without features, not the paper's network: that one is holdctl train's defaults)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace DIR/samples.png and DIR/samples.npy even if they hold another kind of file"},
 			deviceFlag(),
 		},
