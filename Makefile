@@ -36,11 +36,14 @@ test-mpi:
 test-race:
 	$(GO) test -race -short $(PKGS)
 
+# lint: gofmt, vet (with and without assembly) and nancheck, the rule that every tolerance check in a
+# test fails on NaN (if !(err <= tol), not if err > tol; internal/nancheck).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags noasm $(PKGS)
+	$(GO) run ./internal/nancheck $$(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go')
 
 # Fuzz every reader of outside bytes (func FuzzX in a _test.go file), FUZZTIME each, one
 # target per go test invocation (go test -fuzz takes one), one worker each. Not part of test:

@@ -135,7 +135,7 @@ func checkGradTight(t *testing.T, dev, fdDev tensor.Device, c gradCase, step flo
 			big = max(big, math.Abs(fd[j]))
 		}
 		for j := range fd {
-			if err := math.Abs(float64(ana[j]) - fd[j]); err > tightTol*max(math.Abs(fd[j]), 0.1*big, 1e-3) {
+			if err := math.Abs(float64(ana[j]) - fd[j]); !(err <= tightTol*max(math.Abs(fd[j]), 0.1*big, 1e-3)) {
 				t.Errorf("input %d element %d: analytic %.8g, finite difference %.8g (relative error %.2g)",
 					i, j, ana[j], fd[j], err/max(math.Abs(fd[j]), 1e-300))
 			}

@@ -186,7 +186,7 @@ func checkGrad(t *testing.T, c gradCase) {
 			fm := project()
 			x.Data()[j] = orig
 			fd := (fp - fm) / (hp + hm)
-			if err := math.Abs(float64(ana[j]) - fd); err > 1e-2*math.Abs(fd)+2e-3 {
+			if err := math.Abs(float64(ana[j]) - fd); !(err <= 1e-2*math.Abs(fd)+2e-3) {
 				t.Errorf("input %d element %d: analytic %.6g, finite difference %.6g", i, j, ana[j], fd)
 			}
 		}

@@ -170,7 +170,7 @@ func TestColumnMajorGemm(t *testing.T) {
 			g := Gemm{TransA: ta, TransB: tb, M: m, N: n, K: k, Lda: lda, Ldb: ldb, Ldc: n}.ColumnMajor()
 			got := make([]float32, m*n)
 			colMajorGemm(g.TransA, g.TransB, g.M, g.N, g.K, b, g.Lda, a, g.Ldb, got, g.Ldc) // A and B swapped
-			if e := nmse(got, want); e > 1e-12 {
+			if e := nmse(got, want); !(e <= 1e-12) {
 				t.Errorf("ta=%v tb=%v: nmse %g", ta, tb, e)
 			}
 		}

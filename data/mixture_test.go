@@ -163,7 +163,7 @@ func TestMixtureSample(t *testing.T) {
 		c := m.CDF(v)
 		ks = max(ks, math.Abs(c-float64(i)/n), math.Abs(c-float64(i+1)/n))
 	}
-	if crit := 1.95 / math.Sqrt(n); ks > crit { // 0.1% level
+	if crit := 1.95 / math.Sqrt(n); !(ks <= crit) { // 0.1% level
 		t.Errorf("KS statistic %.4f > %.4f", ks, crit)
 	}
 	counts := make([]int, 3)

@@ -37,11 +37,11 @@ func TestSwissRollGeometry(t *testing.T) {
 		counts[k]++
 		u, v := (x-r.Centers[k][0])/r.Scale, (y-r.Centers[k][1])/r.Scale
 		tt := math.Hypot(u, v)
-		if tt < 1.5*math.Pi-1e-3 || tt > 4.5*math.Pi+1e-3 {
+		if !(tt >= 1.5*math.Pi-1e-3) || !(tt <= 4.5*math.Pi+1e-3) {
 			t.Fatalf("point %d: t = %g outside [1.5π, 4.5π]", i, tt)
 		}
 		// float32 rounding of the centre-relative point: |error| ≲ 1e-7/scale.
-		if e := math.Hypot(u-tt*math.Cos(tt), v-tt*math.Sin(tt)); e > 1e-3*tt {
+		if e := math.Hypot(u-tt*math.Cos(tt), v-tt*math.Sin(tt)); !(e <= 1e-3*tt) {
 			t.Fatalf("point %d (%g, %g) off the spiral by %g", i, u, v, e)
 		}
 	}

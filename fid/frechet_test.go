@@ -85,17 +85,17 @@ func TestFrechetKIDAgainstScipy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := relErr(sa.Mu[0], c.MuA0); e > 1e-12 {
+		if e := relErr(sa.Mu[0], c.MuA0); !(e <= 1e-12) {
 			t.Errorf("d=%d: mu[0] %v, numpy %v", c.D, sa.Mu[0], c.MuA0)
 		}
-		if e := relErr(sa.Sigma[1], c.SigmaA01); e > 1e-10 {
+		if e := relErr(sa.Sigma[1], c.SigmaA01); !(e <= 1e-10) {
 			t.Errorf("d=%d: sigma[0,1] %v, numpy.cov %v", c.D, sa.Sigma[1], c.SigmaA01)
 		}
 		fd, err := FrechetDistance(sa, sb)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := relErr(fd, c.FD); e > 1e-6 {
+		if e := relErr(fd, c.FD); !(e <= 1e-6) {
 			t.Errorf("d=%d: FD %.12g, scipy %.12g (rel. error %.2g > 1e-6)", c.D, fd, c.FD, e)
 		} else {
 			t.Logf("d=%d: FD %.12g, scipy %.12g (rel. error %.2g)", c.D, fd, c.FD, e)
@@ -104,7 +104,7 @@ func TestFrechetKIDAgainstScipy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := relErr(kid, c.KID); e > 1e-6 || se != 0 {
+		if e := relErr(kid, c.KID); !(e <= 1e-6) || se != 0 {
 			t.Errorf("d=%d: KID %.12g ± %g, clean-fid formula %.12g (rel. error %.2g > 1e-6, or se ≠ 0 with every subset the whole set)", c.D, kid, se, c.KID, e)
 		} else {
 			t.Logf("d=%d: KID %.12g, clean-fid formula %.12g (rel. error %.2g)", c.D, kid, c.KID, e)
@@ -129,7 +129,7 @@ func TestFrechetClosedForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if relErr(got, want) > 1e-12 {
+	if !(relErr(got, want) <= 1e-12) {
 		t.Errorf("diagonal FD %.15g, closed form %.15g", got, want)
 	}
 	// Rank-deficient: 3 points in 5 dimensions.
@@ -194,7 +194,7 @@ func TestStatsFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relErr(fd, ref.StatsFD); e > 1e-6 {
+	if e := relErr(fd, ref.StatsFD); !(e <= 1e-6) {
 		t.Errorf("FD of the stats files %.12g, scipy %.12g", fd, ref.StatsFD)
 	}
 	path := filepath.Join(t.TempDir(), "s.npz")

@@ -67,7 +67,7 @@ func TestDoubleDouble(t *testing.T) {
 		worst = math.Max(worst, math.Abs(q)/scale)
 	}
 	t.Logf("dd worst relative error %.2e", worst)
-	if worst > 1e-30 {
+	if !(worst <= 1e-30) {
 		t.Errorf("dd worst relative error %.3e", worst)
 	}
 }

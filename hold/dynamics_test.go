@@ -67,7 +67,7 @@ func TestSplitting(t *testing.T) {
 				}
 				worst = math.Max(worst, math.Abs(pf[i]-want)/size)
 			}
-			if worst > 1e-5 {
+			if !(worst <= 1e-5) {
 				t.Errorf("%s t=%g: A+B vs reverse drift: relative deviation %.3e", c.name, tm, worst)
 			}
 		}
@@ -144,7 +144,7 @@ func TestAStepExact(t *testing.T) {
 					}
 				}
 			}
-			if worst > 1e-12 {
+			if !(worst <= 1e-12) {
 				t.Errorf("%s h=%g: A-step composition/invariance error %.3e", c.name, h, worst)
 			}
 		}

@@ -163,7 +163,7 @@ func TestOracleSingleGaussian(t *testing.T) {
 		}
 	}
 	t.Logf("single Gaussian: worst relative deviation from the analytic score %.2e", worst)
-	if worst > 1e-8 {
+	if !(worst <= 1e-8) {
 		t.Errorf("worst deviation %.3e", worst)
 	}
 }
@@ -220,7 +220,7 @@ func TestOracleMixtureFiniteDifferences(t *testing.T) {
 		}
 	}
 	t.Logf("mixtures: worst |score − finite difference| = %.2e (relative to |score| + 1/std)", worst)
-	if worst > 1e-5 {
+	if !(worst <= 1e-5) {
 		t.Errorf("worst deviation %.3e", worst)
 	}
 }
@@ -299,7 +299,7 @@ func TestPointMassPath(t *testing.T) {
 					}
 				}
 				for i := range pair[0] {
-					if e := math.Abs(pair[0][i] - pair[1][i]); e > 1e-9*math.Max(1, math.Abs(pair[1][i])) {
+					if e := math.Abs(pair[0][i] - pair[1][i]); !(e <= 1e-9*math.Max(1, math.Abs(pair[1][i]))) {
 						t.Errorf("%s t=%g %s[%d]: point-mass path %.12g, general %.12g", kind, tt, name, i, pair[0][i], pair[1][i])
 					}
 				}

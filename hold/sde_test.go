@@ -85,7 +85,7 @@ func TestCLDGolden(t *testing.T) {
 		}
 	}
 	t.Logf("CLD vs reference-spec golden table: worst relative error %.2e (table has 9 digits)", worst)
-	if worst > 2e-8 {
+	if !(worst <= 2e-8) {
 		t.Errorf("worst relative error %.3e", worst)
 	}
 }
@@ -143,7 +143,7 @@ func TestVPVEClosedForm(t *testing.T) {
 		worst = math.Max(worst, math.Abs(st.CholA.At(0, 0)/math.Sqrt(added)-1))
 	}
 	t.Logf("VP/VE worst relative error %.2e", worst)
-	if worst > 1e-13 {
+	if !(worst <= 1e-13) {
 		t.Errorf("worst relative error %.3e", worst)
 	}
 }
@@ -180,7 +180,7 @@ func TestCLDAStep(t *testing.T) {
 		}
 	}
 	t.Logf("CLD A-step vs SSCS closed form: worst relative error %.2e", worst)
-	if worst > 1e-12 {
+	if !(worst <= 1e-12) {
 		t.Errorf("worst relative error %.3e", worst)
 	}
 }
@@ -209,7 +209,7 @@ func TestStationary(t *testing.T) {
 				}
 				prev = dev
 			}
-			if prev > 1e-7 {
+			if !(prev <= 1e-7) {
 				t.Errorf("HOLD-%d α=%g: deviation %.3e at t = 20", order, alpha, prev)
 			}
 		}

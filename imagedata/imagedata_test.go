@@ -188,7 +188,7 @@ func TestSampleScalingFlipDequantize(t *testing.T) {
 		t.Fatalf("scaled %v", x)
 	}
 	d.Scale(x, d.Pix, true, nil)
-	if x[2] != -1 || x[0] > -0.59 {
+	if x[2] != -1 || !(x[0] <= -0.59) {
 		t.Fatalf("flipped %v", x)
 	}
 	d.Dequantize, d.Flip = true, true

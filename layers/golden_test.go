@@ -83,7 +83,7 @@ func closeRel(t *testing.T, name string, got, want []float32, tol float64) {
 		maxErr = max(maxErr, math.Abs(float64(got[i])-float64(want[i])))
 		scale = max(scale, math.Abs(float64(want[i])))
 	}
-	if math.IsNaN(maxErr) || maxErr > tol*scale {
+	if math.IsNaN(maxErr) || !(maxErr <= tol*scale) {
 		t.Errorf("%s: max error %.3g, scale %.3g (relative %.3g > %g)", name, maxErr, scale, maxErr/scale, tol)
 	}
 }

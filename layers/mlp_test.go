@@ -99,7 +99,7 @@ func TestMLPInputFeatures(t *testing.T) {
 			ti := float64(ts.Data()[i])
 			want := mlpRef64(m, xi, ti)
 			for k, w := range want {
-				if d := math.Abs(float64(got.Data()[i*2+k]) - w); d > 1e-5*(1+math.Abs(w)) {
+				if d := math.Abs(float64(got.Data()[i*2+k]) - w); !(d <= 1e-5*(1+math.Abs(w))) {
 					t.Errorf("%+v, sample %d: out[%d] %v, float64 %v", c, i, k, got.Data()[i*2+k], w)
 				}
 			}

@@ -92,7 +92,7 @@ func checkNCSNppGolden(t *testing.T, path string) {
 			den += float64(want[i]) * float64(want[i])
 		}
 		rel := maxErr / scale
-		if math.IsNaN(rel) || rel > tol {
+		if math.IsNaN(rel) || !(rel <= tol) {
 			t.Errorf("%s: max error %.3g relative to max |want| %.3g = %.3g > %g (NMSE %.3g)", name, maxErr, scale, rel, tol, num/den)
 		}
 		if testing.Verbose() && (name == "out" || name == "loss") {

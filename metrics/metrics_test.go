@@ -242,12 +242,12 @@ func TestW1PaperMixture(t *testing.T) {
 	}
 	num, _ := W1CDF(pts, m.CDF, -1.5, 1.5)
 	near(t, "quadrature vs closed form", num, exact, 1e-6)
-	if exact > 0.02 {
+	if !(exact <= 0.02) {
 		t.Errorf("W1 of the mixture's own samples = %g", exact)
 	}
 	const delta = 0.1
 	moved, _ := W1Mixture(shift(pts, []float64{delta}), m)
-	if moved < delta-exact-1e-6 || moved > delta+exact+1e-6 {
+	if !(moved >= delta-exact-1e-6) || !(moved <= delta+exact+1e-6) {
 		t.Errorf("W1 after shift %g = %g, want within %g of %g", delta, moved, exact, delta)
 	}
 	if _, err := W1Mixture([]float32{float32(math.NaN())}, m); err == nil {

@@ -42,7 +42,7 @@ func TestSolveODEKnownSolution(t *testing.T) {
 		if st.Evals != 2+6*(st.Accepted+st.Rejected) {
 			t.Errorf("tol %g: %d evaluations for %d attempted steps", tol, st.Evals, st.Accepted+st.Rejected)
 		}
-		if maxErr*tol >= prevErr || st.Evals <= prevEvals {
+		if !(maxErr*tol < prevErr) || st.Evals <= prevEvals {
 			t.Errorf("tol %g: error %g (before %g), evaluations %d (before %d): no improvement", tol, maxErr*tol, prevErr, st.Evals, prevEvals)
 		}
 		prevErr, prevEvals = maxErr*tol, st.Evals
@@ -115,7 +115,7 @@ func TestProbabilityFlowRoundTrip(t *testing.T) {
 			maxErr = math.Max(maxErr, math.Abs(x[i]-start[i]))
 		}
 		t.Logf("%s: round trip error %.2e (tol %g), backward NFE %d", kind, maxErr, tol, nfe)
-		if maxErr > 100*tol {
+		if !(maxErr <= 100*tol) {
 			t.Errorf("%s: data → prior → data moved a point by %g", kind, maxErr)
 		}
 	}

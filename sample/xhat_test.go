@@ -63,7 +63,7 @@ func TestXDDIMPointMass(t *testing.T) {
 				t.Errorf("%s %d steps: NFE %d", name, steps, nfe)
 			}
 			for i := range x {
-				if e := math.Abs(x[i] - ref[i]); e > 1e-6*math.Max(1, math.Abs(ref[i])) {
+				if e := math.Abs(x[i] - ref[i]); !(e <= 1e-6*math.Max(1, math.Abs(ref[i]))) {
 					t.Errorf("%s %d steps: state %d = %.12g, RK45 reference %.12g", name, steps, i, x[i], ref[i])
 				}
 			}
@@ -73,7 +73,7 @@ func TestXDDIMPointMass(t *testing.T) {
 				t.Fatal(err)
 			}
 			for b := 0; b < batch; b++ {
-				if e := math.Abs(x[b*n] - q0); e > 1e-6 {
+				if e := math.Abs(x[b*n] - q0); !(e <= 1e-6) {
 					t.Errorf("%s %d steps with read-out: q = %.12g, want %g", name, steps, x[b*n], q0)
 				}
 			}
@@ -120,7 +120,7 @@ func TestXDDIMIsDDIMForVP(t *testing.T) {
 			t.Fatal(err)
 		}
 		for b := range x {
-			if e := math.Abs(x[b] - want[b]); e > 1e-12 {
+			if e := math.Abs(x[b] - want[b]); !(e <= 1e-12) {
 				t.Errorf("step %d (t %g → %g): xddim %.17g, DDIM %.17g (diff %.2g)", i, grid[i], grid[i+1], x[b], want[b], e)
 			}
 		}
@@ -151,7 +151,7 @@ func TestMultistepCoefficients(t *testing.T) {
 				}
 				for k := 0; k < n; k++ {
 					want := ord.steps[i].coef[0][k]
-					if e := math.Abs(sum[k] - want); e > 1e-6*math.Max(math.Abs(want), 1e-3) {
+					if e := math.Abs(sum[k] - want); !(e <= 1e-6*math.Max(math.Abs(want), 1e-3)) {
 						t.Errorf("%s %s step %d block %d: Σc = %.12g, m′ − Φm = %.12g", name, m.Name()+m.Var, i, k, sum[k], want)
 					}
 				}
@@ -180,7 +180,7 @@ func TestXAncPosterior(t *testing.T) {
 		wantVar := sp * sp * cond / (s * s)
 		got := [3]float64{st.lin[0][0], st.coef[0][0], st.noise[0][0] * st.noise[0][0]}
 		for j, want := range [3]float64{wantK, wantC, wantVar} {
-			if e := math.Abs(got[j] - want); e > 1e-10*math.Max(1e-6, math.Abs(want)) {
+			if e := math.Abs(got[j] - want); !(e <= 1e-10*math.Max(1e-6, math.Abs(want))) {
 				t.Errorf("VP step %d quantity %d: %.14g, DDPM posterior %.14g", i, j, got[j], want)
 			}
 		}
@@ -204,7 +204,7 @@ func TestXAncPosterior(t *testing.T) {
 				for b := 0; b < n; b++ {
 					want := k1.Sigma.At(a, b)
 					scale := math.Sqrt(k1.Sigma.At(a, a) * k1.Sigma.At(b, b))
-					if e := math.Abs(ks[a][b] + nn[a][b] - want); e > 1e-7*scale {
+					if e := math.Abs(ks[a][b] + nn[a][b] - want); !(e <= 1e-7*scale) {
 						t.Errorf("%s η=0.5 step %d: marginal covariance [%d][%d] = %.10g, Σ′ = %.10g", name, i, a, b, ks[a][b]+nn[a][b], want)
 					}
 				}

@@ -102,7 +102,7 @@ func TestWinogradError(t *testing.T) {
 				rel := maxRel(p.got.Data(), p.want.Data())
 				nmse, _ := optest.NMSE(p.got.Data(), p.want.Data())
 				*p.row += fmt.Sprintf(" %.1e (NMSE %.0e) |", rel, nmse)
-				if nmse > 1e-10 {
+				if !(nmse <= 1e-10) {
 					t.Errorf("%s %s: NMSE %.3g", *p.row, tensor.WinogradModes[mode], nmse)
 				}
 			}

@@ -40,7 +40,7 @@ func TestKernelEstimator(t *testing.T) {
 						t.Errorf("t=%g: d/dx[block %d, dim %d] = %v, want a_j·dy = %v", times[i], j, k, gx, gw)
 					}
 				}
-				if e := math.Abs(float64(got.Data()[i*d+k]) - want); e > 1e-6*(1+math.Abs(want)) {
+				if e := math.Abs(float64(got.Data()[i*d+k]) - want); !(e <= 1e-6*(1+math.Abs(want))) {
 					t.Errorf("t=%g dim %d: x̂₀ = %v, want %v", times[i], k, got.Data()[i*d+k], want)
 				}
 			}

@@ -84,7 +84,7 @@ func TestScoreLossLearnsGaussianScore(t *testing.T) {
 		num += (got[i] - want[i]) * (got[i] - want[i])
 		den += want[i] * want[i]
 	}
-	if rel := math.Sqrt(num / den); rel > 0.15 {
+	if rel := math.Sqrt(num / den); !(rel <= 0.15) {
 		t.Fatalf("learned score off by %.3f (relative RMS) from the exact score at t = 1", rel)
 	}
 }

@@ -105,7 +105,7 @@ func TestShardGradientsSumToWhole(t *testing.T) {
 				for i, v := range sum {
 					worst = max(worst, math.Abs(v-float64(want[i])))
 				}
-				if worst > 1e-5*scale || !(math.Abs(sumLoss-wantLoss) <= 1e-6*wantLoss) {
+				if !(worst <= 1e-5*scale) || !(math.Abs(sumLoss-wantLoss) <= 1e-6*wantLoss) {
 					t.Errorf("%d ranks: gradient off by %.3g (largest element %.3g), loss %.9g, whole batch %.9g",
 						size, worst, scale, sumLoss, wantLoss)
 				}
@@ -173,7 +173,7 @@ func TestShardDropoutGradientsSumToWhole(t *testing.T) {
 	for i, v := range sum {
 		worst = max(worst, math.Abs(v-float64(want[i])))
 	}
-	if worst > 1e-5*scale || !(math.Abs(sumLoss-wantLoss) <= 1e-6*wantLoss) || !(masks > 1e3*worst) || !(masks > 1e-3*scale) {
+	if !(worst <= 1e-5*scale) || !(math.Abs(sumLoss-wantLoss) <= 1e-6*wantLoss) || !(masks > 1e3*worst) || !(masks > 1e-3*scale) {
 		t.Errorf("gradient off by %.3g (largest element %.3g; dropout changes it by %.3g), loss %.9g, whole batch %.9g",
 			worst, scale, masks, sumLoss, wantLoss)
 	}

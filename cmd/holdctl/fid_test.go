@@ -99,7 +99,7 @@ func TestCLIFIDImages(t *testing.T) {
 	}
 	stats := filepath.Join(dir, "a_stats.npz")
 	diff := parseFID(t, mustRun(t, "fid", "--features", cls, "--ref", a, "--samples", b, "--save-stats", stats, "--json"))
-	if diff.FID == nil || *diff.FID <= 1e-9 || *diff.KID <= math.Abs(*self.KID) || diff.N != 50 {
+	if diff.FID == nil || !(*diff.FID > 1e-9) || !(*diff.KID > math.Abs(*self.KID)) || diff.N != 50 {
 		t.Errorf("shifted set: %v (want FD and KID > 0, n 50)", diff)
 	}
 	fromStats := parseFID(t, mustRun(t, "fid", "--features", cls, "--ref", stats, "--samples", b, "--json"))
@@ -216,7 +216,7 @@ func TestCLIClassifierTrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.TestAccuracy < 0.9 || !strings.Contains(r.stdout, "test accuracy") {
+	if !(info.TestAccuracy >= 0.9) || !strings.Contains(r.stdout, "test accuracy") {
 		t.Errorf("test accuracy %v on an easy 3-class set (want ≥ 0.9): %s", info.TestAccuracy, r)
 	}
 	res := parseFID(t, mustRun(t, "fid", "--features", out, "--ref", "mnist:"+dir, "--samples", "mnist:"+dir+"#test", "--kid-only", "--json"))

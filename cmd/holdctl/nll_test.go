@@ -92,7 +92,7 @@ func TestCLINLLNumbers(t *testing.T) {
 				break
 			}
 		}
-		if math.Abs(mean) < 0.05 || se < 0.005 {
+		if !(math.Abs(mean) >= 0.05) || !(se >= 0.005) {
 			t.Errorf("%s: mean %g or SE %g too small for the 1e-4 tolerance to be 2 %% of it", c.what, mean, se)
 		}
 	}

@@ -43,7 +43,7 @@ func TestCLIEvalPrecisionRecall(t *testing.T) {
 	}
 	near := func(v, floor float64) bool { return v >= 0.95*floor && v <= 1.05*floor }
 	pr := eval(exact)
-	if !near(pr.Precision, pr.FloorPrecision) || !near(pr.Recall, pr.FloorRecall) || pr.FloorPrecision < 0.8 {
+	if !near(pr.Precision, pr.FloorPrecision) || !near(pr.Recall, pr.FloorRecall) || !(pr.FloorPrecision >= 0.8) {
 		t.Errorf("exact data: %+v", pr)
 	}
 	for i, g := range pr.Rolls {

@@ -73,7 +73,7 @@ func TestSampleImageOracle(t *testing.T) {
 				best, which = d, k
 			}
 		}
-		if best > 1e-3 || which >= 4 {
+		if !(best <= 1e-3) || which >= 4 {
 			t.Errorf("sample %d: nearest image %d at max abs distance %.3g (want one of the first 4 within 1e-3)", s, which, best)
 		}
 	}

@@ -75,7 +75,7 @@ func TestIndependentFloat64(t *testing.T) {
 						got := append([]float32(nil), c...)
 						f(got)
 						for i, w := range want {
-							if err := math.Abs(float64(got[i]) - w); err > bound[i]+1e-30 {
+							if err := math.Abs(float64(got[i]) - w); !(err <= bound[i]+1e-30) {
 								t.Fatalf("%s %s: C[%d] = %.9g, float64 %.9g (error %.3g, bound %.3g)", name,
 									fmt.Sprintf("tA=%v tB=%v %d×%d×%d α=%g β=%g", ta, tb, m, n, k, alpha, beta), i, got[i], w, err, bound[i])
 							}
