@@ -198,13 +198,18 @@ func le64(b []byte) uint64 {
 	return v
 }
 
-// trimPartialRune drops a rune cut by the 512-byte window.
+// trimPartialRune drops a rune cut by the 512-byte window: the last rune
+// start of the tail when the bytes after it are an incomplete encoding. Any
+// other invalid byte stays (dropping up to three bytes whatever they were
+// made a short binary file such as "\xff\xfeA" text).
 func trimPartialRune(b []byte) []byte {
-	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
-		if utf8.Valid(b) {
+	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
+		if utf8.RuneStart(b[len(b)-i]) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
 			return b
 		}
-		b = b[:len(b)-1]
 	}
 	return b
 }
