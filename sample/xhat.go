@@ -429,22 +429,7 @@ func predictX0(sde *hold.SDE, score hold.Scorer, dst, x, times, sc []float64) er
 	)
 	for b := 0; b < batch; b++ {
 		if b == 0 || times[b] != times[b-1] {
-			k := sde.Kernel(times[b])
-			// r = Σ⁻¹e_n = L⁻ᵀL⁻¹e_n; L⁻¹e_n = e_n/L_nn.
-			l := fromHold(&k.Chol, n)
-			w = vecN{}
-			w[n-1] = 1 / l[n-1][n-1]
-			for i := n - 1; i >= 0; i-- {
-				s := w[i]
-				for q := i + 1; q < n; q++ {
-					s -= l[q][i] * w[q]
-				}
-				w[i] = s / l[i][i]
-			}
-			rm = 0
-			for i := 0; i < n; i++ {
-				rm += w[i] * k.Mean.At(i, 0)
-			}
+			w, rm = lastRow(sde, times[b])
 		}
 		row := x[b*n*d : (b+1)*n*d]
 		for dim := 0; dim < d; dim++ {
@@ -456,4 +441,26 @@ func predictX0(sde *hold.SDE, score hold.Scorer, dst, x, times, sc []float64) er
 		}
 	}
 	return nil
+}
+
+// lastRow returns r = Σ_t⁻¹e_n and rᵀm_t (m_t the q0 column of the mean map): the last row of the
+// inverse covariance, through the Cholesky factor (Σ⁻¹e_n = L⁻ᵀL⁻¹e_n, L⁻¹e_n = e_n/L_nn).
+func lastRow(sde *hold.SDE, t float64) (vecN, float64) {
+	n := sde.Blocks()
+	k := sde.Kernel(t)
+	l := fromHold(&k.Chol, n)
+	var w vecN
+	w[n-1] = 1 / l[n-1][n-1]
+	for i := n - 1; i >= 0; i-- {
+		s := w[i]
+		for q := i + 1; q < n; q++ {
+			s -= l[q][i] * w[q]
+		}
+		w[i] = s / l[i][i]
+	}
+	var rm float64
+	for i := 0; i < n; i++ {
+		rm += w[i] * k.Mean.At(i, 0)
+	}
+	return w, rm
 }

@@ -348,3 +348,69 @@ func TestPredictX0FromScore(t *testing.T) {
 		}
 	}
 }
+
+// TestClippedScorer: with a bound no x̂₀ reaches, the clipped score is the inner score (1e-9 relative);
+// with bound 0.5 it is −(Σ_t⁻¹(u − m_t·clip(x̂₀)))_n computed with an independent inverse of Σ_t and the
+// oracle's own x̂₀ (1e-9 relative), for every SDE at times across the range.
+func TestClippedScorer(t *testing.T) {
+	for name, sde := range xhatSDEs(t) {
+		orc, err := hold.NewMixtureOracle(sde, hold.PaperMixture())
+		if err != nil {
+			t.Fatal(err)
+		}
+		const batch = 10
+		n := sde.Blocks()
+		x := make([]float64, batch*n)
+		if err := sde.PriorSample(x, batch, rng.New(8)); err != nil {
+			t.Fatal(err)
+		}
+		times := make([]float64, batch)
+		for i := range times {
+			times[i] = sde.Horizon() * math.Pow(1e-3, float64(i)/float64(batch-1))
+		}
+		inner := make([]float64, batch)
+		if err := orc.Score(inner, x, times); err != nil {
+			t.Fatal(err)
+		}
+		wide, err := NewClippedScorer(sde, scoreOnly{orc}, 1e9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float64, batch)
+		if err := wide.Score(got, x, times); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if !(math.Abs(got[i]-inner[i]) <= 1e-9*math.Max(1, math.Abs(inner[i]))) {
+				t.Errorf("%s t=%g: unclipped %.12g, inner score %.12g", name, times[i], got[i], inner[i])
+			}
+		}
+		tight, _ := NewClippedScorer(sde, orc, 0.5)
+		if err := tight.Score(got, x, times); err != nil {
+			t.Fatal(err)
+		}
+		x0 := make([]float64, batch)
+		if err := orc.PredictX0(x0, x, times); err != nil {
+			t.Fatal(err)
+		}
+		for b, tb := range times {
+			k := sde.Kernel(tb)
+			sig := fromHold(&k.Sigma, n)
+			inv, err := inverse(&sig, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := math.Max(-0.5, math.Min(0.5, x0[b]))
+			var want float64
+			for j := 0; j < n; j++ {
+				want -= inv[n-1][j] * (x[b*n+j] - k.Mean.At(j, 0)*c)
+			}
+			if !(math.Abs(got[b]-want) <= 1e-9*math.Max(1, math.Abs(want))) {
+				t.Errorf("%s t=%g: clipped score %.12g, independent %.12g", name, tb, got[b], want)
+			}
+		}
+	}
+	if _, err := NewClippedScorer(nil, nil, math.NaN()); err == nil {
+		t.Error("NaN bound accepted")
+	}
+}

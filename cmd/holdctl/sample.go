@@ -72,6 +72,11 @@ func (s samplerSpec) build(sde *hold.SDE, score hold.Scorer, d int) (*sample.Sam
 	if err != nil {
 		return nil, err
 	}
+	if s.Clip > 0 && !sample.HasReadout(s.Method) { // the x̂₀ and aligned samplers clip x̂₀ themselves
+		if score, err = sample.NewClippedScorer(sde, score, s.Clip); err != nil {
+			return nil, fmt.Errorf("--clip: %w", err)
+		}
+	}
 	return &sample.Sampler{SDE: sde, Score: score, Method: m, Grid: grid, Dim: d, Denoise: s.Denoise}, nil
 }
 
@@ -83,7 +88,7 @@ func samplerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: " + strings.Join(sample.GridKinds, ", ")},
 		&cli.Float64Flag{Name: "eps", Value: 1e-3, Usage: "end time ε of the reverse process (t-grids: uniform, quadratic, geometric, logsnr)"},
 		&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched) end"},
-		&cli.Float64Flag{Name: "clip", Usage: "threshold every x̂₀ of the x̂₀ and aligned samplers to [−clip, clip] (1 for images; 0: off)"},
+		&cli.Float64Flag{Name: "clip", Usage: "threshold every x̂₀ to [−clip, clip] (1 for images; 0: off): inside the x̂₀ and aligned samplers, and for the others through the score of the clipped denoiser"},
 		&cli.BoolFlag{Name: "denoise", Usage: "final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"},
 		&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the adaptive ODE sampler"},
 		&cli.Float64Flag{Name: "eta", Value: 1, Usage: "xanc: 1 the exact Gaussian-posterior step, 0 xddim, in between the DDIM-style blend"},
@@ -158,7 +163,8 @@ func sampleDevice(device string, s *sample.Sampler, m *model) (*cuda.Device, lay
 	// control, heun, rk4, pc, --denoise) integrate their float64 state on the host and evaluate
 	// the network on the device: NetworkScorer runs where the parameters are, one state upload
 	// and one score download per evaluation.
-	if name := strings.TrimSuffix(s.Method.Name(), "@start"); (name != "lt" && name != "em") || s.Denoise {
+	// A clipped score (--clip) wraps the network: it runs on the host around the device network too.
+	if name := strings.TrimSuffix(s.Method.Name(), "@start"); (name != "lt" && name != "em") || s.Denoise || s.Score != m.score {
 		return nil, nil, nil
 	}
 	return cd, ns.Net, nil
