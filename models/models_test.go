@@ -29,8 +29,8 @@ var shipped = []string{"fmnist-hold3", "fmnist-vp"}
 const (
 	classifierPath = "fmnist-classifier.safetensors"
 	testImages     = "testdata/fmnist-t10k-500-images-idx3-ubyte.gz" // the first 500 test images
-	checkSamples   = 16 // per divergence cell
-	kidSamples     = 64 // per KID check: at 16 the KID's own spread (±130) is a third of the gap to noise
+	checkSamples   = 16                                              // per divergence cell
+	kidSamples     = 64                                              // per KID check: at 16 the KID's own spread (±130) is a third of the gap to noise
 )
 
 // loadShipped builds a shipped model's SDE and network from its directory alone.
