@@ -24,7 +24,7 @@ import (
 )
 
 // shipped are the three models of the image comparison (docs/images.md), trained with one recipe.
-var shipped = []string{"fmnist-hold3", "fmnist-vp"}
+var shipped = []string{"fmnist-hold3", "fmnist-cld", "fmnist-vp"}
 
 const (
 	classifierPath = "fmnist-classifier.safetensors"
@@ -137,8 +137,8 @@ func TestShippedModelsHold(t *testing.T) {
 // TestShippedModelsKID: 64 samples of each shipped model at NFE 20 (best x̂₀ sampler) against 400 test
 // images, by the shipped classifier's features: KID at most kidMargin (0.8) × that of 64 noise images
 // (uniform pixels) against the same test images, and 64 held-out test images well below both. Measured
-// 2026-11-27 (AVX-512): noise 1,137; held-out test images 107; HOLD-3 585 ± 40 (0.51 of the noise's), VP
-// 696 ± 47 (0.61) — early models (6,000 steps of batch 32), far from the floor but far from noise too; a
+// 2026-11-27 (AVX-512): noise 1,137; held-out test images 107; HOLD-3 585 ± 40 (0.51 of the noise's), CLD
+// 492 ± 41 (0.43), VP 696 ± 47 (0.61) — early models (6,000 steps of batch 32), far from the floor but far from noise too; a
 // broken model or sampler lands at the noise's level.
 func TestShippedModelsKID(t *testing.T) {
 	cls, _, err := fid.LoadClassifier(classifierPath)
