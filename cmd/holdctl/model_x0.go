@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/imagedata"
 	"holdgo/rng"
 	"holdgo/sample"
 )
@@ -56,26 +55,11 @@ func runModelX0(c *cli.Context) error {
 	if err := setThreads(c); err != nil {
 		return err
 	}
-	m, err := loadModel(c.String("ckpt"), false)
+	m, ds, test, spec, err := imageModelAndImages(c, "model x0", n)
 	if err != nil {
-		return usageErr("model x0: %v", err)
-	}
-	ds, ok := m.source.(*imagedata.Dataset)
-	if !ok {
-		return usageErr("model x0: %s models %s, not images", c.String("ckpt"), m.source.Name())
-	}
-	spec := c.String("data")
-	if spec == "" {
-		spec = testSplit(m.cfg.Data)
-	}
-	test, err := imagedata.Open(spec, imagedata.Options{})
-	if err != nil {
-		return usageErr("model x0 --data: %v", err)
+		return err
 	}
 	d := ds.Dimension()
-	if test.Dimension() != d || test.Len() < n {
-		return usageErr("model x0 --data %s: %d images of %d values; the model needs %d of %d", spec, test.Len(), test.Dimension(), n, d)
-	}
 	sde := m.sde
 	smax, err := sample.NoiseLevel(sde, sde.Horizon())
 	if err != nil {
@@ -111,16 +95,8 @@ func runModelX0(c *cli.Context) error {
 		kern := sde.Kernel(t)
 		for i := range n {
 			times[i] = t
-			for b := range blocks {
-				for j := range d {
-					v := kern.Mean.At(b, 0) * float64(q0[i*d+j])
-					for e := 0; e <= b; e++ {
-						v += kern.Chol.At(b, e) * eps[i*blocks*d+e*d+j]
-					}
-					u[i*blocks*d+b*d+j] = v
-				}
-			}
 		}
+		forwardStates(u, q0, eps, kern, n, blocks, d)
 		if err := sample.PredictX0(sde, m.score, x0, u, times); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/hold"
 	"holdgo/imagedata"
 	"holdgo/rng"
 	"holdgo/sample"
@@ -52,27 +53,9 @@ func runPlotTrajectory(c *cli.Context) error {
 	if err := setThreads(c); err != nil {
 		return err
 	}
-	m, err := loadModel(c.String("ckpt"), false)
+	m, ds, test, spec, err := imageModelAndImages(c, "plot trajectory", n)
 	if err != nil {
-		return usageErr("plot trajectory: %v", err)
-	}
-	ds, ok := m.source.(*imagedata.Dataset)
-	if !ok {
-		return usageErr("plot trajectory: %s models %s, not images", c.String("ckpt"), m.source.Name())
-	}
-	spec := c.String("data")
-	if spec == "" {
-		spec = testSplit(m.cfg.Data)
-	}
-	test, err := imagedata.Open(spec, imagedata.Options{})
-	if err != nil {
-		return usageErr("plot trajectory --data: %v (the forward path needs images; give --data KIND:DIR)", err)
-	}
-	if test.Dimension() != ds.Dimension() || test.C != ds.C {
-		return usageErr("plot trajectory --data %s: images of %d×%d×%d, the model's are %d×%d×%d", spec, test.C, test.H, test.W, ds.C, ds.H, ds.W)
-	}
-	if test.Len() < n {
-		return usageErr("plot trajectory --data %s: %d images, --n %d", spec, test.Len(), n)
+		return err
 	}
 	s, err := samplerSpecFrom(c).build(m.sde, m.score, ds.Dimension())
 	if err != nil {
@@ -118,19 +101,8 @@ func runPlotTrajectory(c *cli.Context) error {
 	add(func(k int) []float64 { return res.Trajectory.States[k] })
 	fwd := make([][]float64, nt)
 	for k, t := range times {
-		kern := m.sde.Kernel(t)
 		u := make([]float64, n*blocks*d)
-		for i := range n {
-			for b := range blocks {
-				for j := range d {
-					v := kern.Mean.At(b, 0) * float64(q0[i*d+j])
-					for e := 0; e <= b; e++ {
-						v += kern.Chol.At(b, e) * eps[i*blocks*d+e*d+j]
-					}
-					u[i*blocks*d+b*d+j] = v
-				}
-			}
-		}
+		forwardStates(u, q0, eps, m.sde.Kernel(t), n, blocks, d)
 		fwd[k] = u
 	}
 	add(func(k int) []float64 { return fwd[k] })
@@ -189,4 +161,45 @@ func testSplit(spec string) string {
 		return spec
 	}
 	return spec + "#test"
+}
+
+// imageModelAndImages loads --ckpt as an image model and opens --data (default: the test split of the
+// run's data), checking that it holds at least n images of the model's shape.
+func imageModelAndImages(c *cli.Context, cmd string, n int) (*model, *imagedata.Dataset, *imagedata.Dataset, string, error) {
+	m, err := loadModel(c.String("ckpt"), false)
+	if err != nil {
+		return nil, nil, nil, "", usageErr("%s: %v", cmd, err)
+	}
+	ds, ok := m.source.(*imagedata.Dataset)
+	if !ok {
+		return nil, nil, nil, "", usageErr("%s: %s models %s, not images", cmd, c.String("ckpt"), m.source.Name())
+	}
+	spec := c.String("data")
+	if spec == "" {
+		spec = testSplit(m.cfg.Data)
+	}
+	test, err := imagedata.Open(spec, imagedata.Options{})
+	if err != nil {
+		return nil, nil, nil, "", usageErr("%s --data: %v (give --data KIND:DIR)", cmd, err)
+	}
+	if test.C != ds.C || test.H != ds.H || test.W != ds.W || test.Len() < n {
+		return nil, nil, nil, "", usageErr("%s --data %s: %d images of %d×%d×%d; the model needs %d of %d×%d×%d",
+			cmd, spec, test.Len(), test.C, test.H, test.W, n, ds.C, ds.H, ds.W)
+	}
+	return m, ds, test, spec, nil
+}
+
+// forwardStates writes u = m_t q0 + L_t ε (n samples of blocks×d values) for the kernel at t.
+func forwardStates(u []float64, q0 []float32, eps []float64, kern hold.Kernel, n, blocks, d int) {
+	for i := range n {
+		for b := range blocks {
+			for j := range d {
+				v := kern.Mean.At(b, 0) * float64(q0[i*d+j])
+				for e := 0; e <= b; e++ {
+					v += kern.Chol.At(b, e) * eps[i*blocks*d+e*d+j]
+				}
+				u[i*blocks*d+b*d+j] = v
+			}
+		}
+	}
 }
