@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"holdgo/hold"
+	"holdgo/internal/parallel"
 	"holdgo/rng"
 )
 
@@ -122,13 +123,11 @@ func NLL(sde *hold.SDE, score DivScorer, data []float64, d int, cfg LikelihoodCo
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, cfg.Workers))
 	for c := range chunks {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
+		parallel.Go(&wg, func() {
 			work(c)
 			<-sem
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	"holdgo/hold"
+	"holdgo/internal/parallel"
 	"holdgo/rng"
 )
 
@@ -328,13 +329,11 @@ func (s *Sampler) Sample(n int, seed uint64) (*Result, error) {
 			if f, ok := s.Score.(Forker); ok && k > 0 {
 				w = s.withScore(f.Fork())
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			parallel.Go(&wg, func() {
 				for c := range next {
 					work(w, c)
 				}
-			}()
+			})
 		}
 		for c := range chunks {
 			next <- c

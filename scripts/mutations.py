@@ -21,6 +21,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "a panic on a pool worker bypasses the panic handler (Go's exit 2, not holdctl's 3)",
+  "file": "internal/parallel/parallel.go",
+  "old": "func worker() {\n\tdefer guard()",
+  "new": "func worker() {",
+  "pkg": "./internal/parallel",
+  "run": "TestWorkerPanicReachesHandler",
+  "tags": ""
+ },
+ {
   "label": "tape recycling frees a storage after its first reader in the sweep, not its last",
   "file": "autograd/recycle.go",
   "old": "e.last = min(e.last, i)",

@@ -15,11 +15,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"holdgo/data"
+	"holdgo/internal/parallel"
 	"holdgo/internal/runlock"
 )
 
@@ -457,5 +459,30 @@ func TestCLIResumeHelp(t *testing.T) {
 	r := mustRun(t, "train", "--help")
 	if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "only --steps, --ckpt-every, --log-every, --threads, --local-ranks and --time-limit may differ") {
 		t.Errorf("train --help does not say what --resume may change:\n%s", r.stdout)
+	}
+}
+
+// TestWorkerPanicIsInternalError: a panic on a worker goroutine, which
+// main's recover cannot catch, still ends holdctl with the internal-error
+// line and exit status 3 (not Go's status 2, which reads as bad input).
+// The child process installs main's handler and panics on a worker.
+func TestWorkerPanicIsInternalError(t *testing.T) {
+	if os.Getenv("HOLDCTL_WORKER_PANIC_CHILD") == "1" {
+		reportWorkerPanics()
+		var wg sync.WaitGroup
+		parallel.Go(&wg, func() { panic("deliberate worker panic") })
+		wg.Wait()
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerPanicIsInternalError$")
+	cmd.Env = append(os.Environ(), "HOLDCTL_WORKER_PANIC_CHILD=1", "TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != exitInternal {
+		t.Fatalf("child: err %v, want exit status %d; output:\n%s", err, exitInternal, out)
+	}
+	if !strings.Contains(string(out), "internal error (a bug, not your input): deliberate worker panic") ||
+		strings.Contains(string(out), "goroutine ") {
+		t.Fatalf("want the one-line internal-error report and no trace on stderr, got:\n%s", out)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/budget"
 	"holdgo/internal/isa"
+	"holdgo/internal/parallel"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -184,7 +185,16 @@ func reportPanic(r any, stack []byte) int {
 	return exitInternal
 }
 
+// reportWorkerPanics makes a panic on a worker goroutine (the parallel
+// pool, sampler and likelihood workers, local data-parallel ranks) end the
+// process like one on main's: the one-line report, exit status 3, the trace
+// in a file. (Main's recover in run cannot catch those.)
+func reportWorkerPanics() {
+	parallel.SetPanicHandler(func(r any, stack []byte) { os.Exit(reportPanic(r, stack)) })
+}
+
 func main() {
 	handleSignals()
+	reportWorkerPanics()
 	os.Exit(run(os.Args))
 }

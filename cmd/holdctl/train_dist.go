@@ -172,11 +172,9 @@ func trainLocalRanks(ranks int, body func(dist.Communicator) error) error {
 	errs := make([]error, ranks)
 	var wg sync.WaitGroup
 	for r, comm := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		parallel.Go(&wg, func() {
 			errs[r] = endRanks(comm, body(comm))
-		}()
+		})
 	}
 	wg.Wait()
 	return errs[0]

@@ -128,6 +128,7 @@ func ensureWorkers(k int) {
 // OS then kept both busy threads on one core for good (a 2-thread
 // 512×128×128 product at the 1-thread time, 155 µs instead of 100).
 func worker() {
+	defer guard()
 	runtime.LockOSThread()
 	for {
 		deadline := time.Now().Add(spinWindow)
