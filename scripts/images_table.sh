@@ -4,6 +4,7 @@
 # test images at the same n). One `holdctl fid --json` per cell; each line of OUT is "command<TAB>json".
 # scripts/images_table.py OUT renders the Markdown table.
 #   scripts/images_table.sh OUT [N] [cells…]     cells: hold3 cld vp floor (default: all)
+# NFES="lt50 a-xdpm310" (sampler name then NFE) restricts a model's cells to those listed.
 # Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist).
 set -euo pipefail
 out=${1:?usage: scripts/images_table.sh OUT [N] [cells…]}
@@ -35,9 +36,11 @@ for cell in "${cells[@]}"; do
       native=lt
       [ "$cell" = vp ] && native=em
       for nfe in 50 100; do
-        run --samples "$model" --sampler "$native" --nfe "$nfe" --grid quadratic --eps 1e-3 --denoise
+        [ -z "${NFES:-}" ] || [[ " $NFES " == *" $native$nfe "* ]] || continue
+        run --samples "$model" --sampler "$native" --nfe "$nfe" --grid quadratic --eps 1e-3 --denoise --clip 1
       done
       for nfe in 10 20 50; do
+        [ -z "${NFES:-}" ] || [[ " $NFES " == *" a-xdpm3$nfe "* ]] || continue
         run --samples "$model" --sampler a-xdpm3 --nfe "$nfe" --grid vpmatched --clip 1 --denoise
       done ;;
     *) echo "unknown cell $cell (want hold3, cld, vp or floor)" >&2; exit 2 ;;
