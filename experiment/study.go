@@ -40,7 +40,10 @@ type StudyConfig struct {
 	NoDenoise bool
 	// EndTime per SDE kind [hold 1e-3, cld 1e-3, vp 1e-5 (sampler-notes §5: VP with 1e-3 cannot resolve
 	// modes of width 0.01)].
-	EndTime   map[string]float64
+	EndTime map[string]float64
+	// SigmaMin is the noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched)
+	// end [sample.DefaultSigmaMin].
+	SigmaMin  float64
 	FloorReps int // Monte-Carlo floor replicates [5]
 	Workers   int // chunks in parallel [1]
 }
@@ -206,7 +209,7 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 				if steps < 1 {
 					continue
 				}
-				grid, err := sample.NewSDEGrid(sde, g, sde.Horizon(), end, steps)
+				grid, err := studyGrid(sde, g, end, cfg.SigmaMin, steps)
 				pt := StudyPoint{}
 				if err == nil {
 					pt, err = runOne(method, grid)
@@ -283,6 +286,18 @@ func modeWidths(q []float32, m data.Mixture) []float64 {
 		out[c] = math.Sqrt(math.Max(variance, 0)) / m.Stds[c]
 	}
 	return out
+}
+
+// studyGrid is the grid of a study's cell: σ-grids end at sigmaMin (0: sample.DefaultSigmaMin), the
+// others at the SDE's end time.
+func studyGrid(sde *hold.SDE, kind string, end, sigmaMin float64, steps int) ([]float64, error) {
+	if kind == sample.GridEDM || kind == sample.GridVPMatched {
+		if sigmaMin == 0 {
+			sigmaMin = sample.DefaultSigmaMin
+		}
+		return sample.NewSigmaGrid(sde, kind, sde.Horizon(), sigmaMin, steps)
+	}
+	return sample.NewSDEGrid(sde, kind, sde.Horizon(), end, steps)
 }
 
 // WriteMarkdown writes one table per grid (rows: samplers; columns: NFE; cells: W1 ×10³ and the

@@ -43,6 +43,7 @@ func experimentSamplersCommand() *cli.Command {
 			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "seeds per cell (seed, seed+1, …); cells report the mean"},
 			&cli.BoolFlag{Name: "no-denoise", Usage: "drop the final denoising step"},
 			&cli.StringSliceFlag{Name: "end-time", Usage: "end time per SDE as kind=t (defaults hold=1e-3, cld=1e-3, vp=1e-5)"},
+			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched) end"},
 			&cli.IntFlag{Name: "floor-reps", Value: 5, Usage: "replicates of exact samples for the Monte-Carlo floor"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "chunks sampled in parallel"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "output format: markdown or csv"},
@@ -93,6 +94,9 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 		ends[kind] = v
 	}
+	if v := c.Float64("sigma-min"); !(v > 0 && v < 1) {
+		return badParams("--sigma-min %g: want a noise level in (0, 1)", v)
+	}
 	if spec := c.String("data"); spec != "" {
 		return runImageStudy(c, spec, ends)
 	}
@@ -100,6 +104,7 @@ func runExperimentSamplers(c *cli.Context) error {
 		NFEs: c.IntSlice("nfe"), Grids: c.StringSlice("grids"), Samplers: c.StringSlice("samplers"),
 		ODETols: c.Float64Slice("ode-tols"), Samples: c.Int("samples"), Seed: c.Uint64("seed"), Seeds: c.Int("seeds"),
 		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: c.Int("floor-reps"), Workers: c.Int("workers"),
+		SigmaMin: c.Float64("sigma-min"),
 	}
 	for _, g := range cfg.Grids {
 		if !slices.Contains(sample.GridKinds, g) {

@@ -51,7 +51,7 @@ func TestExperimentSamplers(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--format", "json"}, {"--samplers", "hold-nope"}, {"--grids", "cubic"}, {"--nfe", "1"}, {"--end-time", "vp"},
-		{"--data", "fashion-mnist:/nonexistent"}, {"--data", "nope:x"},
+		{"--data", "fashion-mnist:/nonexistent"}, {"--data", "nope:x"}, {"--sigma-min", "0"}, {"--sigma-min", "NaN"},
 	} {
 		if _, code := runSamplersCommand(t, append(bad, "--samples", "100", "--nfe", "20")...); code != exitBadParams {
 			t.Errorf("%v: exit status %d, want %d", bad, code, exitBadParams)
