@@ -58,6 +58,11 @@ type StudyPoint struct {
 	Width float64 // mean over the modes of (std of the samples assigned to the mode)/(its true std)
 	// WidthDev is the largest |width ratio − 1| over the modes (each mode's ratio averaged over seeds).
 	WidthDev float64
+	// PathErr is the RMS distance (mean over the seeds) of the samples from those of the converged flow
+	// the sampler discretises (sample.ConvergedFlow at rtol = atol = PathRefTol) started from the same
+	// prior draws and ending at the same time: the sampler's own error, free of the Monte-Carlo noise
+	// that floors W1. NaN for the stochastic samplers, which have no such flow.
+	PathErr float64
 	// Err is why the run failed (one line; W1 and the widths are then NaN), "" when it ran. A sampler
 	// that fails (its coefficients, its grid or a step) yields such a point and the study goes on.
 	Err string
@@ -132,6 +137,7 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 	mixHold, mixData := hold.PaperMixture(), data.PaperMixture()
 	tab := &Table{Config: cfg}
 	sdes := map[string]*hold.SDE{}
+	refs := pathRefs{}
 	for _, name := range cfg.Samplers {
 		kind, method, perStep, err := StudyMethod(name)
 		if err != nil {
@@ -156,10 +162,12 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 		if cfg.NoDenoise {
 			extra = 0
 		}
+		_, methodName, _ := strings.Cut(name, "-")
+		flow := sample.ConvergedFlow(methodName)
 		runOne := func(m sample.Method, grid []float64) (StudyPoint, error) {
 			s := &sample.Sampler{SDE: sde, Score: orc, Method: m, Grid: grid, Dim: 1, Denoise: !cfg.NoDenoise, Workers: cfg.Workers}
-			pt := StudyPoint{Steps: len(grid) - 1, W1: math.NaN(), Width: math.NaN(), WidthDev: math.NaN()}
-			var w1s []float64
+			pt := StudyPoint{Steps: len(grid) - 1, W1: math.NaN(), Width: math.NaN(), WidthDev: math.NaN(), PathErr: math.NaN()}
+			var w1s, paths []float64
 			widths := make([]float64, mixData.Components())
 			for rep := range cfg.Seeds {
 				res, err := s.Sample(cfg.Samples, cfg.Seed+uint64(rep))
@@ -176,12 +184,22 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 					return pt, nil // diverged
 				}
 				w1s = append(w1s, w1)
+				if flow != "" {
+					ref, err := refs.samples(sde, orc, kind, flow, grid[0], grid[len(grid)-1], !cfg.NoDenoise, cfg, cfg.Seed+uint64(rep))
+					if err != nil {
+						return StudyPoint{}, err
+					}
+					paths = append(paths, rmsDiff(q, ref))
+				}
 				for c, v := range modeWidths(q, mixData) {
 					widths[c] += v / float64(cfg.Seeds)
 				}
 			}
 			st := sample.MeanSE(w1s)
 			pt.W1, pt.W1SD = st.Mean, st.SE*math.Sqrt(float64(len(w1s)))
+			if len(paths) > 0 {
+				pt.PathErr = sample.MeanSE(paths).Mean
+			}
 			pt.Width, pt.WidthDev = 0, 0
 			for _, v := range widths {
 				pt.Width += v / float64(len(widths))
@@ -192,7 +210,13 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 		if perStep == 0 {
 			row := StudyRow{Sampler: name, Grid: "adaptive"}
 			for _, tol := range cfg.ODETols {
-				pt, err := runOne(sample.DormandPrince{RTol: tol, ATol: tol}, []float64{sde.Horizon(), end})
+				// The adaptive solver the name asks for (ode: the probability-flow ODE; a-ode: the aligned
+				// gauge's), at this row's tolerance.
+				m, _, err := sample.NewMethod(methodName, sample.Options{Tol: tol})
+				pt := StudyPoint{}
+				if err == nil {
+					pt, err = runOne(m, []float64{sde.Horizon(), end})
+				}
 				if err != nil {
 					pt = failedPoint(0, fmt.Errorf("experiment: study %s at tolerance %g: %w", name, tol, err))
 				}
@@ -238,10 +262,51 @@ func MixtureStudy(cfg StudyConfig) (*Table, error) {
 	return tab, nil
 }
 
+// PathRefTol is the rtol = atol of the converged flows that the study's path errors are measured
+// against.
+const PathRefTol = 1e-10
+
+// pathRefs caches the q of the converged flows' samples by SDE, flow, grid ends and seed.
+type pathRefs map[string][]float32
+
+// samples returns the q of the converged flow's samples from start to end for one seed: the same
+// prior draws as a study run with that seed (the sampler draws them first, whatever the method).
+func (p pathRefs) samples(sde *hold.SDE, orc hold.Scorer, kind, flow string, start, end float64, denoise bool, cfg StudyConfig, seed uint64) ([]float32, error) {
+	key := fmt.Sprint(kind, flow, start, end, denoise, seed)
+	if q, ok := p[key]; ok {
+		return q, nil
+	}
+	m, _, err := sample.NewMethod(flow, sample.Options{Tol: PathRefTol})
+	if err != nil {
+		return nil, err
+	}
+	s := &sample.Sampler{SDE: sde, Score: orc, Method: m, Grid: []float64{start, end}, Dim: 1, Denoise: denoise, Workers: cfg.Workers}
+	res, err := s.Sample(cfg.Samples, seed)
+	if err != nil {
+		return nil, fmt.Errorf("experiment: the converged %s reference of the path errors: %w", flow, err)
+	}
+	q := make([]float32, cfg.Samples)
+	for i := range q {
+		q[i] = float32(res.X[i*sde.Blocks()])
+	}
+	p[key] = q
+	return q, nil
+}
+
+// rmsDiff is the root mean square of a − b.
+func rmsDiff(a, b []float32) float64 {
+	var sum float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		sum += d * d
+	}
+	return math.Sqrt(sum / float64(len(a)))
+}
+
 // failedPoint is the point of a run that failed: its error on one line, every measure NaN.
 func failedPoint(steps int, err error) StudyPoint {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
-	return StudyPoint{Steps: steps, W1: math.NaN(), W1SD: math.NaN(), Width: math.NaN(), WidthDev: math.NaN(), Err: msg}
+	return StudyPoint{Steps: steps, W1: math.NaN(), W1SD: math.NaN(), Width: math.NaN(), WidthDev: math.NaN(), PathErr: math.NaN(), Err: msg}
 }
 
 // Failures returns the number of runs (points) that failed and the number of runs in all.
@@ -304,8 +369,8 @@ func studyGrid(sde *hold.SDE, kind string, end, sigmaMin float64, steps int) ([]
 // within-mode width ratio) and the adaptive ODE rows, with the Monte-Carlo floor.
 func (t *Table) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "W1 to the paper's 1-D mixture (×10⁻³, mean over %d seeds from %d) and the largest |mode width ratio − 1| over the modes, %d samples per run, final step %v.\n",
-		t.Config.Seeds, t.Config.Seed, t.Config.Samples, !t.Config.NoDenoise)
+	fmt.Fprintf(&b, "W1 to the paper's 1-D mixture (×10⁻³, mean over %d seeds from %d) and the largest |mode width ratio − 1| over the modes; for deterministic samplers, `path` is the RMS distance ×10⁻³ of the samples from their converged flow's from the same prior draws (rtol %g); %d samples per run, final step %v.\n",
+		t.Config.Seeds, t.Config.Seed, PathRefTol, t.Config.Samples, !t.Config.NoDenoise)
 	fmt.Fprintf(&b, "Monte-Carlo floor (exact samples, %d replicates): W1 = %.2f ± %.2f ×10⁻³ (mean ± sd).\n\n", t.Config.FloorReps, 1e3*t.FloorMean, 1e3*t.FloorSD)
 	for _, g := range t.Config.Grids {
 		var rows []StudyRow
@@ -373,24 +438,28 @@ func formatCell(p StudyPoint) string {
 	if math.IsNaN(p.W1) {
 		return "diverged"
 	}
-	return fmt.Sprintf("%.2f (%.2f)", 1e3*p.W1, p.WidthDev)
+	if math.IsNaN(p.PathErr) {
+		return fmt.Sprintf("%.2f (%.2f)", 1e3*p.W1, p.WidthDev)
+	}
+	return fmt.Sprintf("%.2f (%.2f; path %.3g)", 1e3*p.W1, p.WidthDev, 1e3*p.PathErr)
 }
 
-// WriteCSV writes one line per run: sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev,error
-// (error empty when the run completed, otherwise its message, the measures NaN), then the floor.
+// WriteCSV writes one line per run: sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev,error,
+// path_err (error empty when the run completed, otherwise its message, the measures NaN; path_err NaN for
+// the samplers without a converged flow), then the floor.
 func (t *Table) WriteCSV(w io.Writer) error {
 	var b strings.Builder
 	cw := csv.NewWriter(&b)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	records := [][]string{{"sampler", "grid", "nfe", "steps", "tol", "w1", "w1_sd", "width_ratio", "width_dev", "error"}}
+	records := [][]string{{"sampler", "grid", "nfe", "steps", "tol", "w1", "w1_sd", "width_ratio", "width_dev", "error", "path_err"}}
 	for _, r := range t.Rows {
 		for _, p := range r.Points {
 			records = append(records, []string{r.Sampler, r.Grid, strconv.Itoa(p.NFE), strconv.Itoa(p.Steps), g(p.Tol),
-				g(p.W1), g(p.W1SD), g(p.Width), g(p.WidthDev), p.Err})
+				g(p.W1), g(p.W1SD), g(p.Width), g(p.WidthDev), p.Err, g(p.PathErr)})
 		}
 	}
-	records = append(records, []string{"floor-mean", "exact", "0", "0", "0", g(t.FloorMean), "0", "1", "0", ""},
-		[]string{"floor-sd", "exact", "0", "0", "0", g(t.FloorSD), "0", "0", "0", ""})
+	records = append(records, []string{"floor-mean", "exact", "0", "0", "0", g(t.FloorMean), "0", "1", "0", "", "0"},
+		[]string{"floor-sd", "exact", "0", "0", "0", g(t.FloorSD), "0", "0", "0", "", "0"})
 	if err := cw.WriteAll(records); err != nil {
 		return err
 	}

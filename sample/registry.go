@@ -181,3 +181,25 @@ func PreferredGrid(name string) string {
 	}
 	return GridQuadratic
 }
+
+// ConvergedFlow returns the registry name of the adaptive ODE solver whose exact flow a deterministic
+// sampler approximates, so that both map the same prior draw to nearly the same sample: "a-ode" for the
+// aligned gauge's deterministic solvers, "ode" for the probability-flow ODE's (heun, rk4, ode); "" for
+// the stochastic samplers and for the kernel-gauge x̂₀ steps, whose deterministic flow (the L·Q gauge)
+// is neither of the two.
+func ConvergedFlow(name string) string {
+	info, err := Lookup(name)
+	if err != nil {
+		return ""
+	}
+	switch m := info.build(Options{}).(type) {
+	case Aligned:
+		if m.Solver == AlignedAnc || m.Solver == AlignedSDE2 {
+			return ""
+		}
+		return "a-ode"
+	case Heun, RK4, DormandPrince:
+		return "ode"
+	}
+	return ""
+}
