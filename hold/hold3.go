@@ -33,8 +33,8 @@ const (
 var hold3Names = [h3Count]string{"qq", "qp", "qs", "pp", "ps", "ss", "D1", "D2", "D3", "Msp"}
 
 // hold3SwitchTau is where the evaluator switches from the y-form (no cancellation at small τ) to the
-// x-form (no cancellation at large τ); with it every entry stays within about 5e-15 (relative) of
-// high-precision values over 1e-7 ≤ τ ≤ 12 (docs/math.md#hold-3-closed-form).
+// x-form (no cancellation at large τ); with it every entry stays within 2e-14 of its row's largest entry
+// over 1e-5 ≤ τ ≤ 12 in TestKernelVectors and TestKernelDense (docs/math.md#hold-3-closed-form).
 const hold3SwitchTau = 1.0
 
 // hold3ExpF holds exp(τF)_ij = x·(c0 + c1·y + c2·y²) (the table of docs/math.md#hold-3-closed-form).
