@@ -18,7 +18,7 @@ func (g *Tape) Softmax(x *Value) *Value {
 }
 
 // Attention is single-head spatial self-attention on q, k, v (N, C, S), S the
-// flattened positions (NCSN++'s AttnBlockpp core, reference-spec §1.6):
+// flattened positions (NCSN++'s AttnBlockpp core, docs/ncsnpp.md#attention-block):
 //
 //	w[n, i, j] = softmax_j(Σ_c q[n,c,i]·k[n,c,j] / √C),   o[n, c, i] = Σ_j w[n,i,j]·v[n,c,j].
 //

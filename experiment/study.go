@@ -38,8 +38,8 @@ type StudyConfig struct {
 	Seeds    int // runs per cell with seeds Seed, Seed+1, …; cells report the mean [1]
 	// NoDenoise drops CLD-SGM's final denoising step (by default on, and counted in the NFE).
 	NoDenoise bool
-	// EndTime per SDE kind [hold 1e-3, cld 1e-3, vp 1e-5 (sampler-notes §5: VP with 1e-3 cannot resolve
-	// modes of width 0.01)].
+	// EndTime per SDE kind [hold 1e-3, cld 1e-3, vp 1e-5 (VP with 1e-3 cannot resolve modes of width
+	// 0.01: they come out about 0.63× too narrow; docs/math.md#euler-maruyama-and-ode-steppers)].
 	EndTime map[string]float64
 	// SigmaMin is the noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched)
 	// end [sample.DefaultSigmaMin].

@@ -14,15 +14,13 @@ import (
 )
 
 // TestPaperMixturesAgree checks hold's and data's paper targets against the
-// literal numbers of the paper, as copied by the project's reference notes
-// (reference-spec.md §4.1 "HOLD 1-D GMM [paper App.]" and datasets.md "Toy
-// data"):
+// literal numbers of the paper's appendix (docs/math.md#test-problems):
 //
 //	0.34 N(−0.6575, 0.01²) + 0.33 N(0.2474, 0.02²) + 0.33 N(0.8002, 0.01²),
 //
-// and the multi-Swiss-roll centres (datasets.md: one roll at the origin and
-// four at (±0.8, ±0.8), equal weights; reference-spec.md: HOLD's
-// "make_swiss_roll with noise of 0.02 and multiplier of 0.01").
+// and the multi-Swiss-roll centres (one roll at the origin and four at
+// (±0.8, ±0.8), equal weights; the paper's "make_swiss_roll with noise of
+// 0.02 and multiplier of 0.01").
 func TestPaperMixturesAgree(t *testing.T) {
 	weights := []float64{0.34, 0.33, 0.33}
 	means := []float64{-0.6575, 0.2474, 0.8002}

@@ -8,8 +8,8 @@ import "math"
 // PerturbMaps returns the affine map of the fused reparameterisation at time t:
 // x_t[r] = Σ_j M[r][j]·x0_j + Σ_{j≤r} C[r][j]·ε_j for the objective's kernel, where x0_0 = q0 and,
 // for DSM with n > 1, x0_j (j ≥ 1) is standard normal noise: column j ≥ 1 of M is already multiplied
-// by the initial auxiliary standard deviation of block j (scale_j·√(α·prior variance), hold-math
-// §2). For BCSM those columns are zero-weighted (the auxiliary blocks start at 0). C is lower
+// by the initial auxiliary standard deviation of block j (√(α·prior variance of block j) = scale_j·√α,
+// √(α/L) for HOLD; docs/math.md#bcsm-objective). For BCSM those columns are zero-weighted (the auxiliary blocks start at 0). C is lower
 // triangular; entries beyond n are zero.
 func (s *SDE) PerturbMaps(t float64) (m, c [MaxBlocks][MaxBlocks]float64) {
 	k := s.ObjectiveKernel(t)

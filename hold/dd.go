@@ -6,7 +6,7 @@ import "math"
 // (unit roundoff 2⁻¹⁰⁶ ≈ 1.2e-32). The general-n kernel path computes Σ_t and its Cholesky factor in
 // this precision, because Σ_t is so ill-conditioned at small t (cond ≈ 1e13 at t = 1e-3 for HOLD-3,
 // more for HOLD-4) that rounding its entries to float64 alone costs up to 1e-3 in the factor
-// (hold-math §5). Algorithms: Dekker / Knuth two-sum and an FMA-based two-product (as in the QD
+// (docs/math.md#float64-accuracy). Algorithms: Dekker / Knuth two-sum and an FMA-based two-product (as in the QD
 // library of Hida, Li and Bailey).
 type dd struct{ hi, lo float64 }
 

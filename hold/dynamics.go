@@ -126,15 +126,16 @@ func (s *SDE) ApplyAStep(x []float64, batch int, st Step, noise []float64) error
 
 // BStep applies the paper's explicit Euler B-step over a reverse step from t to t − h, in place:
 // x_n ← x_n + q·Δτ·(score + Λ·x_n), the part of the reverse drift that the A-step leaves out
-// (hold-math §4: s ← s + 2ξh(L⁻¹S + s) for HOLD with β = 1; CLD-SGM's score_step for CLD).
+// (docs/math.md#b-step: s ← s + 2ξh(L⁻¹S + s) for HOLD with β = 1; CLD-SGM's score_step for CLD).
 // score is B×d.
 func (s *SDE) BStep(x, score []float64, batch int, t, h float64) error {
 	return s.bUpdate(x, score, batch, t, h, false)
 }
 
-// BStepExact solves the B part exactly with the score frozen over the step (sampler-notes §2):
-// x_n ← x_n + (e^{qΛΔτ} − 1)/Λ·(score + Λ·x_n). It removes most of the Euler B-step's bias at the same
-// cost. For VE (Λ = 0) it equals BStep.
+// BStepExact solves the B part exactly with the score frozen over the step:
+// x_n ← x_n + (e^{qΛΔτ} − 1)/Λ·(score + Λ·x_n). It does not model how the score changes with x_n, which is
+// what makes B stiff, and with exact scores it does worse than BStep (docs/math.md#b-step); the sample
+// package's exponential B-step (LT-exp) does. For VE (Λ = 0) it equals BStep.
 func (s *SDE) BStepExact(x, score []float64, batch int, t, h float64) error {
 	return s.bUpdate(x, score, batch, t, h, true)
 }

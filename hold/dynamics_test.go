@@ -74,7 +74,7 @@ func TestSplitting(t *testing.T) {
 	}
 }
 
-// TestForwardDynamicsCLD: CLD's drift and diffusion are CLD-SGM's (reference-spec §3.1):
+// TestForwardDynamicsCLD: CLD's drift and diffusion are CLD-SGM's (docs/math.md#cld):
 // dx = M⁻¹βv, dv = −βx − ΓM⁻¹βv, g = √(2Γβ). HOLD and VP diffusions: √(2ξ/L) = √6 and √β(t).
 func TestForwardDynamicsCLD(t *testing.T) {
 	s := mustNew(t, DefaultConfig(KindCLD))
@@ -248,7 +248,7 @@ func TestOracleSampler(t *testing.T) {
 		score := make([]float64, batch)
 		times := make([]float64, batch)
 		drift := make([]float64, len(x))
-		// geometric grid from T down to 1e-3 (hold-math §7: h ≲ 0.2–0.4·t near the data)
+		// geometric grid from T down to 1e-3 (docs/math.md#stiffness: h ≲ 0.2–0.4·t near the data)
 		ratio := math.Pow(s.Horizon()/1e-3, 1/float64(steps))
 		tm := s.Horizon()
 		for step := 0; step < steps; step++ {

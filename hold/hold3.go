@@ -7,13 +7,14 @@ import (
 	"math"
 )
 
-// hold3_poly.json is shared/math/hold_poly_coeffs.json: exact (sympy) polynomial forms of the HOLD-3
-// kernel quantities in x = e^{−τ} and y = −expm1(−τ), with coefficients polynomial in α.
+// hold3_poly.json holds exact (symbolically derived) polynomial forms of the HOLD-3 kernel quantities
+// in x = e^{−τ} and y = −expm1(−τ), with coefficients polynomial in α (docs/math.md#hold-3-closed-form):
+// under "S", for each of the names below, "x" and "y" list c[m][j], the coefficient of var^m·α^j.
 //
 //go:embed hold3_poly.json
 var hold3PolyJSON []byte
 
-// The quantities of hold-math §2.3, for S = L·Σ_τ: its six entries and the leading minors
+// The quantities of docs/math.md#hold-3-closed-form, for S = L·Σ_τ: its six entries and the leading minors
 // D1 = S_qq, D2 = S_qq S_pp − S_qp², D3 = det S and M_sp = S_ps S_qq − S_qs S_qp.
 const (
 	h3qq = iota
@@ -32,10 +33,11 @@ const (
 var hold3Names = [h3Count]string{"qq", "qp", "qs", "pp", "ps", "ss", "D1", "D2", "D3", "Msp"}
 
 // hold3SwitchTau is where the evaluator switches from the y-form (no cancellation at small τ) to the
-// x-form (no cancellation at large τ); hold-math §5(c) measures ≤ 5e-15 over 1e-7 ≤ τ ≤ 12 with it.
+// x-form (no cancellation at large τ); with it every entry stays within 2e-14 of its row's largest entry
+// over 1e-5 ≤ τ ≤ 12 in TestKernelVectors and TestKernelDense (docs/math.md#hold-3-closed-form).
 const hold3SwitchTau = 1.0
 
-// hold3ExpF holds exp(τF)_ij = x·(c0 + c1·y + c2·y²) (hold-math §2.1).
+// hold3ExpF holds exp(τF)_ij = x·(c0 + c1·y + c2·y²) (the table of docs/math.md#hold-3-closed-form).
 var hold3ExpF = func() (c [3][3][3]float64) {
 	s := math.Sqrt(10)
 	c[0][0] = [3]float64{1, 1, 0.5}
@@ -56,7 +58,8 @@ type hold3Poly struct {
 }
 
 // hold3Kernel is the closed-form, cancellation-free HOLD-3 kernel (ξ = 6, γ = √10): polynomials in
-// x or y for Σ_τ and its leading minors, the Cholesky factor from the minors (hold-math §2.3).
+// x or y for Σ_τ and its leading minors, the Cholesky factor from the minors (docs/math.md#hold-3-closed-form):
+// chol = [[√D1, 0, 0], [S_qp/√D1, √(D2/D1), 0], [S_qs/√D1, M_sp/√(D1·D2), √(D3/D2)]], ℓ = √(D2/D3).
 // Relative accuracy ≈ 1e-15 for every entry, including t → 1e-7.
 type hold3Kernel struct {
 	poly [2]hold3Poly // [Σ_0 = 0, Σ_0 = diag(0, α, α)]

@@ -10,8 +10,8 @@ type Kernel struct {
 	Ell   float64 // ℓ_t = 1/L_t[n−1][n−1]; given x_0 the last-block score is −ℓ_t·ε_last
 }
 
-// Step is the exact transition of the linear part A of the reverse SDE over one step (hold-math §4):
-// x ← ExpA·x + CholA·z with z ~ N(0, I), per data dimension.
+// Step is the exact transition of the linear part A of the reverse SDE over one step, dx = Fᵀx dτ + √q dW̄
+// in native coordinates (docs/math.md#a-step): x ← ExpA·x + CholA·z with z ~ N(0, I), per data dimension.
 type Step struct {
 	ExpA  Matrix
 	CholA Matrix
@@ -75,7 +75,7 @@ func (s *SDE) userKernel(k nativeKernel) Kernel {
 // The reverse drift splits as −F x + q∇log p = [Fᵀ x] + [q(∇log p + Λx)] (native coordinates), because
 // F + Fᵀ = −qΛ e_n e_nᵀ. The A part, dx = Fᵀx dτ + √q dW̄, has mean map e^{ΔτFᵀ} and noise covariance
 // C_A = D·N(Δτ)·D with N the forward noise covariance and D = diag(1, −1, 1, …), since D F D = Fᵀ for a
-// chain (hold-math §0.2, §4). So chol(C_A) = D·chol(N)·D, with no cancellation at small h.
+// chain (docs/math.md#a-step). So chol(C_A) = D·chol(N)·D, with no cancellation at small h.
 func (s *SDE) AStep(t, h float64) Step {
 	k := s.eval.eval(s.clock.step(t, h), false)
 	n := s.n

@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// Reference vectors: testdata/hold_vectors.json (shared/math, mpmath Van Loan at 160 digits, 30-digit
-// strings) and testdata/dense_vectors.json (testdata/gen_dense.py, mpmath at 160 digits, 25 digits).
+// Reference vectors (docs/math.md#verification): testdata/hold_vectors.json (Van Loan's block exponential
+// in mpmath at 160 digits, 30-digit strings) and testdata/dense_vectors.json (testdata/gen_dense.py, mpmath
+// at 160 digits, 25 digits).
 
 type vecForward struct {
 	L     string     `json:"L"`
@@ -195,7 +196,7 @@ func checkAStep(t *testing.T, w worstTable, system string, rows []vecAStep) {
 }
 
 // TestKernelVectors: HOLD-3 (closed form) and HOLD-2/4 (double-double series path) against the 30-digit
-// vectors of hold-math §9: L ∈ {1, 2}, α ∈ {0.01, 0.04}, t ∈ {1e-5 … 5}, h ∈ {1e-3, 0.01, 0.1}.
+// vectors of docs/math.md#verification: L ∈ {1, 2}, α ∈ {0.01, 0.04}, t ∈ {1e-5 … 5}, h ∈ {1e-3, 0.01, 0.1}.
 func TestKernelVectors(t *testing.T) {
 	vec := loadVectors(t, "hold_vectors.json")
 	w := worstTable{}

@@ -9,7 +9,7 @@ import (
 // TestEulerMaruyamaMatchesKernel: a fine Euler–Maruyama simulation of the forward SDE (ForwardDrift and
 // Diffusion) from a fixed q0, with the auxiliary blocks drawn from N(0, α/L), reproduces the marginal
 // kernel's mean and covariance: every z-score |z| ≤ 4. Standard errors: √(Σ_ii/N) for means and
-// √((Σ_iiΣ_jj + Σ_ij²)/N) for covariances (hold-math §10).
+// √((Σ_iiΣ_jj + Σ_ij²)/N) for covariances (docs/math.md#verification).
 func TestEulerMaruyamaMatchesKernel(t *testing.T) {
 	paths, steps := 20000, 1000
 	if testing.Short() {

@@ -20,7 +20,7 @@ type Mixture struct {
 	Stds    []float64
 }
 
-// PaperMixture returns the paper's 1-D three-component mixture (shared/datasets.md):
+// PaperMixture returns the paper's 1-D three-component mixture (docs/math.md#test-problems):
 // 0.34 N(−0.6575, 0.01²) + 0.33 N(0.2474, 0.02²) + 0.33 N(0.8002, 0.01²).
 func PaperMixture() Mixture {
 	return Mixture{

@@ -58,7 +58,7 @@ func (s *SDE) PriorLogDensity(dst, x []float64) error {
 //	E_{q0} KL(N(μ_T, Σ_T) ‖ prior) = ½[tr(PΣ_T) − n − log det(PΣ_T) + secondMoment·aᵀPa],
 //
 // with a the q0 column of the mean map and P the prior precision. By convexity it bounds
-// KL(p_T ‖ prior) for any data law with that second moment (hold-math §6).
+// KL(p_T ‖ prior) for any data law with that second moment (docs/math.md#prior-and-horizon).
 func (s *SDE) PriorKL(secondMoment float64) (float64, error) {
 	if !(secondMoment >= 0) {
 		return 0, fmt.Errorf("hold: prior KL: second moment must be ≥ 0, got %g", secondMoment)
@@ -77,7 +77,7 @@ func (s *SDE) PriorKL(secondMoment float64) (float64, error) {
 
 // AuxEntropy returns the entropy, per data dimension, of the initial auxiliary blocks
 // (p0, s0, … ~ N(0, α/L) for HOLD, v0 ~ N(0, γM) for CLD; 0 for VP and VE). The likelihood bound
-// −log p(q0) ≤ −E log p_0(q0, p0, s0, …) − H subtracts it (hold-paper §5, reference-spec §3.9).
+// −log p(q0) ≤ −E log p_0(q0, p0, s0, …) − H subtracts it (docs/math.md#likelihood).
 func (s *SDE) AuxEntropy() float64 {
 	var h float64
 	for k := 1; k < s.n; k++ {

@@ -13,8 +13,15 @@
 // t maps to native time through a rate β(t): τ(t) = ∫₀ᵗ β. Batches are flat row-major slices of shape
 // (B, n·d) with block k in columns [k·d, (k+1)·d).
 //
-// The math and its verification are in shared/math/hold-math.md; the section numbers cited in this
-// package refer to it.
+// HOLD-3 has F = [[0, 1, 0], [−1, 0, √10], [0, −√10, −6]] and q = 12 (ξ = 6, γ = √10; eigenvalues −1, −2, −3).
+// The kernel at native time τ is N(e^{τF}x_0, Σ_τ) with Σ_τ = I + e^{τF}(Σ_0 − I)e^{τFᵀ}, evaluated in float64
+// without cancellation (closed form for HOLD-3, double-double series otherwise). The reverse drift splits
+// into a linear part A with drift Fᵀ, solved exactly (AStep), and a last-block part B with the score
+// (BStep). The paper's own derivation of the A-step has errors (its l₂₂ is a copy of l₁₁); here the
+// A-step is the transposed forward kernel (docs/math.md#the-papers-a-operator).
+//
+// The maths, its derivation and its verification are in docs/math.md; comments in this package point at
+// its sections.
 package hold
 
 import (
@@ -48,7 +55,7 @@ type Config struct {
 	Kind  string // KindHOLD, KindCLD, KindVP or KindVE
 	Order int    // blocks per data dimension: 2, 3 or 4 for HOLD; 2 for CLD; 1 for VP and VE
 
-	// HOLD: prior N(0, I/L) for every block and initial auxiliary variance α/L (hold-math §1).
+	// HOLD: prior N(0, I/L) for every block and initial auxiliary variance α/L (docs/math.md#the-sde-family).
 	// CLD: Alpha is CLD-SGM's γ (v0 ~ N(0, γM)); in normalised coordinates the two coincide.
 	L     float64
 	Alpha float64
@@ -70,7 +77,7 @@ type Config struct {
 }
 
 // DefaultConfig returns the reference parameters of an SDE kind: HOLD-3 with L = 2, α = 0.02, T = 7
-// (hold-math §0.6–0.7); CLD as CLD-SGM (β = 4, M⁻¹ = 4, Γ = 1, γ = 0.04, T = 1); VP (β 0.1…20, T = 1)
+// (docs/math.md#prior-and-horizon); CLD as CLD-SGM (β = 4, M⁻¹ = 4, Γ = 1, γ = 0.04, T = 1); VP (β 0.1…20, T = 1)
 // and VE (σ 0.01…50, T = 1) as score_sde. TMin is 1e-5 for all.
 func DefaultConfig(kind string) Config {
 	c := Config{Kind: kind, TMin: 1e-5, T: 1, Objective: ObjectiveBCSM}
@@ -192,7 +199,7 @@ func New(cfg Config) (*SDE, error) {
 		}
 	case KindCLD:
 		// In z = (x, v/√M) and τ = β√(M⁻¹)·t, CLD is the n = 2 chain with ξ = Γ√(M⁻¹)
-		// (hold-math §6); γ is the initial variance of v/√M.
+		// (docs/math.md#cld); γ is the initial variance of v/√M.
 		xi := cfg.Friction * math.Sqrt(cfg.MInv)
 		coupling := []float64{1}
 		s.f = chainDrift(coupling, xi)
@@ -234,7 +241,7 @@ func New(cfg Config) (*SDE, error) {
 	return s, nil
 }
 
-// holdChainParams returns the couplings g_i and damping ξ of HOLD-n (hold-math §8): F is tridiagonal
+// holdChainParams returns the couplings g_i and damping ξ of HOLD-n (docs/math.md#the-sde-family): F is tridiagonal
 // with F[i][i+1] = g_i = −F[i+1][i] and F[n−1][n−1] = −ξ, which keeps N(0, I/L) stationary.
 func holdChainParams(order int) (coupling []float64, xi float64) {
 	switch order {

@@ -51,8 +51,9 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-// TestCLDGolden compares CLD against reference-spec §3.2: the CLD-SGM formulas evaluated exactly
-// (β = 4, M⁻¹ = 4, γ = 0.04, HSM), whose Σ includes CLD-SGM's numerical_eps = 1e-9 on the diagonal.
+// TestCLDGolden compares CLD against CLD-SGM's closed-form kernel (its mean and var formulas, evaluated
+// exactly; docs/math.md#cld) for β = 4, M⁻¹ = 4, γ = 0.04, HSM, whose Σ includes CLD-SGM's
+// numerical_eps = 1e-9 on the diagonal.
 // The table has 9 digits; its Sxx at t = 1e-5 is itself 1.4e-8 off (mpmath at 60 digits gives
 // Sxx = 2.56641628028e-10 before the jitter, as computed here), hence the 2e-8 limit.
 func TestCLDGolden(t *testing.T) {
@@ -84,7 +85,7 @@ func TestCLDGolden(t *testing.T) {
 			worst = math.Max(worst, math.Abs(k.Ell/g.ell-1))
 		}
 	}
-	t.Logf("CLD vs reference-spec golden table: worst relative error %.2e (table has 9 digits)", worst)
+	t.Logf("CLD vs CLD-SGM golden table: worst relative error %.2e (table has 9 digits)", worst)
 	if !(worst <= 2e-8) {
 		t.Errorf("worst relative error %.3e", worst)
 	}
@@ -149,7 +150,7 @@ func TestVPVEClosedForm(t *testing.T) {
 }
 
 // TestCLDAStep compares the CLD A-step with CLD-SGM's analytic half-step in the cancellation-free form of
-// sampler-notes §4 (b = 2βh): Vxx = P(3, 2b), Vxv = −e^{−2b}b², Vvv = −expm1(−2b)/4 + e^{−2b}(b/2 − b²/2),
+// docs/math.md#cld (b = 2βh): Vxx = P(3, 2b), Vxv = −e^{−2b}b², Vvv = −expm1(−2b)/4 + e^{−2b}(b/2 − b²/2),
 // mean_x = e^{−b}((1 + b)x − 2b·v), mean_v = e^{−b}((b/2)x + (1 − b)v).
 func TestCLDAStep(t *testing.T) {
 	s := mustNew(t, DefaultConfig(KindCLD))
@@ -216,7 +217,7 @@ func TestStationary(t *testing.T) {
 	}
 }
 
-// TestPriorKL: the bound of hold-math §6 against its tables, and the acceptance value at T = 7.
+// TestPriorKL: the bound of docs/math.md#prior-and-horizon against its figures, and the acceptance value at T = 7.
 func TestPriorKL(t *testing.T) {
 	cfg := DefaultConfig(KindHOLD) // L = 2, α = 0.02, T = 7
 	kl, err := mustNew(t, cfg).PriorKL(0.25)
@@ -227,21 +228,21 @@ func TestPriorKL(t *testing.T) {
 	if !(kl < 1e-4 && kl > 0) {
 		t.Errorf("prior KL %.3e, want in (0, 1e-4)", kl)
 	}
-	// hold-math §6 table (L = 1, α = 0.04, images m2 = 0.25): bound 5.3e-3, 8.4e-5, 1.6e-6 at T = 3, 5, 7.
+	// docs/math.md#prior-and-horizon (L = 1, α = 0.04, images m2 = 0.25): bound 5.3e-3, 8.4e-5, 1.6e-6 at T = 3, 5, 7.
 	for _, c := range []struct{ T, want float64 }{{3, 5.3e-3}, {5, 8.4e-5}, {7, 1.6e-6}} {
 		cfg := DefaultConfig(KindHOLD)
 		cfg.L, cfg.Alpha, cfg.T = 1, 0.04, c.T
 		kl, _ := mustNew(t, cfg).PriorKL(0.25)
 		if !(math.Abs(kl/c.want-1) <= 0.05) {
-			t.Errorf("HOLD-3 T=%g: KL %.3e, hold-math table %.1e", c.T, kl, c.want)
+			t.Errorf("HOLD-3 T=%g: KL %.3e, want %.1e (docs/math.md)", c.T, kl, c.want)
 		}
 	}
-	// CLD at T = 1: 2.0e-6 / 4.1e-6 / 8.2e-6 for m2 = 0.25 / 0.5 / 1 (hold-math §6).
+	// CLD at T = 1: 2.0e-6 / 4.1e-6 / 8.2e-6 for m2 = 0.25 / 0.5 / 1 (docs/math.md#prior-and-horizon).
 	cld := mustNew(t, DefaultConfig(KindCLD))
 	for _, c := range []struct{ m2, want float64 }{{0.25, 2.0e-6}, {0.5, 4.1e-6}, {1, 8.2e-6}} {
 		kl, _ := cld.PriorKL(c.m2)
 		if !(math.Abs(kl/c.want-1) <= 0.05) {
-			t.Errorf("CLD m2=%g: KL %.3e, hold-math %.1e", c.m2, kl, c.want)
+			t.Errorf("CLD m2=%g: KL %.3e, want %.1e (docs/math.md)", c.m2, kl, c.want)
 		}
 	}
 	// VE: Σ_T = σ_max², so the bound is ½·m2/σ_max².

@@ -52,7 +52,7 @@ func (d *Dataset) Pixels(i int) []uint8 {
 }
 
 // Scale maps the levels of one image to dst in [−1, 1]: 2k/255 − 1, or with
-// dequantisation 2(k + U)/256 − 1 (reference-spec §2), mirrored if flip.
+// dequantisation 2(k + U)/256 − 1 (docs/math.md#likelihood), mirrored if flip.
 func (d *Dataset) Scale(dst []float32, pix []uint8, flip bool, r *rng.RNG) {
 	w := d.W
 	for row := 0; row < d.C*d.H; row++ {

@@ -6,8 +6,9 @@ import (
 	"holdgo/tensor"
 )
 
-// Time embeddings of NCSN++ (reference-spec §1.4). Both depend only on t
-// (and fixed weights), so they are computed on the host, not on the tape.
+// Time embeddings of NCSN++ (docs/ncsnpp.md#time-embedding). Both depend
+// only on t (and fixed weights), so they are computed outside the tape: by
+// these functions on the host, or by the device's kernels (NCSNpp.embedOn).
 
 // FourierEmbedding returns (B, 2·len(w)): sin and cos of log(t)·w·2π, in
 // float32 arithmetic in PyTorch's order (GaussianFourierProjection).

@@ -9,7 +9,7 @@ import (
 	"holdgo/tensor"
 )
 
-// NCSNpp is the NCSN++ score network (reference-spec §1.5–1.8). Parameters
+// NCSNpp is the NCSN++ score network (docs/ncsnpp.md#the-network). Parameters
 // are named as score_sde's state_dict ("all_modules.<i>.<sub>"), in module
 // order, so PyTorch weights load by name. The Fourier embedding's fixed
 // weights are stored in Params (they are checkpointed with the model) but take
@@ -69,7 +69,8 @@ func (b *paramBuilder) add(name string, shape []int, init func(dst []float32, r 
 }
 
 // defaultInit is score_sde's default_init(scale): VarianceScaling fan_avg,
-// uniform, with scale 0 replaced by 1e-10 (reference-spec §1.2). fanIn and
+// uniform, with scale 0 replaced by 1e-10 (docs/ncsnpp.md#initialisation):
+// U(−a, a) with a = √(3·scale/((fanIn + fanOut)/2)). fanIn and
 // fanOut include the receptive field.
 func defaultInit(scale float64, fanIn, fanOut int) func([]float32, *rng.RNG) {
 	if scale == 0 {
@@ -155,7 +156,7 @@ func NewNCSNpp(c NCSNppConfig, r *rng.RNG) (*NCSNpp, error) {
 }
 
 // layoutNCSNpp lays out the modules and parameter specs of c in score_sde's
-// construction order (reference-spec §1.8).
+// construction order (docs/ncsnpp.md#the-forward-pass).
 func layoutNCSNpp(c NCSNppConfig) (*NCSNpp, *paramBuilder, error) {
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
@@ -371,7 +372,7 @@ func (m *NCSNpp) resample(g *autograd.Tape, x *autograd.Value, up bool) *autogra
 	return g.Reshape(g.Mean(g.Reshape(x, n, ch, hh/2, 2, ww/2, 2), 3, 5), n, ch, hh/2, ww/2)
 }
 
-// resForward is ResnetBlockBigGANpp (reference-spec §1.5).
+// resForward is ResnetBlockBigGANpp (docs/ncsnpp.md#residual-block).
 func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.Value) *autograd.Value {
 	p := m.Params.Value
 	h := m.groupNormSiLU(g, r.gn0, x)
@@ -399,7 +400,7 @@ func (m *NCSNpp) nin(g *autograd.Tape, i int, x *autograd.Value) *autograd.Value
 	return g.Conv2d(x, g.Reshape(g.Transpose(w), out, in, 1, 1), m.Params.Value(i+1), 1, 0)
 }
 
-// attnForward is AttnBlockpp (reference-spec §1.6); i is its GroupNorm index,
+// attnForward is AttnBlockpp (docs/ncsnpp.md#attention-block); i is its GroupNorm index,
 // NIN_j follows at i+2+2j.
 func (m *NCSNpp) attnForward(g *autograd.Tape, i int, x *autograd.Value) *autograd.Value {
 	s := x.Shape()

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// NCSNppConfig sizes an NCSN++ score network (reference-spec §1; score_sde's
+// NCSNppConfig sizes an NCSN++ score network (docs/ncsnpp.md#the-network; score_sde's
 // NCSNpp with resblock_type biggan, progressive none, attention ddpm,
 // conditional, skip_rescale and init_scale 0).
 type NCSNppConfig struct {

@@ -11,7 +11,9 @@ import (
 )
 
 // TestNCSNppParamCount checks the trainable-parameter counts of
-// reference-spec §1.10 (HOLD CIFAR-10 with 9 input channels; 4 res-blocks).
+// docs/ncsnpp.md#presets-and-parameter-counts (HOLD CIFAR-10 with 9 input
+// channels; the same with 4 res-blocks), which a parameter counter mirroring
+// score_sde's constructor gives too.
 func TestNCSNppParamCount(t *testing.T) {
 	for _, c := range []struct {
 		name string

@@ -213,7 +213,7 @@ func sdeMean(sde *hold.SDE, t float64) float64 {
 	return k.Mean.At(0, 0)
 }
 
-// TestAlignedHOLDIsVP: the identity of fast-samplers §6. On VP's uniform grid (20 and 10 steps from
+// TestAlignedHOLDIsVP: the identity of docs/math.md#aligned-solvers. On VP's uniform grid (20 and 10 steps from
 // t = 1 to 1e-3) mapped to HOLD-3's times by the noise level, started from the same c (and any w), the
 // aligned HOLD-3 sampler with the exact mixture x̂₀ of HOLD-3's state gives the same c at the end as an
 // independent DPM-Solver++ for VP in x-space with VP's exact x̂₀, to ≤ 1e-10 — for DDIM, 2M and 3M.

@@ -8,7 +8,7 @@ import (
 	"holdgo/hold"
 )
 
-// The flow of the x̂₀ samplers (shared/math/fast-samplers.md §2–3).
+// The flow of the x̂₀ samplers (docs/math.md#the-flow-of-a).
 //
 // Per data dimension the state u (n blocks) has the kernel u_t | q0 ~ N(m_t q0, Σ_t), so the score is
 // ∇log p_t(u) = −Σ_t⁻¹(u − m_t x̂₀) with x̂₀ = E[q0 | u_t = u], and the probability-flow ODE reads

@@ -11,8 +11,8 @@ import (
 // step i runs the reverse process from t_i to t_{i+1}.
 const (
 	GridUniform   = "uniform"   // t_i = start − i·(start − end)/N
-	GridQuadratic = "quadratic" // t_i = end + (start − end)·((N − i)/N)², CLD-SGM's "quadratic" (reference-spec §3.5)
-	GridGeometric = "geometric" // t_i = end·(start/end)^{(N − i)/N}: constant ratio, h_i ∝ t_i (hold-math §7)
+	GridQuadratic = "quadratic" // t_i = end + (start − end)·((N − i)/N)², CLD-SGM's "quadratic" (docs/math.md#time-grids)
+	GridGeometric = "geometric" // t_i = end·(start/end)^{(N − i)/N}: constant ratio, h_i ∝ t_i (docs/math.md#stiffness)
 	// GridLogSNR is uniform in the log signal-to-noise ratio of q, λ(t) = log(m_q(t)²/Σ_qq(t)) (DPM-Solver's
 	// choice, here for the data block of any SDE). Needs the SDE: NewSDEGrid.
 	GridLogSNR = "logsnr"

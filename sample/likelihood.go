@@ -23,7 +23,7 @@ const (
 )
 
 // Bits-per-dimension offsets: 8-bit data dequantised to (k + U)/256 and then scaled to [−1, 1] (as
-// CLD-SGM and score_sde) has bpd = nats/(D·ln 2) + 7; unscaled [0, 1] data + 8 (reference-spec §3.9).
+// CLD-SGM and score_sde) has bpd = nats/(D·ln 2) + 7; unscaled [0, 1] data + 8 (docs/math.md#likelihood).
 const (
 	OffsetCentered8Bit = 7.0
 	OffsetUnit8Bit     = 8.0
@@ -75,10 +75,10 @@ func Dequantize(dst []float64, levels []uint8, r *rng.RNG) error {
 }
 
 // NLL returns the upper bound on −log p(q0) for each point of data (B×d) through the probability-flow
-// ODE (reference-spec §3.9, hold-paper §5):
+// ODE (docs/math.md#likelihood):
 //
-//  1. the auxiliary blocks start as p0, s0, … ~ N(0, α·v_k) (v_k the block's prior variance: α/L for
-//     HOLD, γM for CLD) and the state u0 = (q0, p0, s0) is placed at time Eps;
+//  1. the auxiliary blocks start as p0, s0, … ~ N(0, α·v_k) (v_k the block's prior variance, so α/L for
+//     HOLD and γM for CLD) and the state u0 = (q0, p0, s0) is placed at time Eps;
 //  2. the forward-time ODE du/dt = f(u, t) − ½g²S(u, t)·e_n and d(Δ)/dt = div(u, t) are solved together to
 //     T with SolveODE (one state vector per chunk: shared steps, as CLD-SGM);
 //  3. −log p(q0) ≤ −(log p_prior(u_T) + Δ) − H(p0, s0, …), with H = d·hold.SDE.AuxEntropy()

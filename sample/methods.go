@@ -12,19 +12,20 @@ import (
 //
 //	ds/dτ = q·(S + Λ·s)          (HOLD, β = 1: ds = 2ξ(L⁻¹S + s)dt; q = 2ξ/L, Λ = L)
 //
-// with q the last block's noise rate and Λ its prior precision (hold-math §4).
+// with q the last block's noise rate and Λ its prior precision (docs/math.md#b-step).
 const (
 	// BEuler is the paper's explicit Euler step s ← s + qΔτ(S + Λs) (hold.SDE.BStep).
 	BEuler = "euler"
 	// BExpKernel is the exponential integrator of LT-exp. The score's dependence on s is stiff and its
 	// Gaussian part is known from the kernel: given the data point, ∂S/∂s = −(Σ_t⁻¹)_nn = −ℓ_t². Writing
 	// S = −ℓ_t²s + R and freezing R (evaluated with the one score call) leaves the linear ODE
-	// ds/dτ = −κs + qR with κ = q(ℓ_t² − Λ) (hold-math §7's stiffness), solved exactly:
+	// ds/dτ = −κs + qR with κ = q(ℓ_t² − Λ) (the stiffness of docs/math.md#stiffness), solved exactly:
 	// s ← s + Δτ·φ₁(−κΔτ)·q(S + Λs), φ₁(z) = (e^z − 1)/z. The step is stable for every h; it is exact
 	// when the score is affine in s with slope −ℓ_t² (point-mass data, or any data at large t).
 	BExpKernel = "exp"
-	// BExpFrozen integrates only B's own linear term qΛs exactly with S frozen (sampler-notes §2,
-	// hold.SDE.BStepExact): the same formula with ℓ_t² replaced by 0.
+	// BExpFrozen integrates only B's own linear term qΛs exactly with S frozen (hold.SDE.BStepExact):
+	// the same formula with ℓ_t² replaced by 0. It ignores the score's own dependence on s, which is what
+	// makes B stiff, and does worse than BEuler (docs/math.md#b-step); it is kept for comparison.
 	BExpFrozen = "exp-frozen"
 )
 
@@ -35,8 +36,9 @@ const (
 	// time; this is the choice that keeps the splitting second order when B is solved exactly
 	// (the weak-order test shows order 2 for LT-exp on point-mass data, 1 with ScoreStart).
 	ScoreMidpoint = "mid"
-	// ScoreStart evaluates it at the step's start time t, as CLD-SGM's SSCS does (reference-spec §3.7).
-	// With an Euler B-step the scheme is first order either way; sampler-notes §3 found it better there.
+	// ScoreStart evaluates it at the step's start time t, as CLD-SGM's SSCS does. With an Euler B-step
+	// the scheme is first order either way, and with exact scores on the 1-D mixture the start time was
+	// the better choice there (docs/math.md#b-step).
 	ScoreStart = "start"
 )
 

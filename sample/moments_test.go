@@ -152,7 +152,7 @@ func TestWeakOrder(t *testing.T) {
 }
 
 // TestLTExpStiffness measures whether the exponential B-step cures the Euler B-step's stiffness
-// (hold-math §7): for point-mass data (the resolved regime, κ ≈ 5/t near t → 0) at 50 steps, the Euler
+// (docs/math.md#stiffness): for point-mass data (the resolved regime, κ ≈ 5/t near t → 0) at 50 steps, the Euler
 // B-step's q-variance at the end time is off by orders of magnitude (hκ > 2 on the first steps), while
 // LT-exp stays within 25 % on the quadratic and geometric grids.
 func TestLTExpStiffness(t *testing.T) {

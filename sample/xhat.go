@@ -24,7 +24,7 @@ const (
 )
 
 // XHat is the family of x̂₀ (data-prediction) exponential-integrator samplers for any linear SDE of
-// hold (fast-samplers.md §3; flow.go has the maths): per step from t to t′ one x̂₀ evaluation, the
+// hold (docs/math.md#data-prediction-integrators; flow.go has the maths): per step from t to t′ one x̂₀ evaluation, the
 // linear part A solved exactly through its flow Φ(t′,t), and
 //
 //   - Points = 1 ("xddim"): u_{t′} = Φu_t + (m_{t′} − Φm_t)x̂₀(u_t, t), exact for point-mass data,
@@ -40,7 +40,7 @@ const (
 //
 // With Sampler.Denoise the final step is the x̂₀ read-out at the grid's end: q ← x̂₀(u, ε) (one NFE).
 // x̂₀ comes from an X0Predictor, or from the last-block score S as x̂₀ = (S + rᵀu)/(rᵀm_t) with
-// r = Σ_t⁻¹e_n (fast-samplers §3).
+// r = Σ_t⁻¹e_n (docs/math.md#x0-from-the-score).
 type XHat struct {
 	Points     int     // 1, 2 or 3 x̂₀ values per step (0 means 1)
 	Stochastic bool    // the posterior step (Points must be 1)
@@ -404,7 +404,7 @@ func (r *run) evalX0(dst, x []float64, batch int, t float64) error {
 
 // PredictX0 writes the data prediction x̂₀ = E[q0 | x_t] (B×d) of a score function for the states x
 // (B×n·d) at the per-sample times t: directly from an X0Predictor, otherwise from the last-block score
-// S as x̂₀ = (S + rᵀu)/(rᵀm_t) with r = Σ_t⁻¹e_n (fast-samplers §3: Σ_t does not depend on the data, so
+// S as x̂₀ = (S + rᵀu)/(rᵀm_t) with r = Σ_t⁻¹e_n (docs/math.md#x0-from-the-score: Σ_t does not depend on the data, so
 // ∇log p_t(u) = −Σ_t⁻¹(u − m_t x̂₀) and its last component fixes x̂₀).
 func PredictX0(sde *hold.SDE, score hold.Scorer, dst, x, t []float64) error {
 	if len(t) == 0 || len(dst)%len(t) != 0 || len(x) != len(dst)*sde.Blocks() {

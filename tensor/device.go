@@ -99,9 +99,14 @@ type Op struct {
 // ErrUnsupported is returned by a device for an op it does not implement.
 var ErrUnsupported = errors.New("op not supported on this device")
 
-// Device runs the op list on its own memory. A later CUDA backend implements
-// it; CPU is the host implementation. Exec receives shapes already checked by
-// the op functions of this package.
+// Device runs the op list on its own memory. CPU is the host implementation,
+// Reference the plain definitions every other device is tested against
+// (tensor/optest), and *cuda.Device (package cuda) the GPU. Exec receives
+// shapes already checked by the op functions of this package. A device's
+// fused kernels outside the op list (dropout, time embeddings, the HOLD
+// reparameterisation, Adam, …) are methods of its own type, found by callers
+// through small interfaces or, in train and sample, by using *cuda.Device
+// directly (docs/architecture.md#the-device-seam).
 type Device interface {
 	Name() string
 	Alloc(n int) (Buffer, error)

@@ -3,7 +3,7 @@ package tensor
 import "fmt"
 
 // FIR resampling with the separable kernel K = k·kᵀ/64·gain, k = [1, 3, 3, 1]
-// (reference-spec §1.3; StyleGAN2/score_sde upfirdn2d semantics): each plane
+// (docs/ncsnpp.md#fir-resampling; StyleGAN2/score_sde upfirdn2d semantics): each plane
 // of x (N, C, H, W) is upsampled by Up (Up−1 zeros after every sample),
 // zero-padded by Pad before and Pad1 after on both axes, convolved with K and
 // sampled every Down-th position from 0:
@@ -19,7 +19,7 @@ type FIRGeom struct {
 	Gain                 float32
 }
 
-// The geometries NCSN++ uses (reference-spec §1.3).
+// The geometries NCSN++ uses (docs/ncsnpp.md#fir-resampling).
 var (
 	FIRUpsample   = FIRGeom{Up: 2, Down: 1, Pad0: 2, Pad1: 1, Gain: 4} // upsample_2d: 2n
 	FIRDownsample = FIRGeom{Up: 1, Down: 2, Pad0: 1, Pad1: 1, Gain: 1} // downsample_2d: n/2

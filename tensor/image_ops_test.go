@@ -6,7 +6,7 @@ import (
 )
 
 // TestFIRClosedForms checks UpFIRDn2d against the 1-D formulas of
-// reference-spec §1.3 on a separable input.
+// docs/ncsnpp.md#fir-resampling on a separable input.
 func TestFIRClosedForms(t *testing.T) {
 	const n = 6
 	u := []float64{0.3, -1.2, 2.0, 0.7, -0.4, 1.1}

@@ -9,7 +9,7 @@ import (
 // definitions of every op: one multi-index loop per op, float64 accumulation,
 // no SIMD and no goroutines. Its memory is host memory behind the Buffer
 // interface, so it also exercises the device seam. Tests compare every fast
-// kernel (and every later device) with it.
+// kernel (and, through tensor/optest, the CUDA device) with it.
 var Reference Device = refDevice{}
 
 type refDevice struct{}

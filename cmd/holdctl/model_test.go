@@ -21,7 +21,7 @@ func runSub(t *testing.T, cmd *cli.Command, args ...string) (string, error) {
 }
 
 // TestModelInfoParamCount is the acceptance count: ncsnpp-cifar10 with 9
-// input channels has 107,600,771 trainable parameters (reference-spec §1.10).
+// input channels has 107,600,771 trainable parameters (docs/ncsnpp.md#presets-and-parameter-counts).
 func TestModelInfoParamCount(t *testing.T) {
 	out, err := runSub(t, modelCommand(), "info", "--model", "ncsnpp-cifar10", "--in-channels", "9", "--json")
 	if err != nil {

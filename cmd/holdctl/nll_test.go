@@ -15,7 +15,7 @@ import (
 // TestCLINLLNumbers checks the numbers holdctl nll prints for point data, to the printed 4 decimals,
 // against values computed here: the bound against sample.NLL of the same checkpoint, points, seed and
 // settings, summarised by this test (mean and standard error per dimension, bits = nats/ln 2); the
-// exact −log p against the paper's mixture written out from its literal numbers (reference-spec.md §4.1:
+// exact −log p against the paper's mixture written out from its literal numbers (docs/math.md#test-problems:
 // 0.34 N(−0.6575, 0.01²) + 0.33 N(0.2474, 0.02²) + 0.33 N(0.8002, 0.01²)). A 2 % error in any printed
 // figure is far beyond the 1e-4 tolerance (each is ≥ 0.05 in size here; checked below).
 func TestCLINLLNumbers(t *testing.T) {

@@ -56,7 +56,7 @@ func TestSDEKernelJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	// Closed forms at t = 0.5 (hold-math §2.1): f11 = x(1 + y + y²/2), f21 = −x(y + 3y²/2), f31 = (√10/2)x y².
+	// Closed forms at t = 0.5 (docs/math.md#hold-3-closed-form): f11 = x(1 + y + y²/2), f21 = −x(y + 3y²/2), f31 = (√10/2)x y².
 	x, y := math.Exp(-0.5), -math.Expm1(-0.5)
 	want := []float64{x * (1 + y + y*y/2), -x * (y + 1.5*y*y), math.Sqrt(10) / 2 * x * y * y}
 	for i := range want {
@@ -96,7 +96,7 @@ func TestSDEAStepJSON(t *testing.T) {
 	if len(got) != 2 || len(got["expA"]) != 3 || len(got["cholA"]) != 3 {
 		t.Fatalf("want exactly expA and cholA (3×3), got %s", out)
 	}
-	// expA = exp(hF)ᵀ: entry (0,1) is l12 = −f12 = −x(y + 3y²/2) (hold-math §4)
+	// expA = exp(hF)ᵀ: entry (0,1) is l12 = −f12 = −x(y + 3y²/2) (docs/math.md#a-step)
 	x, y := math.Exp(-0.01), -math.Expm1(-0.01)
 	if want := -x * (y + 1.5*y*y); !(math.Abs(got["expA"][0][1]-want) <= 1e-17) {
 		t.Errorf("expA[0][1] = %.17g, want %.17g", got["expA"][0][1], want)
@@ -133,7 +133,7 @@ func TestSDEOtherKinds(t *testing.T) {
 			}
 		}
 	}
-	// CLD at t = 1: ℓ_t = 2.00001249 (reference-spec §3.2 golden table).
+	// CLD at t = 1: ℓ_t = 2.00001249 (CLD-SGM's kernel formulas evaluated exactly; docs/math.md#cld).
 	out, _ := runSDECommand(t, "--sde", "cld", "--t", "1", "--json")
 	var got struct {
 		Ell float64 `json:"ell"`
