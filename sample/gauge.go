@@ -129,19 +129,30 @@ func newGauge(sde *hold.SDE, t float64) (gauge, error) {
 
 // split writes the statistic c (B×d) and the ancillary components w (B×(n−1)·d, block j in columns
 // [j·d, (j+1)·d)) of the states x (B×n·d).
+//
+// It first takes out m·q̃ with q̃ = u_q/m_q: since toCᵀm = 1 and toW·m = 0, c = q̃ + toCᵀ(u − m q̃) and
+// w = toW·(u − m q̃), where u − m q̃ has a zero first component. At small t, σ_t is far below the
+// q block's own noise (HOLD-3 at t = 1e-5: σ ≈ 5e-13 while L₁₁ ≈ 1e-6) and toC, toW have entries of
+// order 1/L₁₁ in their first column; multiplying u_q by them directly would leave rounding errors of
+// order 1e-16·|u_q|/L₁₁ in w. (c itself cannot be resolved below the ulp of q̃.)
 func (g *gauge) split(c, w, x []float64, n, d, batch int) {
+	var r vecN
 	for b := 0; b < batch; b++ {
 		row := x[b*n*d : (b+1)*n*d]
 		for i := 0; i < d; i++ {
-			var s float64
-			for k := 0; k < n; k++ {
-				s += g.toC[k] * row[k*d+i]
+			qt := row[i] / g.m[0]
+			for k := 1; k < n; k++ {
+				r[k] = row[k*d+i] - g.m[k]*qt
 			}
-			c[b*d+i] = s
+			s := 0.0
+			for k := 1; k < n; k++ {
+				s += g.toC[k] * r[k]
+			}
+			c[b*d+i] = qt + s
 			for j := 0; j < n-1; j++ {
 				var s float64
-				for k := 0; k < n; k++ {
-					s += g.toW[j][k] * row[k*d+i]
+				for k := 1; k < n; k++ {
+					s += g.toW[j][k] * r[k]
 				}
 				w[(b*(n-1)+j)*d+i] = s
 			}

@@ -37,7 +37,16 @@ type LikelihoodConfig struct {
 	OffsetBits float64 // added to bits/dim: OffsetCentered8Bit for dequantised 8-bit images, 0 for continuous data
 	MaxBatch   int     // points per ODE solve (one shared step size per solve); 0 means DefaultMaxBatch
 	Workers    int     // concurrent solves (the DivScorer must then be safe for concurrent use)
+	// Gauge is the deterministic flow integrated: GaugeKernel (default "") the probability-flow ODE of
+	// the state, GaugeAligned the aligned gauge's flow of the sufficient statistic (likelihood_aligned.go).
+	Gauge string
 }
+
+// The flows NLL can integrate.
+const (
+	GaugeKernel  = "kernel"
+	GaugeAligned = "aligned"
+)
 
 // Stat is a mean with its standard error over the evaluated points.
 type Stat struct{ Mean, SE float64 }
@@ -107,6 +116,14 @@ func NLL(sde *hold.SDE, score DivScorer, data []float64, d int, cfg LikelihoodCo
 	default:
 		return nil, fmt.Errorf("sample: NLL: unknown estimator %q (want rademacher, gaussian or exact)", cfg.Estimator)
 	}
+	chunk := nllChunk
+	switch cfg.Gauge {
+	case "", GaugeKernel:
+	case GaugeAligned:
+		chunk = nllChunkAligned
+	default:
+		return nil, fmt.Errorf("sample: NLL: unknown gauge %q (want kernel or aligned)", cfg.Gauge)
+	}
 	maxBatch := cfg.MaxBatch
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
@@ -118,7 +135,7 @@ func NLL(sde *hold.SDE, score DivScorer, data []float64, d int, cfg LikelihoodCo
 	errs := make([]error, chunks)
 	work := func(c int) {
 		lo, hi := c*maxBatch, min(points, (c+1)*maxBatch)
-		nfe[c], errs[c] = nllChunk(sde, score, data[lo*d:hi*d], d, cfg, rng.New(ChunkSeed(seed, c)), res.PerPoint[lo:hi], res.PerPointAux[lo:hi])
+		nfe[c], errs[c] = chunk(sde, score, data[lo*d:hi*d], d, cfg, rng.New(ChunkSeed(seed, c)), res.PerPoint[lo:hi], res.PerPointAux[lo:hi])
 	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, cfg.Workers))
@@ -189,18 +206,16 @@ func traceF(sde *hold.SDE) (float64, error) {
 	return tr / sde.Rate(t), nil
 }
 
-func nllChunk(sde *hold.SDE, score DivScorer, q0 []float64, d int, cfg LikelihoodConfig, r *rng.RNG, out, outAux []float64) (int, error) {
+// nllStart draws what both gauges' solves start from: the states u0 = (q0, p0, s0, …) at the data's
+// time (batch rows of n·d, followed by batch zeros for the accumulated divergences), log N(aux) of the
+// auxiliary values drawn, and the estimator's ε (batch × d; unused by the exact trace).
+func nllStart(sde *hold.SDE, q0 []float64, d int, cfg LikelihoodConfig, r *rng.RNG) (y, auxLog, eps []float64) {
 	n := sde.Blocks()
 	batch := len(q0) / d
 	row := n * d
-	trF, err := traceF(sde)
-	if err != nil {
-		return 0, err
-	}
-	// State: batch rows of n·d, then batch accumulated divergences.
-	y := make([]float64, batch*row+batch)
+	y = make([]float64, batch*row+batch)
 	alpha := sde.Config().Alpha
-	auxLog := make([]float64, batch) // log N(aux; 0, α·v_k)
+	auxLog = make([]float64, batch) // log N(aux; 0, α·v_k)
 	for b := 0; b < batch; b++ {
 		copy(y[b*row:b*row+d], q0[b*d:(b+1)*d])
 		for k := 1; k < n; k++ {
@@ -212,7 +227,7 @@ func nllChunk(sde *hold.SDE, score DivScorer, q0 []float64, d int, cfg Likelihoo
 			}
 		}
 	}
-	eps := make([]float64, batch*d)
+	eps = make([]float64, batch*d)
 	for i := range eps {
 		switch cfg.Estimator {
 		case EstimatorRademacher:
@@ -224,6 +239,19 @@ func nllChunk(sde *hold.SDE, score DivScorer, q0 []float64, d int, cfg Likelihoo
 			eps[i] = r.Normal()
 		}
 	}
+	return y, auxLog, eps
+}
+
+func nllChunk(sde *hold.SDE, score DivScorer, q0 []float64, d int, cfg LikelihoodConfig, r *rng.RNG, out, outAux []float64) (int, error) {
+	n := sde.Blocks()
+	batch := len(q0) / d
+	row := n * d
+	trF, err := traceF(sde)
+	if err != nil {
+		return 0, err
+	}
+	// State: batch rows of n·d, then batch accumulated divergences.
+	y, auxLog, eps := nllStart(sde, q0, d, cfg, r)
 	times := make([]float64, batch)
 	sc := make([]float64, batch*d)
 	vjp := make([]float64, batch*row)

@@ -97,8 +97,12 @@ func TestGaussianNLL(t *testing.T) {
 	const d, points = 3, 48
 	m := []float64{0.3, -0.2, 0.1}
 	sigmas := []float64{0.4, 0.4, 0.4}
-	for _, kind := range []string{hold.KindHOLD, hold.KindCLD, hold.KindVP} {
-		sde := newSDE(t, kind)
+	for _, c := range []struct{ kind, gauge string }{
+		{hold.KindHOLD, GaugeKernel}, {hold.KindCLD, GaugeKernel}, {hold.KindVP, GaugeKernel},
+		{hold.KindHOLD, GaugeAligned}, {hold.KindCLD, GaugeAligned}, {hold.KindVP, GaugeAligned},
+	} {
+		kind := c.kind + " (" + c.gauge + " gauge)"
+		sde := newSDE(t, c.kind)
 		orc, _ := hold.NewMixtureOracle(sde, hold.Mixture{Weights: []float64{1}, Means: [][]float64{m}, Stds: sigmas[:1]})
 		r := rng.New(21)
 		data := make([]float64, points*d)
@@ -110,7 +114,7 @@ func TestGaussianNLL(t *testing.T) {
 				exact[p] += (0.5*z*z + math.Log(sigmas[i]) + 0.5*math.Log(2*math.Pi)) / d
 			}
 		}
-		res, err := NLL(sde, orc, data, d, LikelihoodConfig{MaxBatch: 16, Workers: 2}, 5)
+		res, err := NLL(sde, orc, data, d, LikelihoodConfig{MaxBatch: 16, Workers: 2, Gauge: c.gauge}, 5)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "aligned-gauge likelihood: the Jacobian's log σ term 0.1 % off",
+  "file": "sample/likelihood_aligned.go",
+  "old": "s := -math.Log(g.sigma)",
+  "new": "s := -1.001 * math.Log(g.sigma)",
+  "pkg": "./sample",
+  "run": "TestAlignedNLLMatchesKernel",
+  "tags": ""
+ },
+ {
+  "label": "aligned-gauge likelihood: the divergence of the c-flow 0.1 % off",
+  "file": "sample/likelihood_aligned.go",
+  "old": "div[b] *= -1 / rm",
+  "new": "div[b] *= -1.001 / rm",
+  "pkg": "./sample",
+  "run": "TestAlignedNLLMatchesKernel",
+  "tags": ""
+ },
+ {
   "label": "a panic on a pool worker bypasses the panic handler (Go's exit 2, not holdctl's 3)",
   "file": "internal/parallel/parallel.go",
   "old": "func worker() {\n\tdefer guard()",

@@ -365,6 +365,10 @@ func TestCLISampleEvalNLL(t *testing.T) {
 	if !strings.Contains(r.stdout, "30 points: "+exact) {
 		t.Errorf("nll on a file:\n%s", r.stdout)
 	}
+	r = mustRun(t, "nll", "--ckpt", hold1D, "--data", exact, "--n", "30", "--tol", "1e-3", "--gauge", "aligned", "--threads", "1")
+	if !strings.Contains(r.stdout, "probability-flow ODE, aligned gauge") {
+		t.Errorf("nll --gauge aligned does not say so:\n%s", r.stdout)
+	}
 }
 
 func TestCLIPlot(t *testing.T) {
@@ -492,6 +496,7 @@ func TestCLIBadInput(t *testing.T) {
 		{"eval flags after file", []string{"eval", samples, "--data", "gmm1d"}, "flags go before it"},
 		{"eval truncated ckpt", []string{"eval", "--ckpt", truncated, samples}, truncated},
 		{"nll unknown estimator", []string{"nll", "--ckpt", hold1D, "--estimator", "nope"}, "unknown --estimator"},
+		{"nll unknown gauge", []string{"nll", "--ckpt", hold1D, "--gauge", "nope"}, `--gauge "nope"`},
 		{"nll truncated ckpt", []string{"nll", "--ckpt", truncated}, truncated},
 		{"nll other model", []string{"nll", "--ckpt", other}, "shape"},
 		{"nll training seed", []string{"nll", "--ckpt", hold1D, "--data-seed", "0"}, "training seed"},

@@ -83,7 +83,7 @@ func runPointNLL(c *cli.Context, m *model, div sample.DivScorer) error {
 		x[i] = float64(v)
 	}
 	cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
-		Estimator: c.String("estimator"), MaxBatch: batch, Workers: 1}
+		Estimator: c.String("estimator"), MaxBatch: batch, Workers: 1, Gauge: c.String("gauge")}
 	start := time.Now()
 	res, err := sample.NLL(m.sde, div, x, dim, cfg, c.Uint64("seed"))
 	if err != nil {
@@ -95,8 +95,8 @@ func runPointNLL(c *cli.Context, m *model, div sample.DivScorer) error {
 	fmt.Fprintf(w, "NLL bound: %s nats/dim, %s bits/dim\n", res.NatsPerDim, res.BitsPerDim)
 	fmt.Fprintf(w, "  with the drawn auxiliary values (same expectation, lower variance): %s nats/dim, %s bits/dim\n",
 		res.NatsPerDimAux, res.BitsPerDimAux)
-	fmt.Fprintf(w, "  probability-flow ODE from ε = %g, rtol = atol = %g, %s divergence, NFE %d, %.1fs\n",
-		cfg.Eps, cfg.RTol, cfg.Estimator, res.NFE, time.Since(start).Seconds())
+	fmt.Fprintf(w, "  probability-flow ODE%s from ε = %g, rtol = atol = %g, %s divergence, NFE %d, %.1fs\n",
+		gaugeNote(c), cfg.Eps, cfg.RTol, cfg.Estimator, res.NFE, time.Since(start).Seconds())
 	if mix, ok := m.source.(data.Mixture); ok {
 		exact := make([]float64, len(points)/dim)
 		for i := range exact {
