@@ -49,8 +49,10 @@ lint:
 # target per go test invocation (go test -fuzz takes one), one worker each. Not part of test:
 # the seeds (f.Add and testdata/fuzz/FuzzX) already run there. A crasher is saved under the
 # package's testdata/fuzz/FuzzX and stops the loop.
+# -fuzzminimizetime: Go minimises every new interesting input for up to 60 s by default, and the
+# executions of that phase do not count: FuzzLoad (.pth) ran 33 inputs in 30 s that way, 6,400 with 2 s.
 FUZZTIME  ?= 60s
-FUZZFLAGS ?= -parallel 1
+FUZZFLAGS ?= -parallel 1 -fuzzminimizetime 2s
 fuzz:
 	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
 	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
