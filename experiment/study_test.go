@@ -132,7 +132,7 @@ func TestMixtureStudyFailingSampler(t *testing.T) {
 		}
 	}
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
-	if len(lines) != 1+5+2 || !strings.HasSuffix(lines[0], ",width_dev,error") {
+	if len(lines) != 1+5+2 || !strings.HasSuffix(lines[0], ",width_dev,error,path_err") {
 		t.Fatalf("CSV:\n%s", csv.String())
 	}
 	for _, l := range lines[1:6] {

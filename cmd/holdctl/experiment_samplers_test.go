@@ -21,7 +21,7 @@ func TestExperimentSamplers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit status %d", code)
 	}
-	if !strings.HasPrefix(out, "sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev,error\n") || !strings.Contains(out, "hold-lt,quadratic,30,29,") ||
+	if !strings.HasPrefix(out, "sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev,error,path_err\n") || !strings.Contains(out, "hold-lt,quadratic,30,29,") ||
 		!strings.Contains(out, "cld-lt,quadratic,20,19,") || !strings.Contains(out, "hold-xdpm2,quadratic,20,19,") || !strings.Contains(out, "floor-mean,exact") {
 		t.Errorf("CSV output:\n%s", out)
 	}
