@@ -205,7 +205,7 @@ func TestCLIInterruptAndResume(t *testing.T) {
 	if err != nil || step < 1 || step >= total {
 		t.Fatalf("checkpoint after SIGINT at step %d (%v), want in [1, %d)", step, err, total)
 	}
-	if _, err := loadModel(cut, false); err != nil {
+	if _, err := train.LoadModel(cut, false, ""); err != nil {
 		t.Fatalf("checkpoint after SIGINT does not load: %v", err)
 	}
 	t.Logf("interrupted at step %d", step)
@@ -453,7 +453,7 @@ func TestCLIBadInput(t *testing.T) {
 	if err := os.WriteFile(other, bytes.Replace(raw, from, to, 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadModel(other, false); err == nil {
+	if _, err := train.LoadModel(other, false, ""); err == nil {
 		t.Fatal("the edited checkpoint loads")
 	}
 
@@ -556,8 +556,8 @@ func TestCLILocalRanks(t *testing.T) {
 	if !strings.Contains(r.stderr, "2 ranks (batch 32 each)") {
 		t.Errorf("no ranks in the progress:\n%s", r.stderr)
 	}
-	if m, err := loadModel(two, false); err != nil || m.cfg.Ranks != 2 {
-		t.Fatalf("run on 2 local ranks: %v, ranks %d recorded", err, m.cfg.Ranks)
+	if m, err := train.LoadModel(two, false, ""); err != nil || m.Config.Ranks != 2 {
+		t.Fatalf("run on 2 local ranks: %v, ranks %d recorded", err, m.Config.Ranks)
 	}
 	mustRun(t, "train", "--resume", "--out", two, "--steps", "40", "--threads", "1")
 	want, got := lossColumns(t, one), lossColumns(t, two)
@@ -594,11 +594,11 @@ func TestCLIDemoSmoke(t *testing.T) {
 		t.Errorf("samples.npy has shape %v, want [300 2]", shape)
 	}
 	// The recipe of docs/demo.md is what the run records.
-	m, err := loadModel(filepath.Join(out, "run-1"), false)
+	m, err := train.LoadModel(filepath.Join(out, "run-1"), false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := m.cfg
+	c := m.Config
 	if c.Times != "mixed" || c.TimesLogMin != 3e-2 || !c.LogTime || !c.Estimate || c.Fourier != 64 || c.FourierScale != 10 || c.LRDecay != "cosine" || c.LR != 2e-3 {
 		t.Errorf("demo run config %+v: want mixed times from 3e-2, log t, the x̂₀ estimate and 64 Fourier features of it of scale 10, cosine decay from 2e-3", c)
 	}

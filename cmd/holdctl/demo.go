@@ -91,9 +91,9 @@ func demoCommand() *cli.Command {
 // demoSamplerSpec is the demo's sampler: --sampler at --nfe on its preferred grid (the quadratic grid
 // to ε = 1e-3; for the aligned samplers a σ-grid to σ_min); the x̂₀ and aligned samplers finish with
 // their read-out step (inside the budget).
-func demoSamplerSpec(c *cli.Context) samplerSpec {
+func demoSamplerSpec(c *cli.Context) sample.Spec {
 	name := c.String("sampler")
-	return samplerSpec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: 1e-3, Denoise: sample.HasReadout(name)}
+	return sample.Spec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: 1e-3, Denoise: sample.HasReadout(name)}
 }
 
 func runDemo(c *cli.Context) error {
@@ -179,12 +179,12 @@ func runDemo(c *cli.Context) error {
 	trained := time.Since(begin)
 
 	// Sample with the EMA weights, as every diffusion model is evaluated.
-	m, err := loadModel(runDir, false)
+	m, err := train.LoadModel(runDir, false, "")
 	if err != nil {
 		return err
 	}
 	spec := demoSamplerSpec(c)
-	smp, err := spec.build(m.sde, m.score, 2)
+	smp, err := spec.Build(m.SDE, m.Score, 2)
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
@@ -207,7 +207,7 @@ func runDemo(c *cli.Context) error {
 		return err
 	}
 	sampled := time.Since(t0)
-	q := firstBlock(res.X, n, m.sde.Blocks(), 2)
+	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), 2)
 	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func runDemo(c *cli.Context) error {
 	// to split among them, so one pair of data sets gives a floor anywhere in ±30%: average over
 	// several fresh sets (the same ones for the samples and for the floor).
 	warnDiverged(c.App.ErrWriter, res.Diverged, n, "the picture and the distances below leave them out")
-	q, _ = convergedRows(q, 2)
+	q, _ = sample.ConvergedRows(q, 2)
 	r := rng.New(cfg.Seed + 2)
 	const (
 		proj = 1024 // directions: the estimate's own noise stays at a few per cent
@@ -231,9 +231,9 @@ func runDemo(c *cli.Context) error {
 		pr        *prReport
 	)
 	for k := range reps {
-		fresh, fresh2 := data.Draw(m.source, r, n), data.Draw(m.source, r, n)
+		fresh, fresh2 := data.Draw(m.Source, r, n), data.Draw(m.Source, r, n)
 		if k == 0 && len(q)/2 > prK {
-			if pr, err = precisionRecall(q, fresh2[:len(q)], fresh, 2, prK, m.source); err != nil {
+			if pr, err = precisionRecall(q, fresh2[:len(q)], fresh, 2, prK, m.Source); err != nil {
 				return err
 			}
 		}

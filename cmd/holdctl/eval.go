@@ -12,6 +12,7 @@ import (
 	"holdgo/data"
 	"holdgo/metrics"
 	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // evalCommand compares generated points with the data distribution:
@@ -159,11 +160,11 @@ func runEval(c *cli.Context) error {
 		if c.IsSet("data") {
 			return usageErr("eval: give either --data or --ckpt, not both")
 		}
-		m, err := loadModelData(c.String("ckpt"), false, c.String("train-data"))
+		m, err := train.LoadModel(c.String("ckpt"), false, c.String("train-data"))
 		if err != nil {
 			return usageErr("eval: %v", err)
 		}
-		src = m.source
+		src = m.Source
 	} else if src, err = data.Open(c.String("data"), c.Float64("swiss-noise")); err != nil {
 		return usageErr("eval: %v", err)
 	}

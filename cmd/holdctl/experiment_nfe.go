@@ -19,6 +19,7 @@ import (
 	"holdgo/metrics"
 	"holdgo/sample"
 	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // nfeRow is one row of the paper's Table 2: an SDE and its sampler.
@@ -169,21 +170,21 @@ func runExperimentNFE(c *cli.Context) error {
 		return err
 	}
 	// Load every checkpoint before any sampling, so bad input fails fast.
-	models := map[string]*model{}
+	models := map[string]*train.Model{}
 	var given []string
 	for _, kind := range nfeKinds {
 		if !c.IsSet(kind) {
 			continue
 		}
-		m, err := loadModelOf(kind, c.String(kind))
+		m, err := train.LoadModelOf(kind, c.String(kind))
 		if err != nil {
 			return usageErr("experiment nfe: %v", err)
 		}
 		for _, other := range given {
 			o := models[other]
-			if o.cfg.Data != m.cfg.Data || (m.cfg.Data == data.NameSwissRoll && o.cfg.SwissNoise != m.cfg.SwissNoise) {
+			if o.Config.Data != m.Config.Data || (m.Config.Data == data.NameSwissRoll && o.Config.SwissNoise != m.Config.SwissNoise) {
 				return usageErr("experiment nfe: --%s is a model of %s, --%s of %s: the trained table needs one data set",
-					kind, m.cfg.Data, other, o.cfg.Data)
+					kind, m.Config.Data, other, o.Config.Data)
 			}
 		}
 		models[kind] = m
@@ -227,8 +228,8 @@ func runExperimentNFE(c *cli.Context) error {
 
 // sampleRow draws n samples for each NFE with the row's sampler and returns the cells, measuring the
 // data block with dist (NaN when a sample is not finite).
-func sampleRow(set nfeSetup, row nfeRow, m *model, n, workers int, dist func(q []float32) (float64, error)) ([]nfeCell, error) {
-	d := m.source.Dimension()
+func sampleRow(set nfeSetup, row nfeRow, m *train.Model, n, workers int, dist func(q []float32) (float64, error)) ([]nfeCell, error) {
+	d := m.Source.Dimension()
 	var cells []nfeCell
 	for _, nfe := range set.nfes {
 		steps, err := sample.StepsFor(row.Method, nfe, set.denoise)
@@ -237,8 +238,8 @@ func sampleRow(set nfeSetup, row nfeRow, m *model, n, workers int, dist func(q [
 			cells = append(cells, cell)
 			continue
 		}
-		spec := samplerSpec{Method: row.Method, Steps: steps, Grid: set.grid, End: set.ends[row.Kind], Denoise: set.denoise}
-		s, err := spec.build(m.sde, m.score, d)
+		spec := sample.Spec{Method: row.Method, Steps: steps, Grid: set.grid, End: set.ends[row.Kind], Denoise: set.denoise}
+		s, err := spec.Build(m.SDE, m.Score, d)
 		if err != nil {
 			return nil, fmt.Errorf("%s-%s: %w", row.Model, row.Sampler, err)
 		}
@@ -248,7 +249,7 @@ func sampleRow(set nfeSetup, row nfeRow, m *model, n, workers int, dist func(q [
 			return nil, fmt.Errorf("%s-%s at NFE %d: %w", row.Model, row.Sampler, nfe, err)
 		}
 		cell.Used, cell.Steps = res.NFE, steps
-		q := firstBlock(res.X, n, m.sde.Blocks(), d)
+		q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), d)
 		finite := true
 		for _, v := range q {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -286,7 +287,7 @@ func oracleNFETable(set nfeSetup, n, reps int) (*nfeTable, error) {
 	tab := &nfeTable{Scores: "oracle", Metric: "w1_mixture", Rows: nfeRows, NFEs: set.nfes,
 		Caption: fmt.Sprintf("exact (oracle) scores of the paper's 1-D mixture: W1 ×10³ to the mixture, %d samples per cell, seed %d, %s grid", n, set.seed, set.grid)}
 	for _, row := range nfeRows {
-		m, err := oracle1D(row.Kind, 0)
+		m, err := train.Oracle1D(row.Kind, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -301,13 +302,13 @@ func oracleNFETable(set nfeSetup, n, reps int) (*nfeTable, error) {
 	return tab, err
 }
 
-func trainedNFETable(set nfeSetup, models map[string]*model, n, reps int) (*nfeTable, error) {
+func trainedNFETable(set nfeSetup, models map[string]*train.Model, n, reps int) (*nfeTable, error) {
 	var src data.Source
 	var names []string
 	for _, kind := range nfeKinds {
 		if m := models[kind]; m != nil {
-			src = m.source
-			names = append(names, fmt.Sprintf("--%s %s", kind, m.cfg.Data))
+			src = m.Source
+			names = append(names, fmt.Sprintf("--%s %s", kind, m.Config.Data))
 		}
 	}
 	tab := &nfeTable{Scores: "trained", Rows: nfeRows, NFEs: set.nfes}

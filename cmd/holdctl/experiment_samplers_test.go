@@ -70,8 +70,8 @@ func TestSamplerNamesAgree(t *testing.T) {
 	orc, _ := hold.NewMixtureOracle(sde, hold.PaperMixture())
 	for _, info := range sample.Registry {
 		for _, denoise := range []bool{false, true} {
-			spec := samplerSpec{Method: info.Name, NFE: 21, Grid: sample.GridQuadratic, End: 1e-3, Denoise: denoise, Tol: 1e-3}
-			s, err := spec.build(sde, orc, 1)
+			spec := sample.Spec{Method: info.Name, NFE: 21, Grid: sample.GridQuadratic, End: 1e-3, Denoise: denoise, Tol: 1e-3}
+			s, err := spec.Build(sde, orc, 1)
 			if err != nil {
 				t.Fatalf("holdctl sample --sampler %s: %v", info.Name, err)
 			}
@@ -97,7 +97,7 @@ func TestSamplerNamesAgree(t *testing.T) {
 			t.Errorf("experiment nfe row %s-%s: %v", row.Model, row.Sampler, err)
 		}
 	}
-	if _, err := (samplerSpec{Method: "nope", NFE: 10, Grid: sample.GridQuadratic, End: 1e-3}).build(sde, orc, 1); err == nil {
+	if _, err := (sample.Spec{Method: "nope", NFE: 10, Grid: sample.GridQuadratic, End: 1e-3}).Build(sde, orc, 1); err == nil {
 		t.Error("unknown sampler accepted")
 	}
 }

@@ -32,7 +32,7 @@ func exportCommand() *cli.Command {
 
 func runExport(c *cli.Context) error {
 	out := c.String("out")
-	src, err := checkpoint.Load(ckptPath(c.String("ckpt")))
+	src, err := checkpoint.Load(train.CheckpointPath(c.String("ckpt")))
 	if err != nil {
 		return usageErr("export: %v", err)
 	}

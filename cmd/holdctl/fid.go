@@ -19,7 +19,9 @@ import (
 	"holdgo/imagedata"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
+	"holdgo/sample"
 	"holdgo/torchfile"
+	"holdgo/train"
 )
 
 // inceptionHelp says where the FID Inception weights come from.
@@ -341,7 +343,7 @@ func openImages(c *cli.Context, flag, spec string, ext fid.Extractor, sampled *s
 		return fid.ImageSource{}, err
 	}
 	if st.IsDir() {
-		if _, err := os.Stat(ckptPath(spec)); err != nil { // a folder of images, not a run
+		if _, err := os.Stat(train.CheckpointPath(spec)); err != nil { // a folder of images, not a run
 			d, err := imagedata.ReadImages(spec, "")
 			if err != nil {
 				return fid.ImageSource{}, err
@@ -397,15 +399,15 @@ func npyImageShape(flag string, cols int, ext fid.Extractor) (int, int, int, err
 
 // sampleRun draws --n samples of a trained image model with the sampler flags and describes them in rep.
 func sampleRun(c *cli.Context, flag, spec string, rep *samplingReport) (fid.ImageSource, error) {
-	m, err := loadModel(spec, c.Bool("raw-weights"))
+	m, err := train.LoadModel(spec, c.Bool("raw-weights"), "")
 	if err != nil {
 		return fid.ImageSource{}, usageErr("fid --%s %s: not a data set, image folder, .npy or .npz, and not a trained run: %v", flag, spec, err)
 	}
-	d, ok := m.source.(*imagedata.Dataset)
+	d, ok := m.Source.(*imagedata.Dataset)
 	if !ok {
-		return fid.ImageSource{}, usageErr("fid --%s %s: the run models %s, not images", flag, spec, m.source.Name())
+		return fid.ImageSource{}, usageErr("fid --%s %s: the run models %s, not images", flag, spec, m.Source.Name())
 	}
-	s, err := samplerSpecFrom(c).build(m.sde, m.score, d.Dimension())
+	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, d.Dimension())
 	if err != nil {
 		return fid.ImageSource{}, usageErr("%v", err)
 	}
@@ -414,7 +416,7 @@ func sampleRun(c *cli.Context, flag, spec string, rep *samplingReport) (fid.Imag
 		return fid.ImageSource{}, err
 	}
 	n := c.Int("n")
-	if err := checkBudget("n", int64(n)*int64(m.sde.Blocks()), int64(d.Dimension())*8); err != nil {
+	if err := checkBudget("n", int64(n)*int64(m.SDE.Blocks()), int64(d.Dimension())*8); err != nil {
 		return fid.ImageSource{}, err
 	}
 	start := time.Now()
@@ -423,7 +425,7 @@ func sampleRun(c *cli.Context, flag, spec string, rep *samplingReport) (fid.Imag
 	if err != nil {
 		return fid.ImageSource{}, err
 	}
-	q := firstBlock(res.X, n, m.sde.Blocks(), d.Dimension())
+	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), d.Dimension())
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(c.App.ErrWriter, "%s: %d samples, NFE %d, %.1fs\n", flag, n, res.NFE, secs)
 	*rep = samplingReport{Sampler: s.Method.Name(), Grid: c.String("grid"), NFE: res.NFE, Seed: c.Uint64("seed"), Seconds: secs, Diverged: res.Diverged}
@@ -444,6 +446,6 @@ func sampleRun(c *cli.Context, flag, spec string, rep *samplingReport) (fid.Imag
 	}
 	rep.Beyond15 = float64(beyond) / float64(n)
 	warnDiverged(c.App.ErrWriter, res.Diverged, n, "FID leaves them out")
-	q, _ = convergedRows(q, d.Dimension())
+	q, _ = sample.ConvergedRows(q, d.Dimension())
 	return rowsSource(q, d.C, d.H, d.W)
 }

@@ -60,7 +60,7 @@ func runModelX0(c *cli.Context) error {
 		return err
 	}
 	d := ds.Dimension()
-	sde := m.sde
+	sde := m.SDE
 	smax, err := sample.NoiseLevel(sde, sde.Horizon())
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func runModelX0(c *cli.Context) error {
 	x0 := make([]float64, n*d)
 	times := make([]float64, n)
 	if !c.Bool("json") {
-		fmt.Fprintf(c.App.Writer, "x̂₀ of %s on %d images of %s (%s)\n%10s %10s %12s %10s %8s %8s\n", c.String("ckpt"), n, spec, m.cfg.SDE,
+		fmt.Fprintf(c.App.Writer, "x̂₀ of %s on %d images of %s (%s)\n%10s %10s %12s %10s %8s %8s\n", c.String("ckpt"), n, spec, m.Config.SDE,
 			"t", "σ", "rms error", "error/σ", "rms x̂₀", "max|x̂₀|")
 	}
 	for k := range levels {
@@ -97,7 +97,7 @@ func runModelX0(c *cli.Context) error {
 			times[i] = t
 		}
 		forwardStates(u, q0, eps, kern, n, blocks, d)
-		if err := sample.PredictX0(sde, m.score, x0, u, times); err != nil {
+		if err := sample.PredictX0(sde, m.Score, x0, u, times); err != nil {
 			return err
 		}
 		var e2, s2, mx float64

@@ -124,25 +124,6 @@ const (
 	maxPlotSteps = 1 << 20
 )
 
-// oracle1D is the exact score of the paper's 1-D mixture under the default SDE of kind (HOLD with the
-// given order).
-func oracle1D(kind string, order int) (*model, error) {
-	cfg := hold.DefaultConfig(kind)
-	if kind == hold.KindHOLD && order > 0 {
-		cfg.Order = order
-	}
-	sde, err := hold.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	orc, err := hold.NewMixtureOracle(sde, hold.PaperMixture())
-	if err != nil {
-		return nil, err
-	}
-	rc := runConfigOf(cfg, data.NameGMM1D)
-	return &model{cfg: rc, sde: sde, score: orc, source: data.PaperMixture()}, nil
-}
-
 // marginalGrid is the closed-form density of block j of the forward-diffused 1-D mixture at the
 // times (cell centres), averaged over cells of the positions xs (so that modes narrower than a cell
 // are not missed): under component k the block is N(a_j m_k, Σ_jj + σ_k² a_j²).
@@ -181,14 +162,14 @@ func cells(lo, hi float64, n int) []float64 {
 // tracePaths runs spec's sampler from prior draws and returns the recorded times (decreasing) and the
 // states (n × blocks·d) at each: every grid time for fixed-step methods, 200 evenly spaced times for
 // the adaptive ODE.
-func tracePaths(m *model, spec samplerSpec, n int, seed uint64) ([]float64, [][]float64, error) {
-	s, err := spec.build(m.sde, m.score, m.source.Dimension())
+func tracePaths(m *train.Model, spec sample.Spec, n int, seed uint64) ([]float64, [][]float64, error) {
+	s, err := spec.Build(m.SDE, m.Score, m.Source.Dimension())
 	if err != nil {
 		return nil, nil, err
 	}
 	if spec.Method == "ode" {
-		s.Record = cells(spec.End, m.sde.Horizon(), 200)
-		s.Record = append(s.Record, spec.End, m.sde.Horizon())
+		s.Record = cells(spec.End, m.SDE.Horizon(), 200)
+		s.Record = append(s.Record, spec.End, m.SDE.Horizon())
 		slices.Sort(s.Record)
 		slices.Reverse(s.Record)
 	} else {
@@ -288,7 +269,7 @@ func runPlotFlow(c *cli.Context) error {
 	mix := data.PaperMixture()
 	var panels []heatPanel
 	for _, kind := range kinds {
-		m, err := oracle1D(kind, 0)
+		m, err := train.Oracle1D(kind, 0)
 		if err != nil {
 			return err
 		}
@@ -296,15 +277,15 @@ func runPlotFlow(c *cli.Context) error {
 		if kind == hold.KindVP {
 			end = 1e-5
 		}
-		spec := samplerSpec{Method: "ode", Grid: sample.GridUniform, End: end, Tol: c.Float64("tol")}
+		spec := sample.Spec{Method: "ode", Grid: sample.GridUniform, End: end, Tol: c.Float64("tol")}
 		times, states, err := tracePaths(m, spec, c.Int("paths"), c.Uint64("seed"))
 		if err != nil {
 			return fmt.Errorf("plot flow %s: %w", kind, err)
 		}
-		lim := math.Max(1.2, 3.5*math.Sqrt(m.sde.PriorVariance(0)))
-		grid := marginalGrid(m.sde, mix, 0, cells(0, m.sde.Horizon(), 300), cells(-lim, lim, 300))
-		panels = append(panels, heatPanel{grid: grid, paths: blockPaths(times, states, c.Int("paths"), m.sde.Blocks(), 0),
-			opt: plot.HeatmapOptions{Title: sdeTitle(m.sde) + ": density of q and ODE paths",
+		lim := math.Max(1.2, 3.5*math.Sqrt(m.SDE.PriorVariance(0)))
+		grid := marginalGrid(m.SDE, mix, 0, cells(0, m.SDE.Horizon(), 300), cells(-lim, lim, 300))
+		panels = append(panels, heatPanel{grid: grid, paths: blockPaths(times, states, c.Int("paths"), m.SDE.Blocks(), 0),
+			opt: plot.HeatmapOptions{Title: sdeTitle(m.SDE) + ": density of q and ODE paths",
 				YLabel: "q", Width: 560, Height: 460, ColumnNormalize: true,
 				LineColor: color.NRGBA{R: 255, G: 255, B: 255, A: 220}, LineWidth: 0.8}})
 	}
@@ -326,11 +307,11 @@ func runPlotBlocks(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}, intRange{name: "steps", lo: 1, hi: maxPlotSteps}); err != nil {
 		return err
 	}
-	spec := samplerSpec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: 1e-3, Tol: 1e-5}
+	spec := sample.Spec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: 1e-3, Tol: 1e-5}
 	if _, err := sample.Lookup(spec.Method); err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
-	m, err := oracle1D(hold.KindHOLD, c.Int("order"))
+	m, err := train.Oracle1D(hold.KindHOLD, c.Int("order"))
 	if err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
@@ -345,9 +326,9 @@ func runPlotBlocks(c *cli.Context) error {
 	}
 	mix := data.PaperMixture()
 	var panels []heatPanel
-	for j := range m.sde.Blocks() {
-		lim := math.Max(1.2, 3.5*math.Sqrt(m.sde.PriorVariance(j)))
-		paths := blockPaths(times, states, c.Int("paths"), m.sde.Blocks(), j)
+	for j := range m.SDE.Blocks() {
+		lim := math.Max(1.2, 3.5*math.Sqrt(m.SDE.PriorVariance(j)))
+		paths := blockPaths(times, states, c.Int("paths"), m.SDE.Blocks(), j)
 		for _, p := range paths {
 			for _, v := range p.X {
 				if !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -355,16 +336,16 @@ func runPlotBlocks(c *cli.Context) error {
 				}
 			}
 		}
-		grid := marginalGrid(m.sde, mix, j, cells(0, m.sde.Horizon(), 300), cells(-lim, lim, 300))
+		grid := marginalGrid(m.SDE, mix, j, cells(0, m.SDE.Horizon(), 300), cells(-lim, lim, 300))
 		panels = append(panels, heatPanel{grid: grid, paths: paths,
-			opt: plot.HeatmapOptions{Title: fmt.Sprintf("HOLD-%d %s (%s paths)", m.sde.Blocks(), names[j], spec.Method),
+			opt: plot.HeatmapOptions{Title: fmt.Sprintf("HOLD-%d %s (%s paths)", m.SDE.Blocks(), names[j], spec.Method),
 				YLabel: strings.Fields(names[j])[1], Width: 520, Height: 440, ColumnNormalize: true,
 				LineColor: colors[j], LineWidth: 0.7}})
 	}
 	if err := writeHeatPanels(out, panels); err != nil {
 		return fmt.Errorf("plot blocks: %w", err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.sde.Blocks(), spec.Method)
+	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.SDE.Blocks(), spec.Method)
 	return nil
 }
 
@@ -388,23 +369,16 @@ func swissMixture(perRoll int, std float64) hold.Mixture {
 	return mix
 }
 
-// runConfigOf describes an oracle model for messages.
-func runConfigOf(cfg hold.Config, dataName string) (rc train.RunConfig) {
-	rc = train.DefaultRunConfig()
-	rc.Data, rc.SDE, rc.Order, rc.L, rc.Alpha = dataName, cfg.Kind, cfg.Order, cfg.L, cfg.Alpha
-	return rc
-}
-
 // momentsModel returns the trained model of a --cld/--hold flag (checked to be of kind on 2-D data) or
 // the oracle of the Swiss-roll mixture, and a label saying which.
-func momentsModel(kind, ckpt string) (*model, string, error) {
+func momentsModel(kind, ckpt string) (*train.Model, string, error) {
 	if ckpt != "" {
-		m, err := loadModelOf(kind, ckpt)
+		m, err := train.LoadModelOf(kind, ckpt)
 		if err != nil {
 			return nil, "", err
 		}
-		if m.source.Dimension() != 2 {
-			return nil, "", fmt.Errorf("--%s %s: a model of %d-D data (%s); the figure needs 2-D data", kind, ckpt, m.source.Dimension(), m.cfg.Data)
+		if m.Source.Dimension() != 2 {
+			return nil, "", fmt.Errorf("--%s %s: a model of %d-D data (%s); the figure needs 2-D data", kind, ckpt, m.Source.Dimension(), m.Config.Data)
 		}
 		return m, "trained", nil
 	}
@@ -417,19 +391,7 @@ func momentsModel(kind, ckpt string) (*model, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return &model{cfg: runConfigOf(sde.Config(), "swiss-roll mixture"), sde: sde, score: orc, source: data.FromHold(mix)}, "oracle", nil
-}
-
-// loadModelOf loads a checkpoint and checks that it is of SDE kind.
-func loadModelOf(kind, ckpt string) (*model, error) {
-	m, err := loadModel(ckpt, false)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", kind, err)
-	}
-	if m.cfg.SDE != kind {
-		return nil, fmt.Errorf("--%s %s holds a %s model, not %s", kind, ckpt, m.cfg.SDE, kind)
-	}
-	return m, nil
+	return &train.Model{Config: train.OracleRunConfig(sde.Config(), "swiss-roll mixture"), SDE: sde, Score: orc, Source: data.FromHold(mix)}, "oracle", nil
 }
 
 func runPlotMoments(c *cli.Context) error {
@@ -446,7 +408,7 @@ func runPlotMoments(c *cli.Context) error {
 	}
 	type row struct {
 		kind  string
-		m     *model
+		m     *train.Model
 		label string
 	}
 	var rows []row
@@ -459,8 +421,8 @@ func runPlotMoments(c *cli.Context) error {
 	}
 	var panels []plot.Panel
 	for _, r := range rows {
-		spec := samplerSpec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: 1e-3}
-		s, err := spec.build(r.m.sde, r.m.score, 2)
+		spec := sample.Spec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: 1e-3}
+		s, err := spec.Build(r.m.SDE, r.m.Score, 2)
 		if err != nil {
 			return usageErr("plot moments: %v", err)
 		}
@@ -481,8 +443,8 @@ func runPlotMoments(c *cli.Context) error {
 		}
 		for i, k := range moments {
 			panels = append(panels, plot.Panel{
-				Title: fmt.Sprintf("%s (%s) step %d, t = %.3g", sdeTitle(r.m.sde), r.label, k, res.Trajectory.Times[i]),
-				XY:    firstBlock(res.Trajectory.States[i], n, r.m.sde.Blocks(), 2),
+				Title: fmt.Sprintf("%s (%s) step %d, t = %.3g", sdeTitle(r.m.SDE), r.label, k, res.Trajectory.Times[i]),
+				XY:    sample.FirstBlock(res.Trajectory.States[i], n, r.m.SDE.Blocks(), 2),
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"holdgo/imagedata"
 	"holdgo/rng"
 	"holdgo/sample"
+	"holdgo/train"
 )
 
 // The paper's Figures 8–9 for a trained image model: every channel of the state (q, p, s; four for
@@ -57,7 +58,7 @@ func runPlotTrajectory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := samplerSpecFrom(c).build(m.sde, m.score, ds.Dimension())
+	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, ds.Dimension())
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -71,7 +72,7 @@ func runPlotTrajectory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	blocks, d := m.sde.Blocks(), ds.Dimension()
+	blocks, d := m.SDE.Blocks(), ds.Dimension()
 	// Forward path: u_t = m_t q0 + L_t ε from the first n test images, one ε per image for all times.
 	q0 := make([]float32, n*d)
 	for i := range n {
@@ -87,7 +88,7 @@ func runPlotTrajectory(c *cli.Context) error {
 		for i := range n {
 			for b := range blocks {
 				for k, t := range times {
-					kern := m.sde.Kernel(t)
+					kern := m.SDE.Kernel(t)
 					mb := kern.Mean.At(b, 0)
 					std := math.Sqrt(kern.Sigma.At(b, b) + mb*mb/3)
 					row := state(k)[i*blocks*d+b*d : i*blocks*d+(b+1)*d]
@@ -102,7 +103,7 @@ func runPlotTrajectory(c *cli.Context) error {
 	fwd := make([][]float64, nt)
 	for k, t := range times {
 		u := make([]float64, n*blocks*d)
-		forwardStates(u, q0, eps, m.sde.Kernel(t), n, blocks, d)
+		forwardStates(u, q0, eps, m.SDE.Kernel(t), n, blocks, d)
 		fwd[k] = u
 	}
 	add(func(k int) []float64 { return fwd[k] })
@@ -120,20 +121,20 @@ func runPlotTrajectory(c *cli.Context) error {
 
 // trajectoryTimes returns nt times from the grid's start to its end, evenly spaced in log σ of the
 // sufficient statistic, each moved to the first grid time at or below it (where fixed-step samplers record).
-func trajectoryTimes(m *model, grid []float64, nt int) ([]float64, error) {
+func trajectoryTimes(m *train.Model, grid []float64, nt int) ([]float64, error) {
 	start, end := grid[0], grid[len(grid)-1]
-	s0, err := sample.NoiseLevel(m.sde, start)
+	s0, err := sample.NoiseLevel(m.SDE, start)
 	if err != nil {
 		return nil, err
 	}
-	s1, err := sample.NoiseLevel(m.sde, end)
+	s1, err := sample.NoiseLevel(m.SDE, end)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]float64, 0, nt)
 	for k := range nt {
 		target := math.Exp(math.Log(s0) + float64(k)/float64(nt-1)*(math.Log(s1)-math.Log(s0)))
-		t, err := sample.TimeAtNoiseLevel(m.sde, target, end, start)
+		t, err := sample.TimeAtNoiseLevel(m.SDE, target, end, start)
 		if err != nil {
 			t = end
 		}
@@ -165,18 +166,18 @@ func testSplit(spec string) string {
 
 // imageModelAndImages loads --ckpt as an image model and opens --data (default: the test split of the
 // run's data), checking that it holds at least n images of the model's shape.
-func imageModelAndImages(c *cli.Context, cmd string, n int) (*model, *imagedata.Dataset, *imagedata.Dataset, string, error) {
-	m, err := loadModel(c.String("ckpt"), false)
+func imageModelAndImages(c *cli.Context, cmd string, n int) (*train.Model, *imagedata.Dataset, *imagedata.Dataset, string, error) {
+	m, err := train.LoadModel(c.String("ckpt"), false, "")
 	if err != nil {
 		return nil, nil, nil, "", usageErr("%s: %v", cmd, err)
 	}
-	ds, ok := m.source.(*imagedata.Dataset)
+	ds, ok := m.Source.(*imagedata.Dataset)
 	if !ok {
-		return nil, nil, nil, "", usageErr("%s: %s models %s, not images", cmd, c.String("ckpt"), m.source.Name())
+		return nil, nil, nil, "", usageErr("%s: %s models %s, not images", cmd, c.String("ckpt"), m.Source.Name())
 	}
 	spec := c.String("data")
 	if spec == "" {
-		spec = testSplit(m.cfg.Data)
+		spec = testSplit(m.Config.Data)
 	}
 	test, err := imagedata.Open(spec, imagedata.Options{})
 	if err != nil {

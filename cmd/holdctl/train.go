@@ -30,9 +30,9 @@ import (
 
 // Files of a run directory.
 const (
-	ckptName   = "ckpt.safetensors"
-	configName = "config.yaml"
-	logName    = "log.csv"
+	ckptName   = train.CheckpointFile
+	configName = train.ConfigFile
+	logName    = train.LogFile
 )
 
 func runConfigFlags(d train.RunConfig) []cli.Flag {
