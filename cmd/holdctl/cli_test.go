@@ -23,6 +23,7 @@ import (
 
 	"holdgo/checkpoint"
 	"holdgo/data"
+	"holdgo/experiment"
 	"holdgo/tensor"
 	"holdgo/train"
 )
@@ -415,8 +416,8 @@ func TestCLIExperimentNFE(t *testing.T) {
 	if !bytes.Equal(ca, cb) || !strings.HasPrefix(string(ca), "scores,model,sampler,nfe,nfe_used,steps,metric,value\n") {
 		t.Errorf("CSV not reproducible from the seed:\n%s\n---\n%s", ca, cb)
 	}
-	if n := strings.Count(string(ca), "\noracle,"); n != len(nfeRows)*2+2 {
-		t.Errorf("CSV has %d oracle rows, want %d:\n%s", n, len(nfeRows)*2+2, ca)
+	if n := strings.Count(string(ca), "\noracle,"); n != len(experiment.Table2Rows)*2+2 {
+		t.Errorf("CSV has %d oracle rows, want %d:\n%s", n, len(experiment.Table2Rows)*2+2, ca)
 	}
 	// trained models (HOLD and CLD given; VP and VE rows n/a)
 	c := filepath.Join(dir, "c.csv")

@@ -60,7 +60,7 @@ func TestExperimentSamplers(t *testing.T) {
 }
 
 // TestSamplerNamesAgree: holdctl sample (samplerSpec), experiment samplers (experiment.StudyMethod) and
-// experiment nfe (nfeRows) take the registry's names with one meaning: the same method (its Name is
+// experiment nfe (experiment.Table2Rows) take the registry's names with one meaning: the same method (its Name is
 // the registry name) and the same steps for an NFE budget.
 func TestSamplerNamesAgree(t *testing.T) {
 	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
@@ -92,7 +92,7 @@ func TestSamplerNamesAgree(t *testing.T) {
 			}
 		}
 	}
-	for _, row := range nfeRows {
+	for _, row := range experiment.Table2Rows {
 		if _, err := sample.Lookup(row.Method); err != nil {
 			t.Errorf("experiment nfe row %s-%s: %v", row.Model, row.Sampler, err)
 		}
