@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,7 +17,6 @@ import (
 	"holdgo/hold"
 	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
-	"holdgo/internal/runlock"
 	"holdgo/metrics"
 	"holdgo/optim"
 	"holdgo/rng"
@@ -139,7 +136,7 @@ func runDemo(c *cli.Context) error {
 		}
 	}
 	// The run goes into a fresh DIR/run-N: nothing there is removed or replaced.
-	runDir, lock, err := freshRunDir(dir)
+	runDir, lock, err := train.FreshRunDir(dir)
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
@@ -157,7 +154,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
-	logFile, err := openLog(filepath.Join(runDir, logName), 0)
+	logFile, err := train.OpenLog(filepath.Join(runDir, logName), 0)
 	if err != nil {
 		return err
 	}
@@ -170,9 +167,9 @@ func runDemo(c *cli.Context) error {
 		ranks = 1
 	}
 	cfg.Ranks = ranks
-	if err := trainLocalRanks(ranks, func(comm dist.Communicator) error {
-		return demoRank(ctx, c, cfg, comm, dev, &session{dir: runDir, cfg: cfg, log: logFile, out: c.App.ErrWriter,
-			resume: fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)})
+	if err := train.LocalRanks(ranks, "holdctl", func(comm dist.Communicator) error {
+		return demoRank(ctx, c, cfg, comm, dev, &train.Session{Dir: runDir, Config: cfg, Log: logFile, Out: c.App.ErrWriter,
+			ResumeHint: fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)})
 	}); err != nil {
 		return err
 	}
@@ -259,35 +256,10 @@ func runDemo(c *cli.Context) error {
 	return nil
 }
 
-// maxDemoRuns bounds the run-N directories demo tries in one --out.
-const maxDemoRuns = 10000
-
-// freshRunDir creates and locks the first DIR/run-N (N = 1, 2, …) that
-// does not exist yet: demo never trains into, or removes, a directory it
-// did not create.
-func freshRunDir(dir string) (string, *runlock.Lock, error) {
-	for n := 1; n <= maxDemoRuns; n++ {
-		runDir := filepath.Join(dir, fmt.Sprintf("run-%d", n))
-		err := os.Mkdir(runDir, 0o755)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", nil, err
-		}
-		lock, err := runlock.Acquire(runDir)
-		if err != nil {
-			return "", nil, err
-		}
-		return runDir, lock, nil
-	}
-	return "", nil, fmt.Errorf("%s already holds run-1 … run-%d; give another --out", dir, maxDemoRuns)
-}
-
 // demoRank is one local rank of the demo's training: its shard of the
 // batch, the trainer and the loop of s (rank 0 logs and writes the
 // checkpoint).
-func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *session) error {
+func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *train.Session) error {
 	tr, err := cfg.NewTrainer(comm)
 	if err != nil {
 		return err
@@ -298,6 +270,6 @@ func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dis
 	if err := tr.SetDevice(dev); err != nil {
 		return usageErr("demo: --device %s: %v", c.String("device"), err)
 	}
-	s.trainer, s.comm = tr, comm
-	return s.loop(ctx, 1000)
+	s.Trainer, s.Comm = tr, comm
+	return cliError(s.Loop(ctx, 1000))
 }
