@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/rng"
 	"holdgo/sample"
 )
@@ -96,7 +97,7 @@ func runModelX0(c *cli.Context) error {
 		for i := range n {
 			times[i] = t
 		}
-		forwardStates(u, q0, eps, kern, n, blocks, d)
+		experiment.ForwardStates(u, q0, eps, kern, n, blocks, d)
 		if err := sample.PredictX0(sde, m.Score, x0, u, times); err != nil {
 			return err
 		}
