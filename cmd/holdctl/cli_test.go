@@ -24,6 +24,7 @@ import (
 	"holdgo/checkpoint"
 	"holdgo/data"
 	"holdgo/experiment"
+	"holdgo/metrics"
 	"holdgo/tensor"
 	"holdgo/train"
 )
@@ -323,7 +324,7 @@ func TestCLISampleEvalNLL(t *testing.T) {
 
 	// eval: JSON with the exact W1 and mode weights for the 1-D mixture
 	r = mustRun(t, "eval", "--data", "gmm1d", "--n", "400", "--kernel-points", "200", "--json", npy)
-	var rep evalReport
+	var rep metrics.EvalReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("eval JSON: %v\n%s", err, r.stdout)
 	}

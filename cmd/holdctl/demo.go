@@ -225,12 +225,12 @@ func runDemo(c *cli.Context) error {
 	)
 	var (
 		sw, floor []float64
-		pr        *prReport
+		pr        *metrics.RollsReport
 	)
 	for k := range reps {
 		fresh, fresh2 := data.Draw(m.Source, r, n), data.Draw(m.Source, r, n)
-		if k == 0 && len(q)/2 > prK {
-			if pr, err = precisionRecall(q, fresh2[:len(q)], fresh, 2, prK, m.Source); err != nil {
+		if k == 0 && len(q)/2 > metrics.DefaultPRK {
+			if pr, err = metrics.SamplePrecisionRecall(q, fresh2[:len(q)], fresh, 2, metrics.DefaultPRK, m.Source); err != nil {
 				return err
 			}
 		}
@@ -250,7 +250,7 @@ func runDemo(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
 	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)
 	if pr != nil {
-		fmt.Fprint(c.App.Writer, pr.text())
+		fmt.Fprint(c.App.Writer, pr.Text())
 	}
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil

@@ -56,7 +56,7 @@ func runPointNLL(c *cli.Context, m *train.Model, div sample.DivScorer) error {
 		from   string
 	)
 	if path := c.String("data"); path != "" {
-		x, d, err := readPoints(path)
+		x, d, err := data.ReadPoints(path)
 		if err != nil {
 			return usageErr("nll: %v", err)
 		}
