@@ -14,12 +14,11 @@ import (
 
 	"holdgo/data"
 	"holdgo/dist"
+	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
-	"holdgo/metrics"
 	"holdgo/optim"
-	"holdgo/rng"
 	"holdgo/sample"
 	"holdgo/tensor"
 	"holdgo/train"
@@ -205,48 +204,22 @@ func runDemo(c *cli.Context) error {
 	}
 	sampled := time.Since(t0)
 	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), 2)
-	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
+	if err := experiment.WriteSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
 	if err := data.WriteNPY32(npy, q, n, 2); err != nil {
 		return err
 	}
 
-	// Distances to fresh data, next to the distance between two independent data sets of the same
-	// size. Between clusters as far apart as the five rolls, W2 is dominated by how the points happen
-	// to split among them, so one pair of data sets gives a floor anywhere in ±30%: average over
-	// several fresh sets (the same ones for the samples and for the floor).
 	warnDiverged(c.App.ErrWriter, res.Diverged, n, "the picture and the distances below leave them out")
 	q, _ = sample.ConvergedRows(q, 2)
-	r := rng.New(cfg.Seed + 2)
-	const (
-		proj = 1024 // directions: the estimate's own noise stays at a few per cent
-		reps = 5
-	)
-	var (
-		sw, floor []float64
-		pr        *metrics.RollsReport
-	)
-	for k := range reps {
-		fresh, fresh2 := data.Draw(m.Source, r, n), data.Draw(m.Source, r, n)
-		if k == 0 && len(q)/2 > metrics.DefaultPRK {
-			if pr, err = metrics.SamplePrecisionRecall(q, fresh2[:len(q)], fresh, 2, metrics.DefaultPRK, m.Source); err != nil {
-				return err
-			}
-		}
-		a, err := metrics.SlicedWasserstein(q, fresh, 2, 2, proj, uint64(7+k))
-		if err != nil {
-			return err
-		}
-		b, err := metrics.SlicedWasserstein(fresh2, fresh, 2, 2, proj, uint64(7+k))
-		if err != nil {
-			return err
-		}
-		sw, floor = append(sw, a), append(floor, b)
+	sc, err := experiment.ScoreDemo(q, m.Source, n, cfg.Seed+2)
+	if err != nil {
+		return err
 	}
-	mSW, mFloor := sample.MeanSE(sw), sample.MeanSE(floor)
+	mSW, mFloor, pr := sc.SW, sc.Floor, sc.PR
 	fmt.Fprintf(c.App.Writer, "sampled %d points with sampler %s (NFE %d) in %.1fs; picture: %s\n", n, spec.Method, res.NFE, sampled.Seconds(), png)
-	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", proj, reps, n)
+	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", experiment.DemoProjections, experiment.DemoReps, n)
 	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
 	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)
 	if pr != nil {

@@ -13,10 +13,10 @@ import (
 
 	"holdgo/cuda"
 	"holdgo/data"
+	"holdgo/experiment"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
-	"holdgo/plot"
 	"holdgo/sample"
 	"holdgo/tensor"
 	"holdgo/train"
@@ -253,7 +253,7 @@ func sampleCommand() *cli.Command {
 				}
 			}
 			for _, o := range pics {
-				if err := writeModelSamples(m.Source, o, kept, dim, fmt.Sprintf("%s, %s, NFE %d", m.Config.SDE, s.Method.Name(), res.NFE)); err != nil {
+				if err := experiment.WriteModelSamples(m.Source, o, kept, dim, fmt.Sprintf("%s, %s, NFE %d", m.Config.SDE, s.Method.Name(), res.NFE)); err != nil {
 					return err
 				}
 			}
@@ -294,20 +294,4 @@ func checkWritableDir(path string) error {
 		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
 	}
 	return nil
-}
-
-// writeSamples writes points (n×dim) as .npy or as a picture (.png):
-// a histogram for 1-D data, a scatter plot for 2-D.
-func writeSamples(path string, q []float32, dim int, title string) error {
-	if filepath.Ext(path) == ".npy" {
-		return data.WriteNPY32(path, q, len(q)/dim, dim)
-	}
-	q, _ = sample.ConvergedRows(q, dim) // one path at 1e9 would shrink the rest to a dot
-	switch dim {
-	case 1:
-		return plot.Histogram(path, q, plot.HistogramOptions{Title: title, Bins: 200})
-	case 2:
-		return plot.Scatter(path, q, plot.ScatterOptions{Title: title})
-	}
-	return fmt.Errorf("%s: a picture needs 1-D or 2-D points, these have %d dimensions; write .npy instead", path, dim)
 }
