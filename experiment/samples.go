@@ -7,10 +7,12 @@ import (
 
 	"holdgo/data"
 	"holdgo/imagedata"
+	"holdgo/internal/atomicfile"
 	"holdgo/metrics"
 	"holdgo/plot"
 	"holdgo/rng"
 	"holdgo/sample"
+	"holdgo/train"
 )
 
 // WriteSamples writes points (n×dim) as .npy or as a picture (.png):
@@ -99,4 +101,53 @@ func ScoreDemo(q []float32, src data.Source, n int, seed uint64) (*DemoScores, e
 		sw, floor = append(sw, a), append(floor, b)
 	}
 	return &DemoScores{SW: sample.MeanSE(sw), Floor: sample.MeanSE(floor), PR: pr}, nil
+}
+
+// EachFunc draws n samples chunk by chunk, calling emit with each chunk's states (sample.Sampler.Each
+// or EachOn).
+type EachFunc func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error)
+
+// SampleFiles draws n samples of m with each and writes their data block (holdctl sample): to the
+// first .npy file chunk by chunk (bounded memory for any n), copied to the other .npy files, and as
+// pictures (WriteModelSamples, titled with the SDE, method and NFE), which keep every sample in memory.
+func SampleFiles(m *train.Model, method string, each EachFunc, n int, seed uint64, npys, pics []string) (sample.StreamResult, error) {
+	dim, blocks := m.Source.Dimension(), m.SDE.Blocks()
+	var (
+		res  sample.StreamResult
+		kept []float32
+		err  error
+	)
+	produce := func(emit func([]float32) error) error {
+		var err error
+		res, err = each(n, seed, func(_ int, x []float64) error {
+			q := sample.FirstBlock(x, len(x)/(blocks*dim), blocks, dim)
+			if len(pics) > 0 {
+				kept = append(kept, q...)
+			}
+			if emit != nil {
+				return emit(q)
+			}
+			return nil
+		})
+		return err
+	}
+	if len(npys) > 0 {
+		err = data.StreamNPY32(npys[0], []int{n, dim}, produce)
+	} else {
+		err = produce(nil)
+	}
+	if err != nil {
+		return res, err
+	}
+	for _, o := range npys[min(1, len(npys)):] {
+		if err := atomicfile.Copy(npys[0], o); err != nil {
+			return res, err
+		}
+	}
+	for _, o := range pics {
+		if err := WriteModelSamples(m.Source, o, kept, dim, fmt.Sprintf("%s, %s, NFE %d", m.Config.SDE, method, res.NFE)); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
 }

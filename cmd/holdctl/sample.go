@@ -14,7 +14,6 @@ import (
 	"holdgo/cuda"
 	"holdgo/data"
 	"holdgo/experiment"
-	"holdgo/internal/atomicfile"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/sample"
@@ -220,42 +219,9 @@ func sampleCommand() *cli.Command {
 				return err
 			}
 			start := time.Now()
-			// Samples go to the first .npy chunk by chunk (bounded memory for any --n); pictures keep them all.
-			var (
-				res  sample.StreamResult
-				kept []float32
-			)
-			produce := func(emit func([]float32) error) error {
-				var err error
-				res, err = each(n, c.Uint64("seed"), func(_ int, x []float64) error {
-					q := sample.FirstBlock(x, len(x)/(m.SDE.Blocks()*dim), m.SDE.Blocks(), dim)
-					if len(pics) > 0 {
-						kept = append(kept, q...)
-					}
-					if emit != nil {
-						return emit(q)
-					}
-					return nil
-				})
-				return err
-			}
-			if len(npys) > 0 {
-				err = data.StreamNPY32(npys[0], []int{n, dim}, produce)
-			} else {
-				err = produce(nil)
-			}
+			res, err := experiment.SampleFiles(m, s.Method.Name(), each, n, c.Uint64("seed"), npys, pics)
 			if err != nil {
 				return err
-			}
-			for _, o := range npys[min(1, len(npys)):] {
-				if err := copyFile(npys[0], o); err != nil {
-					return err
-				}
-			}
-			for _, o := range pics {
-				if err := experiment.WriteModelSamples(m.Source, o, kept, dim, fmt.Sprintf("%s, %s, NFE %d", m.Config.SDE, s.Method.Name(), res.NFE)); err != nil {
-					return err
-				}
 			}
 			fmt.Fprintf(c.App.Writer, "%d samples, sampler %s, NFE %d, %.2fs; wrote %s\n", n, s.Method.Name(), res.NFE,
 				time.Since(start).Seconds(), strings.Join(outs, ", "))
@@ -267,22 +233,6 @@ func sampleCommand() *cli.Command {
 
 // maxPictureValues bounds the samples a picture (.png) holds in memory: 2²⁷ values, 512 MiB of float32.
 const maxPictureValues = 1 << 27
-
-// copyFile copies src to dst atomically.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if err := atomicfile.Write(dst, func(w io.Writer) error {
-		_, err := io.Copy(w, in)
-		return err
-	}); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	return nil
-}
 
 // checkWritableDir reports an output path whose directory is missing.
 func checkWritableDir(path string) error {
