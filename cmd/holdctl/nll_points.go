@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/data"
+	"holdgo/rng"
 	"holdgo/sample"
-	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -73,7 +73,7 @@ func runPointNLL(c *cli.Context, m *train.Model, div sample.DivScorer) error {
 		if seed == m.Config.Seed {
 			return usageErr("nll: --data-seed %d is the training seed; held-out data need another", seed)
 		}
-		points = data.Draw(m.Source, tensor.NewRNG(seed), n)
+		points = data.Draw(m.Source, rng.New(seed), n)
 		from = fmt.Sprintf("fresh draws of %s (seed %d; training seed %d)", m.Source.Name(), seed, m.Config.Seed)
 		if _, ok := m.Source.(*data.Points); ok {
 			from += ", resampled from the training file: not held out (pass --data)"
