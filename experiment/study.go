@@ -306,6 +306,18 @@ func failedPoint(steps int, err error) StudyPoint {
 	return StudyPoint{Steps: steps, W1: math.NaN(), W1SD: math.NaN(), Width: math.NaN(), WidthDev: math.NaN(), PathErr: math.NaN(), Err: msg}
 }
 
+// FirstFailure returns the error of the study's first failed run ("" when every run completed).
+func (t *Table) FirstFailure() string {
+	for _, r := range t.Rows {
+		for _, p := range r.Points {
+			if p.Err != "" {
+				return p.Err
+			}
+		}
+	}
+	return ""
+}
+
 // Failures returns the number of runs (points) that failed and the number of runs in all.
 func (t *Table) Failures() (failed, total int) {
 	for _, r := range t.Rows {

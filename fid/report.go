@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"holdgo/checkpoint"
+	"holdgo/data"
 	"holdgo/imagedata"
 	"holdgo/layers"
 	"holdgo/torchfile"
@@ -210,4 +212,37 @@ func (r *SamplingReport) Measure(q []float32, dim, n int) {
 		}
 	}
 	r.Beyond15 = float64(beyond) / float64(n)
+}
+
+// ExtractReporting is Extract reporting to w, as "name: features of done/N images (rate, ETA)", every
+// two seconds and at the end.
+func ExtractReporting(ext Extractor, src ImageSource, batch int, w io.Writer, name string) ([]float32, error) {
+	start := time.Now()
+	last := time.Time{}
+	return Extract(ext, src, batch, func(done int) {
+		if time.Since(last) > 2*time.Second || done == src.N {
+			last = time.Now()
+			rate := float64(done) / time.Since(start).Seconds()
+			fmt.Fprintf(w, "%s: features of %d/%d images (%.0f images/s, ETA %s)\n", name, done, src.N, rate,
+				time.Duration(float64(src.N-done)/rate*float64(time.Second)).Round(time.Second))
+		}
+	})
+}
+
+// OpenNPYImages serves the rows of a .npy file (n, C·H·W) as images of the shape NPYImageShape finds
+// for shape (holdctl fid --image-shape) and ext; rows that hold no images or a shape that does not fit
+// are InputErrors naming flag.
+func OpenNPYImages(flag, spec, shape string, ext Extractor) (ImageSource, error) {
+	a, err := data.ReadNPY(spec)
+	if err != nil {
+		return ImageSource{}, err
+	}
+	if a.Rows() < 1 || a.Cols() < 1 {
+		return ImageSource{}, &InputError{fmt.Sprintf("fid --%s %s: shape %v holds no images (want (n, C·H·W))", flag, spec, a.Shape)}
+	}
+	ch, h, w, err := NPYImageShape(shape, a.Cols(), ext)
+	if err != nil {
+		return ImageSource{}, &InputError{fmt.Sprintf("fid --%s %s: %v", flag, spec, err)}
+	}
+	return RowsSource(a.Float32(), ch, h, w)
 }

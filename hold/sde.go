@@ -55,6 +55,30 @@ func DefaultEndTime(kind string) float64 {
 	return 0
 }
 
+// Param is one parameter of an SDE kind, named as holdctl sde prints it.
+type Param struct {
+	Key   string
+	Value float64
+}
+
+// Params lists the parameters that define the configuration's SDE kind, in print order (HOLD's β
+// only when it is not 1, where it changes the kernel).
+func (c Config) Params() []Param {
+	switch c.Kind {
+	case KindHOLD:
+		if c.Beta != 1 {
+			return []Param{{"L", c.L}, {"alpha", c.Alpha}, {"beta", c.Beta}}
+		}
+		return []Param{{"L", c.L}, {"alpha", c.Alpha}}
+	case KindCLD:
+		return []Param{{"beta", c.Beta}, {"m_inv", c.MInv}, {"friction", c.Friction}, {"gamma", c.Alpha}}
+	case KindVP:
+		return []Param{{"beta_min", c.BetaMin}, {"beta_max", c.BetaMax}}
+	default:
+		return []Param{{"sigma_min", c.SigmaMin}, {"sigma_max", c.SigmaMax}}
+	}
+}
+
 // DefaultEndTimes is DefaultEndTime of every kind, as a map a study may override.
 func DefaultEndTimes() map[string]float64 {
 	ends := make(map[string]float64, len(Kinds))

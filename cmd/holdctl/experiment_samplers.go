@@ -128,21 +128,9 @@ func runExperimentSamplers(c *cli.Context) error {
 		return err
 	}
 	if failed, total := tab.Failures(); failed > 0 && failed == total {
-		return cli.Exit(fmt.Sprintf("holdctl experiment samplers: every run failed (%d); the first: %s", total, firstFailure(tab)), 1)
+		return cli.Exit(fmt.Sprintf("holdctl experiment samplers: every run failed (%d); the first: %s", total, tab.FirstFailure()), 1)
 	}
 	return nil
-}
-
-// firstFailure returns the error of the study's first failed run.
-func firstFailure(tab *experiment.Table) string {
-	for _, r := range tab.Rows {
-		for _, p := range r.Points {
-			if p.Err != "" {
-				return p.Err
-			}
-		}
-	}
-	return ""
 }
 
 // runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,

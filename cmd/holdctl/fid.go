@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/data"
 	"holdgo/fid"
 	"holdgo/imagedata"
 	"holdgo/internal/outpath"
@@ -169,17 +168,7 @@ func loadFIDSide(c *cli.Context, flag, spec string, ext fid.Extractor, limit int
 	if limit > 0 {
 		src.N = min(src.N, limit)
 	}
-	start := time.Now()
-	w := c.App.ErrWriter
-	last := time.Time{}
-	feats, err := fid.Extract(ext, src, c.Int("batch"), func(done int) {
-		if time.Since(last) > 2*time.Second || done == src.N {
-			last = time.Now()
-			rate := float64(done) / time.Since(start).Seconds()
-			fmt.Fprintf(w, "%s: features of %d/%d images (%.0f images/s, ETA %s)\n", flag, done, src.N, rate,
-				time.Duration(float64(src.N-done)/rate*float64(time.Second)).Round(time.Second))
-		}
-	})
+	feats, err := fid.ExtractReporting(ext, src, c.Int("batch"), c.App.ErrWriter, flag)
 	if err != nil {
 		return fid.Side{}, err
 	}
@@ -201,19 +190,12 @@ func openImages(c *cli.Context, flag, spec string, ext fid.Extractor, sampled *f
 		return fid.DatasetSource(d), nil
 	}
 	if strings.EqualFold(filepath.Ext(spec), ".npy") {
-		a, err := data.ReadNPY(spec)
-		if err != nil {
-			return fid.ImageSource{}, err
+		src, err := fid.OpenNPYImages(flag, spec, c.String("image-shape"), ext)
+		var ie *fid.InputError
+		if errors.As(err, &ie) {
+			return src, usageErr("%v", ie)
 		}
-		if a.Rows() < 1 || a.Cols() < 1 {
-			return fid.ImageSource{}, usageErr("fid --%s %s: shape %v holds no images (want (n, C·H·W))", flag, spec, a.Shape)
-		}
-		ch, h, w, err := fid.NPYImageShape(c.String("image-shape"), a.Cols(), ext)
-		if err != nil {
-			return fid.ImageSource{}, usageErr("fid --%s %s: %v", flag, spec, err)
-		}
-		x := a.Float32()
-		return fid.RowsSource(x, ch, h, w)
+		return src, err
 	}
 	st, err := os.Stat(spec)
 	if err != nil {
