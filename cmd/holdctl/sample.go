@@ -17,7 +17,6 @@ import (
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/sample"
-	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -70,29 +69,11 @@ func sampleDevice(device string, s *sample.Sampler, m *train.Model) (*cuda.Devic
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	if dev == tensor.CPU {
-		return nil, nil, nil
+	cd, net, err := s.DeviceFor(dev, m.Score, device)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
 	}
-	cd, ok := dev.(*cuda.Device)
-	if !ok {
-		return nil, nil, usageErr("--device %s: sampling runs on cpu or cuda", device)
-	}
-	ns, ok := m.Score.(*train.NetworkScorer)
-	if !ok {
-		return nil, nil, usageErr("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", device)
-	}
-	if err := ns.Net.Parameters().ToDevice(cd); err != nil {
-		return nil, nil, usageErr("--device %s: %v", device, err)
-	}
-	// lt and em keep the whole state on the device. The other samplers (ode's adaptive step
-	// control, heun, rk4, pc, --denoise) integrate their float64 state on the host and evaluate
-	// the network on the device: NetworkScorer runs where the parameters are, one state upload
-	// and one score download per evaluation.
-	// A clipped score (--clip) wraps the network: it runs on the host around the device network too.
-	if name := strings.TrimSuffix(s.Method.Name(), "@start"); (name != "lt" && name != "em") || s.Denoise || s.Score != m.Score {
-		return nil, nil, nil
-	}
-	return cd, ns.Net, nil
+	return cd, net, nil
 }
 
 // trainDataFlag re-points a run on .npy points at a copy of them.
