@@ -259,12 +259,12 @@ type NetworkScorer struct {
 	out  []float32
 }
 
-// Fork implements sample.Forker: a scorer with the same network and SDE
-// and its own tape and buffers, for another goroutine (the network's
-// forward pass only reads the parameters).
 // Network is the score network (sample.Networked).
 func (s *NetworkScorer) Network() layers.ScoreNet { return s.Net }
 
+// Fork implements sample.Forker: a scorer with the same network and SDE
+// and its own tape and buffers, for another goroutine (the network's
+// forward pass only reads the parameters).
 func (s *NetworkScorer) Fork() hold.Scorer { return &NetworkScorer{SDE: s.SDE, Net: s.Net} }
 
 // Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
