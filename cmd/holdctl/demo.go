@@ -89,7 +89,7 @@ func demoCommand() *cli.Command {
 // their read-out step (inside the budget).
 func demoSamplerSpec(c *cli.Context) sample.Spec {
 	name := c.String("sampler")
-	return sample.Spec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: 1e-3, Denoise: sample.HasReadout(name)}
+	return sample.Spec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: hold.DefaultEndTime(hold.KindHOLD), Denoise: sample.HasReadout(name)}
 }
 
 func runDemo(c *cli.Context) error {

@@ -158,7 +158,7 @@ func runPlotBlocks(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}, intRange{name: "steps", lo: 1, hi: maxPlotSteps}); err != nil {
 		return err
 	}
-	spec := sample.Spec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: 1e-3, Tol: 1e-5}
+	spec := sample.Spec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: hold.DefaultEndTime(hold.KindHOLD), Tol: 1e-5}
 	if _, err := sample.Lookup(spec.Method); err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
@@ -204,7 +204,7 @@ func runPlotMoments(c *cli.Context) error {
 	}
 	var panels []plot.Panel
 	for _, r := range rows {
-		spec := sample.Spec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: 1e-3}
+		spec := sample.Spec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: hold.DefaultEndTime(r.kind)}
 		s, err := spec.Build(r.m.SDE, r.m.Score, 2)
 		if err != nil {
 			return usageErr("plot moments: %v", err)
