@@ -604,7 +604,7 @@ func TestCLIDemoSmoke(t *testing.T) {
 	if c.Times != "mixed" || c.TimesLogMin != 3e-2 || !c.LogTime || !c.Estimate || c.Fourier != 64 || c.FourierScale != 10 || c.LRDecay != "cosine" || c.LR != 2e-3 {
 		t.Errorf("demo run config %+v: want mixed times from 3e-2, log t, the x̂₀ estimate and 64 Fourier features of it of scale 10, cosine decay from 2e-3", c)
 	}
-	if c.Ranks != demoRanks || !strings.Contains(r.stderr, fmt.Sprintf("%d ranks (batch %d each)", demoRanks, demoBatch/demoRanks)) {
-		t.Errorf("demo trained on %d ranks, want %d local ranks:\n%s", c.Ranks, demoRanks, r.stderr)
+	if c.Ranks != train.DemoRanks || !strings.Contains(r.stderr, fmt.Sprintf("%d ranks (batch %d each)", train.DemoRanks, train.DemoBatch/train.DemoRanks)) {
+		t.Errorf("demo trained on %d ranks, want %d local ranks:\n%s", c.Ranks, train.DemoRanks, r.stderr)
 	}
 }

@@ -18,45 +18,9 @@ import (
 	"holdgo/hold"
 	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
-	"holdgo/optim"
 	"holdgo/sample"
 	"holdgo/tensor"
 	"holdgo/train"
-)
-
-// The demo's training recipe (docs/demo.md has the measurements). The
-// paper's network (5-layer SiLU MLP on (state, t)) with uniform times and a
-// constant rate reached precision 0.17 in 120k steps: the samples lay about
-// 6·10⁻³ off the rolls, whose points are 2·10⁻⁴ apart across and 10⁻³
-// along. What changed that, each measured at 50k steps:
-//   - the network also sees the kernel's estimate x̂₀ of x₀ from the whole
-//     state and 64 Fourier features of it (σ = 10): the MLP resolves the
-//     arms, 0.063 apart (features of the position instead: precision 0.66,
-//     a halo around every roll; no features: 0.12);
-//   - cosine decay of the rate to 0 (without it precision 0.56 instead of
-//     0.66, features of the position);
-//   - half the times log-uniform on [3·10⁻², T] and log t as an input: for
-//     HOLD-3 the state pins x₀ down below t ≈ 0.03, and the rolls are
-//     decided between 0.03 and 0.3, 4 % of a uniform draw on [0, 7]
-//     (precision 0.96 from 3·10⁻², 0.95 from 10⁻², 0.92 from 10⁻³, 0.89
-//     from 10⁻¹: fewer strays between the rolls);
-//   - the rate twice the paper's 1e-3;
-//   - batch 256: half the time of 512 per step (precision 0.92 against 0.96,
-//     times from 10⁻³).
-const (
-	demoSteps        = 50000
-	demoBatch        = 256
-	demoLR           = 2e-3
-	demoFourier      = 64
-	demoFourierScale = 10
-	demoTimesLogMin  = 3e-2
-	// demoRanks local ranks (goroutines of one process, dist.NewLocal) train
-	// on the CPU, each half of the batch on one thread: a 128×128 product is
-	// too short to split across cores, two half-batches are not. The split is
-	// fixed, so the run is the same on one core or many.
-	demoRanks = 2
-	// demoSampleChunk samples make one chunk of the sampler's batch.
-	demoSampleChunk = 500
 )
 
 func demoCommand() *cli.Command {
@@ -65,16 +29,16 @@ func demoCommand() *cli.Command {
 		Usage: "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample (Lie–Trotter unless --sampler), score the samples",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "output directory (run files, samples.png, samples.npy)"},
-			&cli.IntFlag{Name: "steps", Value: demoSteps, Usage: "training steps"},
+			&cli.IntFlag{Name: "steps", Value: train.DemoSteps, Usage: "training steps"},
 			&cli.Float64Flag{Name: "L", Value: hold.DefaultConfig(hold.KindHOLD).L, Usage: "HOLD prior precision L (the paper's Table 3 varies it)"},
 			&cli.Float64Flag{Name: "alpha", Value: hold.DefaultConfig(hold.KindHOLD).Alpha, Usage: "HOLD initial auxiliary variance factor α (Table 3)"},
 			&cli.IntFlag{Name: "n", Value: 5000, Usage: "samples drawn and fresh data points compared with"},
 			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"},
 			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
-			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", demoTimesLogMin)},
-			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
-			&cli.IntFlag{Name: "fourier", Value: demoFourier, Usage: "Fourier features of the kernel's estimate x̂₀ that the network sees (0: none; the network still takes x̂₀ itself and log t, " +
+			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", train.DemoTimesLogMin)},
+			&cli.Float64Flag{Name: "lr", Value: train.DemoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
+			&cli.IntFlag{Name: "fourier", Value: train.DemoFourier, Usage: "Fourier features of the kernel's estimate x̂₀ that the network sees (0: none; the network still takes x̂₀ itself and log t, " +
 				"and the rate still decays, so 0 is this demo's recipe without features, not the paper's network: that one is holdctl train's defaults)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace DIR/samples.png and DIR/samples.npy even if they hold another kind of file"},
 			deviceFlag(),
@@ -140,13 +104,7 @@ func runDemo(c *cli.Context) error {
 		return usageErr("demo: %v", err)
 	}
 	defer lock.Release()
-	cfg := train.DefaultRunConfig()
-	cfg.Steps, cfg.Seed, cfg.CkptEvery, cfg.Times, cfg.LR, cfg.Batch = c.Int("steps"), c.Uint64("seed"), 0, c.String("times"), c.Float64("lr"), demoBatch
-	if cfg.Times == train.TimesMixed {
-		cfg.TimesLogMin = demoTimesLogMin
-	}
-	cfg.LogTime, cfg.Fourier, cfg.FourierScale, cfg.LRDecay, cfg.Estimate = true, c.Int("fourier"), demoFourierScale, optim.DecayCosine, true
-	cfg.L, cfg.Alpha = c.Float64("L"), c.Float64("alpha")
+	cfg := train.DemoConfig(c.Int("steps"), c.Uint64("seed"), c.String("times"), c.Float64("lr"), c.Int("fourier"), c.Float64("L"), c.Float64("alpha"))
 	fmt.Fprintf(c.App.Writer, "holdctl demo: HOLD-%d (L=%g, α=%g, T=7) on the multi Swiss roll, %d steps, batch %d\n",
 		cfg.Order, cfg.L, cfg.Alpha, cfg.Steps, cfg.Batch)
 	dev, err := openDevice(c.String("device"))
@@ -161,7 +119,7 @@ func runDemo(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ownSignals()
-	ranks := demoRanks
+	ranks := train.DemoRanks
 	if dev != tensor.CPU {
 		ranks = 1
 	}
@@ -193,7 +151,7 @@ func runDemo(c *cli.Context) error {
 		// As in training: chunks of the samples on one thread per worker
 		// (a chunk's activations stay in its core's cache), each worker
 		// with a fork of the network scorer.
-		smp.MaxBatch, smp.Workers, threads = demoSampleChunk, ranks, 1
+		smp.MaxBatch, smp.Workers, threads = train.DemoSampleChunk, ranks, 1
 	}
 	t0 := time.Now()
 	prev := parallel.SetThreads(threads)
