@@ -176,7 +176,7 @@ func sampleCommand() *cli.Command {
 			}
 			var targets []output
 			for _, o := range outs {
-				targets = append(targets, output{"out", o, kindByExt(o)})
+				targets = append(targets, output{"out", o, outpath.KindByExt(o)})
 			}
 			if err := checkOutputs(guard, targets...); err != nil {
 				return err
