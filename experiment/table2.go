@@ -239,3 +239,31 @@ func WriteTable2CSV(w io.Writer, tables []*NFETable) {
 		fmt.Fprintf(w, "%s,floor-sd,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.FloorSD, 'g', 8, 64))
 	}
 }
+
+// LoadTable2Models loads the checkpoints of TrainedTable2, ckpts by SDE kind (a kind missing: no model
+// of that kind), each checked to be of its kind (train.LoadModelOf) and all on one data set. Every
+// error is about the input.
+func LoadTable2Models(ckpts map[string]string) (map[string]*train.Model, error) {
+	models := map[string]*train.Model{}
+	var given []string
+	for _, kind := range hold.Kinds {
+		ckpt, ok := ckpts[kind]
+		if !ok {
+			continue
+		}
+		m, err := train.LoadModelOf(kind, ckpt)
+		if err != nil {
+			return nil, err
+		}
+		for _, other := range given {
+			o := models[other]
+			if o.Config.Data != m.Config.Data || (m.Config.Data == data.NameSwissRoll && o.Config.SwissNoise != m.Config.SwissNoise) {
+				return nil, fmt.Errorf("--%s is a model of %s, --%s of %s: the trained table needs one data set",
+					kind, m.Config.Data, other, o.Config.Data)
+			}
+		}
+		models[kind] = m
+		given = append(given, kind)
+	}
+	return models, nil
+}

@@ -10,13 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/data"
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/outpath"
 	"holdgo/sample"
-	"holdgo/train"
 )
 
 // experimentNFECommand reproduces the paper's Table 2 on toy data:
@@ -111,25 +109,15 @@ func runExperimentNFE(c *cli.Context) error {
 		return err
 	}
 	// Load every checkpoint before any sampling, so bad input fails fast.
-	models := map[string]*train.Model{}
-	var given []string
+	ckpts := map[string]string{}
 	for _, kind := range hold.Kinds {
-		if !c.IsSet(kind) {
-			continue
+		if c.IsSet(kind) {
+			ckpts[kind] = c.String(kind)
 		}
-		m, err := train.LoadModelOf(kind, c.String(kind))
-		if err != nil {
-			return usageErr("experiment nfe: %v", err)
-		}
-		for _, other := range given {
-			o := models[other]
-			if o.Config.Data != m.Config.Data || (m.Config.Data == data.NameSwissRoll && o.Config.SwissNoise != m.Config.SwissNoise) {
-				return usageErr("experiment nfe: --%s is a model of %s, --%s of %s: the trained table needs one data set",
-					kind, m.Config.Data, other, o.Config.Data)
-			}
-		}
-		models[kind] = m
-		given = append(given, kind)
+	}
+	models, err := experiment.LoadTable2Models(ckpts)
+	if err != nil {
+		return usageErr("experiment nfe: %v", err)
 	}
 	if c.Bool("no-oracle") && len(models) == 0 {
 		return usageErr("experiment nfe: --no-oracle needs checkpoints (--hold, --cld, --vp, --ve)")
