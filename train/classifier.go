@@ -42,6 +42,31 @@ type ClassifierRun struct {
 	opt         ClassifierOptions
 }
 
+// OpenClassifierData opens the labelled train images of spec and the test images of testSpec ("":
+// the #test split of spec), which must have labels and the train images' size; it returns the test
+// spec used. Its errors are about the input (ExitError of status 2).
+func OpenClassifierData(spec, testSpec string) (trainSet, testSet *imagedata.Dataset, test string, err error) {
+	if trainSet, err = imagedata.Open(spec, imagedata.Options{}); err != nil {
+		return nil, nil, "", inputErr("classifier train: %v", err)
+	}
+	if testSpec == "" {
+		testSpec = spec + "#test"
+	}
+	if testSet, err = imagedata.Open(testSpec, imagedata.Options{}); err != nil {
+		return nil, nil, "", inputErr("classifier train: test split: %v (name it with --test)", err)
+	}
+	for _, d := range []*imagedata.Dataset{trainSet, testSet} {
+		if d.Labels == nil {
+			return nil, nil, "", inputErr("classifier train: %s has no labels (IDX label files, or class sub-folders)", d.Name())
+		}
+	}
+	if testSet.C != trainSet.C || testSet.H != trainSet.H || testSet.W != trainSet.W {
+		return nil, nil, "", inputErr("classifier train: test images %d×%d×%d differ from train images %d×%d×%d",
+			testSet.C, testSet.H, testSet.W, trainSet.C, trainSet.H, trainSet.W)
+	}
+	return trainSet, testSet, testSpec, nil
+}
+
 // NewClassifierRun builds the classifier for labelled train and test images of the same size, with as
 // many classes as the labels of either name.
 func NewClassifierRun(trainSet, testSet *imagedata.Dataset, opt ClassifierOptions) (*ClassifierRun, error) {

@@ -70,26 +70,9 @@ func runClassifierTrain(c *cli.Context) error {
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {
 		return err
 	}
-	trainSet, err := imagedata.Open(spec, imagedata.Options{})
+	trainSet, testSet, testSpec, err := train.OpenClassifierData(spec, c.String("test"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("holdctl: classifier train: %v", err), 2)
-	}
-	testSpec := c.String("test")
-	if testSpec == "" {
-		testSpec = spec + "#test"
-	}
-	testSet, err := imagedata.Open(testSpec, imagedata.Options{})
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("holdctl: classifier train: test split: %v (name it with --test)", err), 2)
-	}
-	for _, d := range []*imagedata.Dataset{trainSet, testSet} {
-		if d.Labels == nil {
-			return usageErr("classifier train: %s has no labels (IDX label files, or class sub-folders)", d.Name())
-		}
-	}
-	if testSet.C != trainSet.C || testSet.H != trainSet.H || testSet.W != trainSet.W {
-		return usageErr("classifier train: test images %d×%d×%d differ from train images %d×%d×%d",
-			testSet.C, testSet.H, testSet.W, trainSet.C, trainSet.H, trainSet.W)
+		return cliError(err)
 	}
 	run, err := train.NewClassifierRun(trainSet, testSet, train.ClassifierOptions{Epochs: epochs, Batch: batch, LR: lr, Limit: c.Int("limit"), Seed: c.Uint64("seed")})
 	if err != nil {
