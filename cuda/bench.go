@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"holdgo/hold"
+	"holdgo/rng"
 	"holdgo/tensor"
 )
 
@@ -123,7 +124,7 @@ func WriteBenchTable(w io.Writer, dev *Device, res []BenchResult) {
 }
 
 func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
-	rng := tensor.NewRNG(1)
+	rng := rng.New(1)
 	var err error
 	on := func(h *tensor.Tensor) *tensor.Tensor {
 		if err != nil {

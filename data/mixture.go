@@ -210,7 +210,7 @@ func (m Mixture) CDF(x float64) float64 {
 	sum, c := 0.0, 0.0
 	for k, w := range m.Weights {
 		sum += w
-		c += w * normCDF((x-m.Means[k])/m.Stds[k])
+		c += w * NormalCDF((x-m.Means[k])/m.Stds[k])
 	}
 	return c / sum
 }
@@ -226,7 +226,7 @@ func (m Mixture) LowerPartial(x float64) float64 {
 		sum += w
 		s := m.Stds[k]
 		z := (x - m.Means[k]) / s
-		g += w * (s*z*normCDF(z) + s*normPDF(z))
+		g += w * (s*z*NormalCDF(z) + s*normPDF(z))
 	}
 	return g / sum
 }
@@ -270,6 +270,7 @@ func (m Mixture) Sample(rng *tensor.RNG, dst []float32) {
 	}
 }
 
-func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+// NormalCDF is the standard normal distribution function Φ(z).
+func NormalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
 func normPDF(z float64) float64 { return math.Exp(-0.5*z*z) / math.Sqrt(2*math.Pi) }

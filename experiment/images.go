@@ -87,7 +87,7 @@ func ImageStudy(cfg ImageStudyConfig) (*ImageTable, error) {
 	if cfg.Samples == 0 {
 		cfg.Samples = 200
 	}
-	ends := map[string]float64{hold.KindHOLD: 1e-3, hold.KindCLD: 1e-3, hold.KindVP: 1e-5, hold.KindVE: 1e-5}
+	ends := hold.DefaultEndTimes()
 	for k, v := range cfg.EndTime {
 		ends[k] = v
 	}

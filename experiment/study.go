@@ -19,13 +19,7 @@ import (
 )
 
 // StudyKinds are the SDE kinds a study sampler name may start with.
-var StudyKinds = []string{hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE}
-
-// DefaultStudySamplers are the paper's samplers and the x̂₀ samplers for HOLD, CLD and VP, as
-// "kind-method" with method a registry name (Registry): cld-lt is CLD-SGM's SSCS, vp-xddim is DDIM,
-// vp-xdpm2/3 are DPM-Solver++(2M/3M)-like, cld-xd* are gDDIM-style x̂₀ steps.
-var DefaultStudySamplers = []string{"hold-lt", "hold-em", "hold-xddim", "hold-xdpm2", "hold-xdpm3",
-	"cld-lt", "cld-em", "cld-xdpm2", "vp-em", "vp-xddim", "vp-xdpm2", "vp-xdpm3"}
+var StudyKinds = hold.Kinds
 
 // StudyConfig configures MixtureStudy. Zero fields take the defaults in brackets.
 type StudyConfig struct {
@@ -105,7 +99,10 @@ func (c *StudyConfig) fill() {
 	if c.FloorReps == 0 {
 		c.FloorReps = 5
 	}
-	ends := map[string]float64{hold.KindHOLD: 1e-3, hold.KindCLD: 1e-3, hold.KindVP: 1e-5}
+	ends := map[string]float64{} // no VE default: the study's VE runs need --end-time ve=t
+	for _, k := range []string{hold.KindHOLD, hold.KindCLD, hold.KindVP} {
+		ends[k] = hold.DefaultEndTime(k)
+	}
 	for k, v := range c.EndTime {
 		ends[k] = v
 	}
@@ -307,6 +304,18 @@ func rmsDiff(a, b []float32) float64 {
 func failedPoint(steps int, err error) StudyPoint {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
 	return StudyPoint{Steps: steps, W1: math.NaN(), W1SD: math.NaN(), Width: math.NaN(), WidthDev: math.NaN(), PathErr: math.NaN(), Err: msg}
+}
+
+// FirstFailure returns the error of the study's first failed run ("" when every run completed).
+func (t *Table) FirstFailure() string {
+	for _, r := range t.Rows {
+		for _, p := range r.Points {
+			if p.Err != "" {
+				return p.Err
+			}
+		}
+	}
+	return ""
 }
 
 // Failures returns the number of runs (points) that failed and the number of runs in all.

@@ -7,6 +7,7 @@ import (
 	"holdgo/autograd"
 	"holdgo/checkpoint"
 	"holdgo/layers"
+	"holdgo/rng"
 	"holdgo/tensor"
 )
 
@@ -59,7 +60,7 @@ func LoadClassifier(path string) (*layers.Classifier, ClassifierInfo, error) {
 	if err := f.GetJSON(classifierKey, &info); err != nil {
 		return nil, info, err
 	}
-	m, err := layers.NewClassifier(info.Config, tensor.NewRNG(0))
+	m, err := layers.NewClassifier(info.Config, rng.New(0))
 	if err != nil {
 		return nil, info, fmt.Errorf("%s: %w", path, err)
 	}

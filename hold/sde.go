@@ -38,6 +38,56 @@ const (
 	KindVE   = "ve"
 )
 
+// Kinds are the SDE kinds, in the order holdctl lists them.
+var Kinds = []string{KindHOLD, KindCLD, KindVP, KindVE}
+
+// DefaultEndTime is the end time ε of the reverse process that the studies and figures use for an SDE
+// kind: 1e-3 for HOLD and CLD, 1e-5 for VP and VE (VP with 1e-3 cannot resolve modes of width 0.01:
+// they come out about 0.63× too narrow; docs/math.md#euler-maruyama-and-ode-steppers). 0 for an
+// unknown kind.
+func DefaultEndTime(kind string) float64 {
+	switch kind {
+	case KindHOLD, KindCLD:
+		return 1e-3
+	case KindVP, KindVE:
+		return 1e-5
+	}
+	return 0
+}
+
+// Param is one parameter of an SDE kind, named as holdctl sde prints it.
+type Param struct {
+	Key   string
+	Value float64
+}
+
+// Params lists the parameters that define the configuration's SDE kind, in print order (HOLD's β
+// only when it is not 1, where it changes the kernel).
+func (c Config) Params() []Param {
+	switch c.Kind {
+	case KindHOLD:
+		if c.Beta != 1 {
+			return []Param{{"L", c.L}, {"alpha", c.Alpha}, {"beta", c.Beta}}
+		}
+		return []Param{{"L", c.L}, {"alpha", c.Alpha}}
+	case KindCLD:
+		return []Param{{"beta", c.Beta}, {"m_inv", c.MInv}, {"friction", c.Friction}, {"gamma", c.Alpha}}
+	case KindVP:
+		return []Param{{"beta_min", c.BetaMin}, {"beta_max", c.BetaMax}}
+	default:
+		return []Param{{"sigma_min", c.SigmaMin}, {"sigma_max", c.SigmaMax}}
+	}
+}
+
+// DefaultEndTimes is DefaultEndTime of every kind, as a map a study may override.
+func DefaultEndTimes() map[string]float64 {
+	ends := make(map[string]float64, len(Kinds))
+	for _, k := range Kinds {
+		ends[k] = DefaultEndTime(k)
+	}
+	return ends
+}
+
 // Training objectives.
 const (
 	// ObjectiveBCSM conditions on q0 only (b0 = {q0}): the auxiliary blocks p0, s0, … ~ N(0, α/L) are

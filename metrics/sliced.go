@@ -17,7 +17,7 @@ import (
 	"math"
 
 	"holdgo/internal/parallel"
-	"holdgo/tensor"
+	"holdgo/rng"
 )
 
 // checkSets validates two point sets of dimension dim and returns their
@@ -40,7 +40,7 @@ func checkSets(what string, x, y []float32, dim, minPoints int) (int, int, error
 //	SW_p = ( (1/K) Σ_k W_p(θ_k·x, θ_k·y)^p )^{1/p}
 //
 // over K = projections directions θ_k drawn uniformly on the unit sphere
-// from tensor.NewRNG(seed) (normalised Gaussian vectors), each 1-D distance
+// from rng.New(seed) (normalised Gaussian vectors), each 1-D distance
 // computed exactly between the projected empirical distributions (see
 // Wasserstein1D; n and m may differ). p is 1 or 2 (any p ≥ 1 works; those
 // are the usual ones). For dim 1 every direction is ±1, so the result is
@@ -62,7 +62,7 @@ func SlicedWasserstein(x, y []float32, dim, p, projections int, seed uint64) (fl
 	// The directions in order from one stream, then the 1-D distances on
 	// the worker pool, summed in the directions' order: the same bits on
 	// any number of threads.
-	rng := tensor.NewRNG(seed)
+	rng := rng.New(seed)
 	thetas := make([]float64, projections*dim)
 	for k := range projections {
 		theta := thetas[k*dim : (k+1)*dim]

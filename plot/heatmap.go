@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	stddraw "image/draw"
+	"image/png"
+	"io"
 	"math"
 	"slices"
 
@@ -12,6 +15,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"holdgo/internal/atomicfile"
 )
 
 // Grid is a function of (time, x) sampled on a rectangular grid: Z holds
@@ -175,6 +181,50 @@ func minMax(z []float64, hi bool) float64 {
 // smallest value) through blue and red to pale yellow (the largest);
 // NaN cells are left white. Paths are clipped to the grid.
 func Heatmap(path string, g Grid, paths []Path, opt HeatmapOptions) error {
+	img, err := heatmapCanvas("heat map "+path, g, paths, opt)
+	if err != nil {
+		return err
+	}
+	return savePNG(path, img)
+}
+
+// HeatPanel is one panel of HeatmapRow: a heat map with its paths.
+type HeatPanel struct {
+	Grid  Grid
+	Paths []Path
+	Opt   HeatmapOptions
+}
+
+// HeatmapRow draws the panels as Heatmap does and writes them side by side, top-aligned on white, as
+// one PNG at path.
+func HeatmapRow(path string, panels []HeatPanel) error {
+	imgs := make([]image.Image, len(panels))
+	width, height := 0, 0
+	for i, p := range panels {
+		c, err := heatmapCanvas(fmt.Sprintf("heat map panel %d of %s", i+1, path), p.Grid, p.Paths, p.Opt)
+		if err != nil {
+			return err
+		}
+		imgs[i] = c.Image()
+		width += imgs[i].Bounds().Dx()
+		height = max(height, imgs[i].Bounds().Dy())
+	}
+	canvas := image.NewRGBA(image.Rect(0, 0, width, height))
+	stddraw.Draw(canvas, canvas.Bounds(), image.NewUniform(color.White), image.Point{}, stddraw.Src)
+	x := 0
+	for _, img := range imgs {
+		b := img.Bounds()
+		stddraw.Draw(canvas, image.Rect(x, 0, x+b.Dx(), b.Dy()), img, b.Min, stddraw.Src)
+		x += b.Dx()
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { return png.Encode(w, canvas) }); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// heatmapCanvas draws Heatmap's picture; what names it in errors.
+func heatmapCanvas(what string, g Grid, paths []Path, opt HeatmapOptions) (*vgimg.Canvas, error) {
 	if opt.Width == 0 {
 		opt.Width = 900
 	}
@@ -193,11 +243,11 @@ func Heatmap(path string, g Grid, paths []Path, opt HeatmapOptions) error {
 	if opt.LineWidth == 0 {
 		opt.LineWidth = 0.6
 	}
-	if err := checkSize("heat map "+path, opt.Width, opt.Height); err != nil {
-		return err
+	if err := checkSize(what, opt.Width, opt.Height); err != nil {
+		return nil, err
 	}
 	if err := g.validate(); err != nil {
-		return fmt.Errorf("plot: heat map %s: %w", path, err)
+		return nil, fmt.Errorf("plot: %s: %w", what, err)
 	}
 	z := scaleGrid(g, opt)
 	hm := &raster{g: g, z: z, lo: minMax(z, false), hi: minMax(z, true),
@@ -213,7 +263,7 @@ func Heatmap(path string, g Grid, paths []Path, opt HeatmapOptions) error {
 	xmin, xmax, ymin, ymax := hm.DataRange()
 	for i, pt := range paths {
 		if len(pt.T) != len(pt.X) {
-			return fmt.Errorf("plot: heat map %s: path %d has %d times and %d positions", path, i, len(pt.T), len(pt.X))
+			return nil, fmt.Errorf("plot: %s: path %d has %d times and %d positions", what, i, len(pt.T), len(pt.X))
 		}
 		xys := make(plotter.XYs, 0, len(pt.T))
 		for k := range pt.T {
@@ -226,7 +276,7 @@ func Heatmap(path string, g Grid, paths []Path, opt HeatmapOptions) error {
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return fmt.Errorf("plot: heat map %s: path %d: %w", path, i, err)
+			return nil, fmt.Errorf("plot: %s: path %d: %w", what, i, err)
 		}
 		l.LineStyle = draw.LineStyle{Color: opt.LineColor, Width: vg.Points(opt.LineWidth)}
 		p.Add(l)
@@ -234,7 +284,7 @@ func Heatmap(path string, g Grid, paths []Path, opt HeatmapOptions) error {
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
 	img, c := newCanvas(opt.Width, opt.Height)
 	p.Draw(c)
-	return savePNG(path, img)
+	return img, nil
 }
 
 // heatPalette is moreland's extended black-body map (black, blue, red,

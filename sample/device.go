@@ -3,6 +3,7 @@ package sample
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"holdgo/autograd"
 	"holdgo/cuda"
@@ -238,4 +239,39 @@ func (s *Sampler) emOn(r *deviceRun) (int, error) {
 		}
 	}
 	return nfe, nil
+}
+
+// Networked is a score computed by a network (train.NetworkScorer): DeviceFor moves its parameters to
+// the device.
+type Networked interface {
+	hold.Scorer
+	Network() layers.ScoreNet
+}
+
+// DeviceFor prepares s to sample on dev (named name in errors) with the model's score (before any
+// clipping): on the CPU it returns nil. On a CUDA device the network of score (a Networked) moves
+// there; for lt and em it returns the device and the network, for SampleOn and EachOn to keep the whole
+// state on the device. The other samplers (ode's adaptive step control, heun, rk4, pc, Denoise) and a
+// clipped score, which wraps the network, integrate their float64 state on the host and evaluate the
+// network on the device (one state upload and one score download per evaluation): nil as well.
+func (s *Sampler) DeviceFor(dev tensor.Device, score hold.Scorer, name string) (*cuda.Device, layers.ScoreNet, error) {
+	if dev == tensor.CPU {
+		return nil, nil, nil
+	}
+	cd, ok := dev.(*cuda.Device)
+	if !ok {
+		return nil, nil, fmt.Errorf("--device %s: sampling runs on cpu or cuda", name)
+	}
+	ns, ok := score.(Networked)
+	if !ok {
+		return nil, nil, fmt.Errorf("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", name)
+	}
+	net := ns.Network()
+	if err := net.Parameters().ToDevice(cd); err != nil {
+		return nil, nil, fmt.Errorf("--device %s: %v", name, err)
+	}
+	if m := strings.TrimSuffix(s.Method.Name(), "@start"); (m != "lt" && m != "em") || s.Denoise || s.Score != score {
+		return nil, nil, nil
+	}
+	return cd, net, nil
 }

@@ -67,7 +67,7 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "bench ncsnpp leaves PyTorch's malloc untuned",
-  "file": "cmd/holdctl/bench_ncsnpp.go",
+  "file": "bench/ncsnpp.go",
   "old": "cmd.Env = append(cmd.Env, kv)",
   "new": "_ = kv",
   "pkg": "./cmd/holdctl",
@@ -76,7 +76,7 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "bench ncsnpp keeps PyTorch's slowest oneDNN ISA",
-  "file": "cmd/holdctl/bench_ncsnpp.go",
+  "file": "bench/ncsnpp.go",
   "old": "case r.MsPerImage < best[i].MsPerImage:",
   "new": "case r.MsPerImage > best[i].MsPerImage:",
   "pkg": "./cmd/holdctl",

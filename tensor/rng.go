@@ -6,6 +6,8 @@ import "holdgo/rng"
 type RNG = rng.RNG
 
 // NewRNG returns a generator for seed.
+//
+// Deprecated: use rng.New, the one constructor; NewRNG stays for the tests that still call it.
 func NewRNG(seed uint64) *RNG { return rng.New(seed) }
 
 // RandN returns a host tensor of standard normal draws.

@@ -23,7 +23,7 @@ import (
 	"holdgo/imagedata"
 	"holdgo/internal/budget"
 	"holdgo/layers"
-	"holdgo/tensor"
+	"holdgo/rng"
 )
 
 // RunConfig is everything that defines a training run: data, SDE, model and
@@ -320,7 +320,7 @@ func (c RunConfig) Build() (*Built, error) {
 	d := src.Dimension()
 	net, err := layers.NewMLP(layers.MLPConfig{In: sde.Blocks()*d + 1, Hidden: c.Hidden, Out: d, Layers: c.Layers, LogTime: c.LogTime,
 		Fourier: c.Fourier, FourierInputs: d, FourierScale: cmp.Or(c.FourierScale, DefaultFourierScale), Estimate: c.Estimate},
-		tensor.NewRNG(c.Seed^0x5eed))
+		rng.New(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +391,7 @@ func (c RunConfig) buildImages(sde *hold.SDE) (*Built, error) {
 	if c.ResBlocks > 0 {
 		nc.NumResBlocks = c.ResBlocks
 	}
-	net, err := layers.NewNCSNpp(nc, tensor.NewRNG(c.Seed^0x5eed))
+	net, err := layers.NewNCSNpp(nc, rng.New(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,16 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"holdgo/checkpoint"
 	"holdgo/imagedata"
+	"holdgo/internal/atomicfile"
 )
 
 // KeyExported marks a checkpoint written by ExportEMA (value "ema").
@@ -67,4 +72,72 @@ func ExportEMA(src *checkpoint.File, out string) (RunConfig, error) {
 		return cfg, fmt.Errorf("export: output %s must end in .safetensors", out)
 	}
 	return cfg, checkpoint.Save(out, ts, meta)
+}
+
+// Export writes the shipped form of the run in src into the directory out (created if need be):
+// ExportEMA's checkpoint and config.yaml. With force it replaces an earlier export there; any other
+// content of out, or a target that is the checkpoint being exported, is an ExitError of status 2.
+func Export(src *checkpoint.File, out string, force bool) error {
+	if err := checkExportDir(out, force); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return inputErr("export: %v", err)
+	}
+	target := filepath.Join(out, CheckpointFile)
+	if abs1, abs2 := absPath(target), absPath(src.Path); abs1 == abs2 {
+		return inputErr("export: --out %s would overwrite the checkpoint being exported", out)
+	}
+	cfg, err := ExportEMA(src, target)
+	if err != nil {
+		return inputErr("%v", err)
+	}
+	yml, err := cfg.YAML()
+	if err != nil {
+		return inputErr("%v", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(out, ConfigFile), yml); err != nil {
+		return inputErr("export: %v", err)
+	}
+	return nil
+}
+
+// absPath is p absolute, its links resolved where they exist.
+func absPath(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(a); err == nil {
+		return r
+	}
+	return a
+}
+
+// checkExportDir accepts a missing or empty directory, or with force one that holds an earlier export
+// (config.yaml and an exported checkpoint, nothing else).
+func checkExportDir(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return inputErr("export: --out %s: %v", dir, err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Name() != CheckpointFile && e.Name() != ConfigFile {
+			return inputErr("export: --out %s holds %s: not an exported model; choose a new directory", dir, e.Name())
+		}
+	}
+	f, err := checkpoint.Load(filepath.Join(dir, CheckpointFile))
+	if err != nil || f.Meta[KeyExported] == "" {
+		return inputErr("export: --out %s holds a checkpoint that is not an export (a run's?); choose a new directory", dir)
+	}
+	if !force {
+		return inputErr("export: --out %s holds an exported model; add --force to replace it", dir)
+	}
+	return nil
 }

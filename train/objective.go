@@ -259,6 +259,9 @@ type NetworkScorer struct {
 	out  []float32
 }
 
+// Network is the score network (sample.Networked).
+func (s *NetworkScorer) Network() layers.ScoreNet { return s.Net }
+
 // Fork implements sample.Forker: a scorer with the same network and SDE
 // and its own tape and buffers, for another goroutine (the network's
 // forward pass only reads the parameters).

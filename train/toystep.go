@@ -4,6 +4,7 @@ import (
 	"holdgo/autograd"
 	"holdgo/layers"
 	"holdgo/optim"
+	"holdgo/rng"
 	"holdgo/tensor"
 )
 
@@ -13,7 +14,7 @@ import (
 // the speed benchmarks time (holdctl bench mlp, go test -bench), not a
 // training run. It also returns the network's multiply-adds per sample.
 func ToyStep(batch, hidden int, seed uint64) (step func(), flopsPerSample float64, err error) {
-	r := tensor.NewRNG(seed)
+	r := rng.New(seed)
 	cfg := layers.ToyScoreNet(6, 2)
 	cfg.Hidden = hidden
 	m, err := layers.NewMLP(cfg, r)

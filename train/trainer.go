@@ -140,7 +140,7 @@ func New(opt Options, params *layers.Params, loss LossFunc) (*Trainer, error) {
 	return &Trainer{
 		Opt: opt, Params: params, loss: loss,
 		Adam: optim.NewAdam(params.Len()), EMA: optim.NewEMA(opt.EMA, params.Data),
-		RNG: tensor.NewRNG(opt.Seed), tape: autograd.NewTape(tensor.CPU),
+		RNG: rng.New(opt.Seed), tape: autograd.NewTape(tensor.CPU),
 	}, nil
 }
 

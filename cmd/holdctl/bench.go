@@ -3,15 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/internal/gemm"
+	"holdgo/bench"
 	"holdgo/internal/parallel"
-	"holdgo/rng"
-	"holdgo/train"
 )
 
 func benchCommand() *cli.Command {
@@ -62,32 +58,6 @@ func benchCommand() *cli.Command {
 	}
 }
 
-// warmUp is how long median runs f before it starts timing: long enough for
-// the OS to spread a fresh process's threads over the cores (measured: for
-// the first ~5–10 ms both of a 2-thread GEMM's threads can share one core,
-// and a 150 µs product then takes twice as long) and for caches and pooled
-// buffers to settle.
-const warmUp = 200 * time.Millisecond
-
-// median times f over repeats runs, after warming up for warmUp (at least
-// one run).
-func median(repeats int, f func()) time.Duration {
-	for start := time.Now(); ; {
-		f()
-		if time.Since(start) >= warmUp {
-			break
-		}
-	}
-	ts := make([]time.Duration, repeats)
-	for i := range ts {
-		start := time.Now()
-		f()
-		ts[i] = time.Since(start)
-	}
-	slices.Sort(ts)
-	return ts[len(ts)/2]
-}
-
 // Bounds of the bench sizes: beyond them a run takes hours or more memory than a machine has.
 const (
 	maxBenchSide    = 1 << 16
@@ -106,39 +76,23 @@ func benchGemm(c *cli.Context) error {
 	if err := checkBudget("m/--k/--n", int64(m)*int64(k)+int64(k)*int64(n)+int64(m)*int64(n), 4); err != nil {
 		return err
 	}
-	if isa := c.String("isa"); isa != "" {
-		prev, err := gemm.SetISA(isa)
-		if err != nil {
-			return usageErr("bench gemm: %v", err)
-		}
-		defer gemm.SetISA(prev)
-	}
 	if err := checkThreads(c); err != nil {
 		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-	r := rng.New(1)
-	a, b, out := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-	r.FillNormal(a, 0, 1)
-	r.FillNormal(b, 0, 1)
 	ta, tb := c.Bool("trans-a"), c.Bool("trans-b")
-	lda, ldb := k, n
-	if ta {
-		lda = m
+	res, err := bench.Gemm(bench.GemmConfig{M: m, K: k, N: n, TransA: ta, TransB: tb, ISA: c.String("isa"), Repeats: reps})
+	if err != nil { // an unknown or unsupported --isa
+		return usageErr("bench gemm: %v", err)
 	}
-	if tb {
-		ldb = k
-	}
-	d := median(reps, func() { gemm.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, out, n) })
-	gflops := 2 * float64(m) * float64(n) * float64(k) / d.Seconds() / 1e9
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{
-			"gflops": gflops, "m": m, "k": k, "n": n, "trans_a": ta, "trans_b": tb,
-			"threads": c.Int("threads"), "isa": gemm.ISA(), "seconds": d.Seconds(),
+			"gflops": res.GFLOPS, "m": m, "k": k, "n": n, "trans_a": ta, "trans_b": tb,
+			"threads": c.Int("threads"), "isa": res.ISA, "seconds": res.Time.Seconds(),
 		})
 	}
 	fmt.Fprintf(c.App.Writer, "sgemm %dx%dx%d (transA=%v transB=%v) %s, %d thread(s): %.1f GFLOP/s (median of %d, %v)\n",
-		m, k, n, ta, tb, gemm.ISA(), c.Int("threads"), gflops, reps, d)
+		m, k, n, ta, tb, res.ISA, c.Int("threads"), res.GFLOPS, reps, res.Time)
 	return nil
 }
 
@@ -157,19 +111,7 @@ func benchTriad(c *cli.Context) error {
 		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-	a, b, x := make([]float32, n), make([]float32, n), make([]float32, n)
-	rng.New(2).FillNormal(b, 0, 1)
-	copy(x, b)
-	const s = 1.5
-	d := median(reps, func() {
-		parallel.For(n, 1<<16, func(lo, hi int) {
-			aa, bb, xx := a[lo:hi], b[lo:hi], x[lo:hi]
-			for i := range aa {
-				aa[i] = bb[i] + s*xx[i]
-			}
-		})
-	})
-	gbs := 12 * float64(n) / d.Seconds() / 1e9
+	gbs := bench.Triad(n, reps)
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"gbps": gbs, "n": n, "threads": c.Int("threads")})
 	}
@@ -193,11 +135,10 @@ func benchMLP(c *cli.Context) error {
 		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-	step, _, err := train.ToyStep(batch, c.Int("hidden"), 1)
+	d, err := bench.MLP(batch, c.Int("hidden"), reps)
 	if err != nil {
 		return usageErr("bench mlp: %v", err)
 	}
-	d := median(reps, step)
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"ms": d.Seconds() * 1e3, "batch": batch,
 			"hidden": c.Int("hidden"), "threads": c.Int("threads")})

@@ -1,50 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
-	"os/exec"
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/autograd"
+	"holdgo/bench"
 	"holdgo/internal/parallel"
-	"holdgo/layers"
-	"holdgo/rng"
-	"holdgo/tensor"
 )
-
-// ncsnppBenchCase is one network of `holdctl bench ncsnpp`; the same presets
-// and batches are in scripts/bench_ncsnpp.py.
-type ncsnppBenchCase struct {
-	model     string
-	in, batch int
-}
-
-var ncsnppBenchCases = []ncsnppBenchCase{{"ncsnpp-small", 3, 32}, {"ncsnpp-cifar10", 9, 4}}
-
-// ncsnppBenchRow is one timing: milliseconds per image, median of repeats.
-type ncsnppBenchRow struct {
-	Impl       string  `json:"impl"` // holdgo or pytorch
-	Model      string  `json:"model"`
-	Batch      int     `json:"batch"`
-	Backward   bool    `json:"backward"`
-	MsPerImage float64 `json:"ms_per_image"`
-	// CPU time of the process (user + system) per image, median: on a shared machine the
-	// wall time of a 1-thread run counts other processes' time slices, this does not.
-	CPUMsPerImage float64 `json:"cpu_ms_per_image,omitempty"`
-	Threads       int     `json:"threads"`
-	// OneDNNISA is the ONEDNN_MAX_CPU_ISA a PyTorch row ran under ("ALL": oneDNN's own choice).
-	OneDNNISA string `json:"onednn_isa,omitempty"`
-}
 
 func benchNCSNppCommand() *cli.Command {
 	return &cli.Command{
@@ -65,20 +32,20 @@ func benchNCSNppCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			models := strings.Split(c.String("models"), ",")
-			var cases []ncsnppBenchCase
+			var cases []bench.NCSNppCase
 			for _, m := range models {
-				i := slices.IndexFunc(ncsnppBenchCases, func(bc ncsnppBenchCase) bool { return bc.model == m })
+				i := slices.IndexFunc(bench.NCSNppCases, func(bc bench.NCSNppCase) bool { return bc.Model == m })
 				if i < 0 {
 					return usageErr("--models: unknown %q (want ncsnpp-small, ncsnpp-cifar10)", m)
 				}
-				cases = append(cases, ncsnppBenchCases[i])
+				cases = append(cases, bench.NCSNppCases[i])
 			}
 			if err := checkThreads(c); err != nil {
 				return err
 			}
-			isas, err := oneDNNISAs(c.String("onednn-isa"))
+			isas, err := bench.OneDNNISAs(c.String("onednn-isa"))
 			if err != nil {
-				return err
+				return usageErr("%v", err)
 			}
 			repeats := max(1, c.Int("repeats"))
 			defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
@@ -95,9 +62,9 @@ func benchNCSNppCommand() *cli.Command {
 				defer f.Close()
 				defer pprof.StopCPUProfile()
 			}
-			var rows []ncsnppBenchRow
+			var rows []bench.NCSNppRow
 			for _, bc := range cases {
-				r, err := benchNCSNpp(bc, repeats)
+				r, err := bench.NCSNpp(bc, repeats)
 				if err != nil {
 					return err
 				}
@@ -107,7 +74,8 @@ func benchNCSNppCommand() *cli.Command {
 				rows = append(rows, r...)
 			}
 			if py := c.String("python"); py != "" {
-				pt, err := benchNCSNppTorch(c, py, isas, threads, repeats, models)
+				pt, err := bench.Torch(bench.TorchOptions{Python: py, Script: c.String("script"), ISAs: isas, Threads: threads,
+					Repeats: repeats, Models: models, Warn: c.App.ErrWriter})
 				if err != nil {
 					return err
 				}
@@ -116,168 +84,8 @@ func benchNCSNppCommand() *cli.Command {
 			if c.Bool("json") {
 				return json.NewEncoder(c.App.Writer).Encode(rows)
 			}
-			printNCSNppBench(c, rows)
+			bench.WriteNCSNpp(c.App.Writer, rows)
 			return nil
 		},
 	}
-}
-
-// torchMalloc is the glibc malloc tuning the PyTorch run gets unless the caller's
-// environment sets these variables itself: buffers up to 32 MiB from the heap
-// (not from a fresh mmap each time) and no trimming, so that PyTorch does not pay
-// page faults for every activation of every call (holdgo recycles its buffers).
-// Measured on a 2-core AMD EPYC (Zen 5) VM, torch 1.13 / oneDNN 2.6.3, 1 thread,
-// 2026-11-27: ncsnpp-small forward 36.3 → 6.9 ms per image, training step 125 →
-// 29 ms (1.44 M → 0.22 M minor faults); ncsnpp-cifar10 forward 402 → 280 ms,
-// training step 1,441 → 1,099 ms. Without it, oneDNN's blocked-layout reorders of
-// 32×32×28×28 tensors took 11–20 ms each.
-var torchMalloc = []string{"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=68719476736",
-	"MALLOC_TOP_PAD_=1073741824"}
-
-// benchNCSNppTorch runs scripts/bench_ncsnpp.py once per --onednn-isa value and
-// keeps, for each model and pass, PyTorch's fastest row (the peer at its best on
-// this machine). A failing interpreter or script skips that run with a message;
-// output that does not parse is an error.
-func benchNCSNppTorch(c *cli.Context, py string, isas []string, threads, repeats int, models []string) ([]ncsnppBenchRow, error) {
-	var best []ncsnppBenchRow
-	for _, v := range isas {
-		cmd := exec.Command(py, c.String("script"), "--json", "--threads", fmt.Sprint(threads),
-			"--repeats", fmt.Sprint(repeats), "--models", strings.Join(models, ","))
-		// torch.set_num_threads does not reach the BLAS library's own
-		// pool (OpenBLAS in Debian's torch): measured, at --threads 1 its
-		// threads spun on the second core (CPU time 1.6–1.9× the wall
-		// time, the wall time no shorter).
-		n := fmt.Sprint(threads)
-		cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n,
-			"ONEDNN_MAX_CPU_ISA="+v, "DNNL_MAX_CPU_ISA="+v)
-		for _, kv := range torchMalloc {
-			if _, set := os.LookupEnv(kv[:strings.IndexByte(kv, '=')]); !set {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
-		out, err := cmd.Output()
-		if err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "PyTorch benchmark (ONEDNN_MAX_CPU_ISA=%s) skipped: %s %s: %v\n", v, py, c.String("script"), err)
-			continue
-		}
-		var pt []ncsnppBenchRow
-		if err := json.Unmarshal(bytes.TrimSpace(out), &pt); err != nil {
-			return nil, fmt.Errorf("PyTorch benchmark output (ONEDNN_MAX_CPU_ISA=%s): %w", v, err)
-		}
-		for _, r := range pt {
-			if !(r.MsPerImage > 0) || math.IsInf(r.MsPerImage, 0) {
-				return nil, fmt.Errorf("PyTorch benchmark output (ONEDNN_MAX_CPU_ISA=%s): %s %v: time %v ms, want a positive number",
-					v, r.Model, r.Backward, r.MsPerImage)
-			}
-			r.Impl, r.OneDNNISA = "pytorch", v
-			i := slices.IndexFunc(best, func(b ncsnppBenchRow) bool { return b.Model == r.Model && b.Backward == r.Backward })
-			switch {
-			case i < 0:
-				best = append(best, r)
-			case r.MsPerImage < best[i].MsPerImage:
-				best[i] = r
-			}
-		}
-	}
-	return best, nil
-}
-
-// oneDNNISAs parses --onednn-isa: one or more comma-separated names of
-// letters, digits and underscores (oneDNN's ISA names, e.g. ALL, AVX2,
-// AVX512_CORE).
-func oneDNNISAs(list string) ([]string, error) {
-	var out []string
-	for _, v := range strings.Split(list, ",") {
-		v = strings.TrimSpace(v)
-		if v == "" || strings.IndexFunc(v, func(r rune) bool {
-			return !(r == '_' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z')
-		}) >= 0 {
-			return nil, usageErr("--onednn-isa: %q is not a list of oneDNN ISA names (e.g. ALL,AVX2)", list)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func printNCSNppBench(c *cli.Context, rows []ncsnppBenchRow) {
-	w := c.App.Writer
-	host, _ := os.Hostname()
-	fmt.Fprintf(w, "NCSN++ on %s, ms per image (median; wall time, then process CPU time), lower is better\n", host)
-	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s %10s %10s %8s  %s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up",
-		"holdgo cpu", "torch cpu", "cpu ratio", "torch's oneDNN ISA")
-	for _, r := range rows {
-		if r.Impl != "holdgo" {
-			continue
-		}
-		pass := "forward"
-		if r.Backward {
-			pass = "forward+backward"
-		}
-		pt, ratio, ptCPU, cpuRatio, ptISA := "—", "—", "—", "—", ""
-		for _, p := range rows {
-			if p.Impl == "pytorch" && p.Model == r.Model && p.Backward == r.Backward {
-				pt = fmt.Sprintf("%.2f", p.MsPerImage)
-				ratio = fmt.Sprintf("%.2f×", p.MsPerImage/r.MsPerImage)
-				ptISA = p.OneDNNISA
-				if p.CPUMsPerImage > 0 {
-					ptCPU = fmt.Sprintf("%.2f", p.CPUMsPerImage)
-					cpuRatio = fmt.Sprintf("%.2f×", p.CPUMsPerImage/r.CPUMsPerImage)
-				}
-			}
-		}
-		fmt.Fprintf(w, "%-15s %5d %-17s %10.2f %10s %8s %10.2f %10s %8s  %s\n", r.Model, r.Batch, pass, r.MsPerImage, pt, ratio,
-			r.CPUMsPerImage, ptCPU, cpuRatio, ptISA)
-	}
-}
-
-// benchNCSNpp times the Go network: one warm-up, then the median of repeats,
-// for the forward pass (no tape) and forward+backward.
-func benchNCSNpp(bc ncsnppBenchCase, repeats int) ([]ncsnppBenchRow, error) {
-	cfg, err := layers.NCSNppPreset(bc.model, bc.in, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Dropout = 0
-	m, err := layers.NewNCSNpp(cfg, rng.New(1))
-	if err != nil {
-		return nil, err
-	}
-	r := rng.New(2)
-	x := tensor.RandN(r, bc.batch, cfg.InChannels, cfg.ImageSize, cfg.ImageSize)
-	ts := tensor.RandU(r, 0.01, 1, bc.batch).Data()
-	g := autograd.NewTape(tensor.CPU)
-	var rows []ncsnppBenchRow
-	for _, backward := range []bool{false, true} {
-		g.SetNoGrad(!backward)
-		times, cpu := make([]float64, 0, repeats), make([]float64, 0, repeats)
-		for i := range repeats + 1 {
-			start, cpu0 := time.Now(), processCPU()
-			g.Reset()
-			if backward {
-				m.Params.ZeroGrad() // the forward pass alone, as PyTorch's, accumulates no gradients
-			}
-			out := m.Forward(g, g.Const(x), ts)
-			if backward {
-				g.Backward(g.Mean(g.Square(out)))
-			}
-			if i > 0 {
-				times = append(times, time.Since(start).Seconds())
-				cpu = append(cpu, processCPU()-cpu0)
-			}
-		}
-		slices.Sort(times)
-		slices.Sort(cpu)
-		rows = append(rows, ncsnppBenchRow{Impl: "holdgo", Model: bc.model, Batch: bc.batch, Backward: backward,
-			MsPerImage: times[len(times)/2] / float64(bc.batch) * 1e3, CPUMsPerImage: cpu[len(cpu)/2] / float64(bc.batch) * 1e3})
-	}
-	return rows, nil
-}
-
-// processCPU is the user + system CPU time of this process so far, in seconds.
-func processCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

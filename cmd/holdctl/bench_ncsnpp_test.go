@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"holdgo/bench"
 )
 
 // 'bench ncsnpp' runs the PyTorch script once per --onednn-isa value and keeps,
 // per model and pass, the fastest row: a stand-in script whose times depend on
 // ONEDNN_MAX_CPU_ISA (AVX2 faster forward, ALL faster backward) must come back as
 // the per-row minimum with its ISA; a run that fails is skipped with a message.
-// The script refuses to run without the glibc malloc tuning (torchMalloc).
+// The script refuses to run without the glibc malloc tuning (bench.TorchMalloc).
 func TestCLIBenchNCSNppTorchBestOf(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "fake_torch.sh")
 	body := `#!/bin/sh
@@ -33,11 +35,11 @@ echo "[{\"model\":\"ncsnpp-small\",\"batch\":32,\"backward\":false,\"ms_per_imag
 	if !strings.Contains(r.stderr, "ONEDNN_MAX_CPU_ISA=BOGUS) skipped") {
 		t.Errorf("the failing run is not reported:\n%s", r)
 	}
-	var rows []ncsnppBenchRow
+	var rows []bench.NCSNppRow
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		t.Fatalf("%v\n%s", err, r)
 	}
-	want := map[bool]ncsnppBenchRow{false: {MsPerImage: 20, OneDNNISA: "AVX2"}, true: {MsPerImage: 90, OneDNNISA: "ALL"}}
+	want := map[bool]bench.NCSNppRow{false: {MsPerImage: 20, OneDNNISA: "AVX2"}, true: {MsPerImage: 90, OneDNNISA: "ALL"}}
 	n := 0
 	for _, row := range rows {
 		if row.Impl != "pytorch" {

@@ -5,11 +5,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/tensor/optest"
+	"holdgo/bench"
 )
 
 // benchOpsCommand is 'holdctl bench ops': run the backend test table (tensor/optest) on a device
-// against the Reference device and print the supported-ops matrix (ggml's test-backend-ops).
+// against the Reference device (bench.Ops) and print the supported-ops matrix (ggml's test-backend-ops).
 func benchOpsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "ops",
@@ -26,14 +26,8 @@ func benchOpsCommand() *cli.Command {
 			if err != nil {
 				return usageErr("bench ops: %v", err)
 			}
-			rows := optest.Matrix(dev, c.Float64("tol"))
-			optest.WriteMatrix(c.App.Writer, dev.Name(), rows)
-			failed := 0
-			for _, r := range rows {
-				if r.Passed != r.Cases {
-					failed++
-				}
-			}
+			rows, failed := bench.Ops(dev, c.Float64("tol"))
+			bench.WriteOps(c.App.Writer, dev.Name(), rows)
 			if failed > 0 {
 				return cli.Exit(fmt.Sprintf("holdctl: bench ops: %d of %d ops fail or are unsupported on %s", failed, len(rows), dev.Name()), 1)
 			}

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"sort"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/cuda"
-	"holdgo/hold"
-	"holdgo/layers"
-	"holdgo/rng"
+	"holdgo/bench"
 	"holdgo/tensor"
-	"holdgo/train"
 )
 
 func benchTrainCommand() *cli.Command {
@@ -49,139 +42,14 @@ func benchTrainCommand() *cli.Command {
 	}
 }
 
-// TrainBench is what bench train measured.
-type TrainBench struct {
-	Device, Model     string
-	Params, Batch     int
-	StepSeconds       float64
-	Counted           bool          // the device counts launches, syncs and copies
-	Step, LoggingStep cuda.Counters // per non-logging step (averaged over the timed steps) and one logging step
-}
-
+// benchTrain times bench train's steps on dev (counting launches, syncs and copies on a CUDA device)
+// and prints them.
 func benchTrain(w io.Writer, dev tensor.Device, model, sdeKind string, batch, steps, channels int) error {
-	var counting *cuda.Counting
-	if cd, ok := dev.(*cuda.Device); ok {
-		dev, counting = cuda.NewCountingDevice(cd.Backend())
-	}
-	res, err := runTrainBench(dev, counting, model, sdeKind, batch, steps, channels)
+	dev, counting := bench.CountingDevice(dev)
+	res, err := bench.Train(dev, counting, model, sdeKind, batch, steps, channels)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	writeTrainBench(w, res, steps)
+	bench.WriteTrain(w, res, steps)
 	return nil
-}
-
-func runTrainBench(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, batch, steps, channels int) (*TrainBench, error) {
-	hc := hold.DefaultConfig(sdeKind)
-	sde, err := hold.New(hc)
-	if err != nil {
-		return nil, err
-	}
-	n := sde.Blocks()
-	var net layers.ScoreNet
-	dim := 2
-	if model == "mlp" {
-		if batch == 0 {
-			batch = 512
-		}
-		if net, err = layers.NewMLP(layers.ToyScoreNet(n*dim, dim), rng.New(1)); err != nil {
-			return nil, err
-		}
-	} else {
-		if batch == 0 {
-			batch = 4
-		}
-		size := map[string]int{"ncsnpp-tiny": 8, "ncsnpp-small": 28, "ncsnpp-cifar10": 32, "ncsnpp-celebahq256": 256}[model]
-		cfg, err := layers.NCSNppPreset(model, n*channels, channels, size)
-		if err != nil {
-			return nil, err
-		}
-		m, err := layers.NewNCSNpp(cfg, rng.New(1))
-		if err != nil {
-			return nil, err
-		}
-		net, dim = m, channels*size*size
-	}
-	data := func(r *rng.RNG, dst []float32) { r.FillNormal(dst, 0, 0.5) }
-	loss, err := train.ScoreLoss(sde, net, data, batch, dim, train.TimeSampling{Scheme: train.TimesUniform})
-	if err != nil {
-		return nil, err
-	}
-	tr, err := train.New(train.Options{Steps: steps + 2, Batch: batch, LR: 1e-4, GradClip: 1, EMA: 0.999, Seed: 1}, net.Parameters(), loss)
-	if err != nil {
-		return nil, err
-	}
-	if err := tr.SetDevice(dev); err != nil {
-		return nil, err
-	}
-	res := &TrainBench{Device: dev.Name(), Model: model, Params: tr.Params.Len(), Batch: batch, Counted: counting != nil}
-	if _, err := tr.Advance(true); err != nil { // warm-up: buffers allocated, kernels loaded
-		return nil, err
-	}
-	var before cuda.Counters
-	if counting != nil {
-		before = counting.Counters()
-	}
-	start := time.Now()
-	for range steps {
-		if _, err := tr.Advance(false); err != nil {
-			return nil, err
-		}
-	}
-	if tr.Device() != tensor.CPU { // wait for the device: the timed steps did not
-		if _, err := tr.Read(); err != nil {
-			return nil, err
-		}
-	}
-	res.StepSeconds = time.Since(start).Seconds() / float64(steps)
-	if counting != nil {
-		after := counting.Counters()
-		res.Step = perStep(after.Sub(before), steps)
-		// Read's synchronisation belongs to the logging step below, not to these.
-		res.Step.DtoH, res.Step.DtoHBytes = 0, 0
-		before = counting.Counters()
-		if _, err := tr.Advance(true); err != nil {
-			return nil, err
-		}
-		res.LoggingStep = counting.Counters().Sub(before)
-	}
-	return res, nil
-}
-
-// perStep divides the counts of steps steps (rounding to the nearest).
-func perStep(c cuda.Counters, steps int) cuda.Counters {
-	div := func(v int) int { return (v + steps/2) / steps }
-	r := cuda.Counters{Launches: div(c.Launches), Gemms: div(c.Gemms), Syncs: div(c.Syncs), HtoD: div(c.HtoD), DtoH: div(c.DtoH),
-		DtoD: div(c.DtoD), HtoDBytes: c.HtoDBytes / int64(steps), DtoHBytes: c.DtoHBytes / int64(steps), LaunchesByKernel: map[string]int{}}
-	for k, v := range c.LaunchesByKernel {
-		r.LaunchesByKernel[k] = div(v)
-	}
-	return r
-}
-
-func writeTrainBench(w io.Writer, r *TrainBench, steps int) {
-	fmt.Fprintf(w, "bench train: %s, %d parameters, batch %d, device %s, %d timed steps\n", r.Model, r.Params, r.Batch, r.Device, steps)
-	fmt.Fprintf(w, "  %.3f ms/step, %.1f samples/s\n", 1e3*r.StepSeconds, float64(r.Batch)/r.StepSeconds)
-	if !r.Counted {
-		return
-	}
-	fmt.Fprintf(w, "  per non-logging step: %d kernel launches, %d host synchronisations, %d H→D copies (%d bytes), %d D→H copies\n",
-		r.Step.Launches+r.Step.Gemms, r.Step.HostSyncs(), r.Step.HtoD, r.Step.HtoDBytes, r.Step.DtoH)
-	fmt.Fprintf(w, "  logging step:         %d kernel launches, %d host synchronisations, %d H→D copies (%d bytes), %d D→H copies (%d bytes)\n",
-		r.LoggingStep.Launches+r.LoggingStep.Gemms, r.LoggingStep.HostSyncs(), r.LoggingStep.HtoD, r.LoggingStep.HtoDBytes,
-		r.LoggingStep.DtoH, r.LoggingStep.DtoHBytes)
-	type kv struct {
-		k string
-		v int
-	}
-	var l []kv
-	for k, v := range r.Step.LaunchesByKernel {
-		l = append(l, kv{k, v})
-	}
-	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || (l[i].v == l[j].v && l[i].k < l[j].k) })
-	fmt.Fprintf(w, "  launches per step by kernel:")
-	for _, e := range l {
-		fmt.Fprintf(w, " %s %d", e.k, e.v)
-	}
-	fmt.Fprintln(w)
 }

@@ -8,14 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/autograd"
 	"holdgo/fid"
 	"holdgo/imagedata"
 	"holdgo/internal/outpath"
-	"holdgo/layers"
-	"holdgo/optim"
-	"holdgo/rng"
-	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // classifierCommand trains the small CNN whose penultimate layer is the
@@ -74,108 +70,35 @@ func runClassifierTrain(c *cli.Context) error {
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {
 		return err
 	}
-	trainSet, err := imagedata.Open(spec, imagedata.Options{})
+	trainSet, testSet, testSpec, err := train.OpenClassifierData(spec, c.String("test"))
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("holdctl: classifier train: %v", err), 2)
+		return cliError(err)
 	}
-	testSpec := c.String("test")
-	if testSpec == "" {
-		testSpec = spec + "#test"
-	}
-	testSet, err := imagedata.Open(testSpec, imagedata.Options{})
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("holdctl: classifier train: test split: %v (name it with --test)", err), 2)
-	}
-	for _, d := range []*imagedata.Dataset{trainSet, testSet} {
-		if d.Labels == nil {
-			return usageErr("classifier train: %s has no labels (IDX label files, or class sub-folders)", d.Name())
-		}
-	}
-	if testSet.C != trainSet.C || testSet.H != trainSet.H || testSet.W != trainSet.W {
-		return usageErr("classifier train: test images %d×%d×%d differ from train images %d×%d×%d",
-			testSet.C, testSet.H, testSet.W, trainSet.C, trainSet.H, trainSet.W)
-	}
-	classes := 0
-	for _, y := range append(append([]int(nil), trainSet.Labels...), testSet.Labels...) {
-		classes = max(classes, y+1)
-	}
-	cfg := layers.DefaultClassifier(trainSet.C, trainSet.H, trainSet.W, max(classes, 2))
-	model, err := layers.NewClassifier(cfg, tensor.NewRNG(c.Uint64("seed")))
+	run, err := train.NewClassifierRun(trainSet, testSet, train.ClassifierOptions{Epochs: epochs, Batch: batch, LR: lr, Limit: c.Int("limit"), Seed: c.Uint64("seed")})
 	if err != nil {
 		return err
 	}
-	nTrain := trainSet.N
-	if l := c.Int("limit"); l > 0 {
-		nTrain = min(nTrain, l)
-	}
+	cfg := run.Config
 	w := c.App.Writer
 	fmt.Fprintf(w, "classifier: %d train images %d×%d×%d, %d classes, %d parameters, %d epochs of batch %d\n",
-		nTrain, cfg.Channels, cfg.Height, cfg.Width, cfg.Classes, model.Params.Len(), epochs, batch)
-	began := time.Now()
-	r := rng.New(c.Uint64("seed") + 1)
-	adam := optim.NewAdam(model.Params.Len())
-	g := autograd.NewTape(tensor.CPU)
-	dim := trainSet.Dimension()
-	if err := checkBudget("batch", int64(batch)*int64(dim), 4*8); err != nil { // the batch and its activations, roughly
+		run.NTrain, cfg.Channels, cfg.Height, cfg.Width, cfg.Classes, run.Model.Params.Len(), epochs, batch)
+	if err := checkBudget("batch", int64(batch)*int64(trainSet.Dimension()), 4*8); err != nil { // the batch and its activations, roughly
 		return err
 	}
-	x := make([]float32, batch*dim)
-	labels := make([]int, batch)
-	perm := make([]int, nTrain)
-	stepsPerEpoch := (nTrain + batch - 1) / batch
-	total, step := epochs*stepsPerEpoch, 0
-	for epoch := range epochs {
-		for i := range perm {
-			perm[i] = i
-		}
-		for i := len(perm) - 1; i > 0; i-- { // Fisher–Yates
-			j := r.IntN(i + 1)
-			perm[i], perm[j] = perm[j], perm[i]
-		}
-		var lossSum float64
-		var correct int
-		for lo := 0; lo < nTrain; lo += batch {
-			b := min(batch, nTrain-lo)
-			for k := range b {
-				idx := perm[lo+k]
-				trainSet.Scale(x[k*dim:(k+1)*dim], trainSet.Pixels(idx), false, nil)
-				labels[k] = trainSet.Labels[idx]
-			}
-			g.Reset()
-			model.Params.ZeroGrad()
-			in := g.Const(tensor.FromSlice(x[:b*dim], b, cfg.Channels, cfg.Height, cfg.Width))
-			_, logits := model.Forward(g, in)
-			loss, dlogits, ok := layers.CrossEntropy(logits.T.Data(), labels[:b], cfg.Classes)
-			if math.IsNaN(loss) || math.IsInf(loss, 0) { // as train does: stop before the weights turn to NaN
-				return cli.Exit(fmt.Sprintf("holdctl: classifier train: stopped at epoch %d, step %d: the loss is %v; nothing was written. "+
-					"Try a lower --lr, or check the data", epoch+1, step+1, loss), 1)
-			}
-			g.Backward(g.ScalarLoss("CrossEntropy", logits, float32(loss), tensor.FromSlice(dlogits, logits.Shape()...)))
-			stepLR := lr * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(total)))
-			adam.Update(model.Params.Data, model.Params.Grad, stepLR)
-			step++
-			lossSum += loss * float64(b)
-			correct += ok
-		}
-		acc, err := classifierAccuracy(model, testSet, batch)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "epoch %d/%d  train loss %.4f  train accuracy %.4f  test accuracy %.4f  %.0f s\n", epoch+1, epochs,
-			lossSum/float64(nTrain), float64(correct)/float64(nTrain), acc, time.Since(began).Seconds())
-		if epoch == epochs-1 {
-			for i, v := range model.Params.Data {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					return cli.Exit(fmt.Sprintf("holdctl: classifier train: weight %d is %v after training; nothing was written. Try a lower --lr", i, v), 1)
-				}
-			}
-			info := fid.ClassifierInfo{Data: spec, TestAccuracy: acc, Epochs: epochs, Seconds: time.Since(began).Seconds()}
-			if err := fid.SaveClassifier(c.String("out"), model, info); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "wrote %s: test accuracy %.4f on %d images of %s, %.0f s\n", c.String("out"), acc, testSet.N, testSpec, info.Seconds)
-		}
+	var last train.ClassifierEpoch
+	err = run.Run(func(e train.ClassifierEpoch) {
+		fmt.Fprintf(w, "epoch %d/%d  train loss %.4f  train accuracy %.4f  test accuracy %.4f  %.0f s\n", e.Epoch, e.Epochs,
+			e.Loss, e.TrainAccuracy, e.TestAccuracy, time.Since(e.Began).Seconds())
+		last = e
+	})
+	if err != nil {
+		return cliError(err)
 	}
+	info := fid.ClassifierInfo{Data: spec, TestAccuracy: last.TestAccuracy, Epochs: epochs, Seconds: time.Since(last.Began).Seconds()}
+	if err := fid.SaveClassifier(c.String("out"), run.Model, info); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s: test accuracy %.4f on %d images of %s, %.0f s\n", c.String("out"), last.TestAccuracy, testSet.N, testSpec, info.Seconds)
 	return nil
 }
 
@@ -186,24 +109,4 @@ func specPath(spec string) string {
 		return p
 	}
 	return spec
-}
-
-// classifierAccuracy is the share of the data set's images the model labels correctly.
-func classifierAccuracy(m *layers.Classifier, d *imagedata.Dataset, batch int) (float64, error) {
-	g := autograd.NewTape(tensor.CPU)
-	g.SetNoGrad(true)
-	dim := d.Dimension()
-	x := make([]float32, batch*dim)
-	correct := 0
-	for lo := 0; lo < d.N; lo += batch {
-		b := min(batch, d.N-lo)
-		for k := range b {
-			d.Scale(x[k*dim:(k+1)*dim], d.Pixels(lo+k), false, nil)
-		}
-		g.Reset()
-		_, logits := m.Forward(g, g.Const(tensor.FromSlice(x[:b*dim], b, d.C, d.H, d.W)))
-		_, _, ok := layers.CrossEntropy(logits.T.Data(), d.Labels[lo:lo+b], m.Config.Classes)
-		correct += ok
-	}
-	return float64(correct) / float64(d.N), nil
 }

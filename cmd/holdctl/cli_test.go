@@ -23,6 +23,8 @@ import (
 
 	"holdgo/checkpoint"
 	"holdgo/data"
+	"holdgo/experiment"
+	"holdgo/metrics"
 	"holdgo/tensor"
 	"holdgo/train"
 )
@@ -205,7 +207,7 @@ func TestCLIInterruptAndResume(t *testing.T) {
 	if err != nil || step < 1 || step >= total {
 		t.Fatalf("checkpoint after SIGINT at step %d (%v), want in [1, %d)", step, err, total)
 	}
-	if _, err := loadModel(cut, false); err != nil {
+	if _, err := train.LoadModel(cut, false, ""); err != nil {
 		t.Fatalf("checkpoint after SIGINT does not load: %v", err)
 	}
 	t.Logf("interrupted at step %d", step)
@@ -322,7 +324,7 @@ func TestCLISampleEvalNLL(t *testing.T) {
 
 	// eval: JSON with the exact W1 and mode weights for the 1-D mixture
 	r = mustRun(t, "eval", "--data", "gmm1d", "--n", "400", "--kernel-points", "200", "--json", npy)
-	var rep evalReport
+	var rep metrics.EvalReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("eval JSON: %v\n%s", err, r.stdout)
 	}
@@ -415,8 +417,8 @@ func TestCLIExperimentNFE(t *testing.T) {
 	if !bytes.Equal(ca, cb) || !strings.HasPrefix(string(ca), "scores,model,sampler,nfe,nfe_used,steps,metric,value\n") {
 		t.Errorf("CSV not reproducible from the seed:\n%s\n---\n%s", ca, cb)
 	}
-	if n := strings.Count(string(ca), "\noracle,"); n != len(nfeRows)*2+2 {
-		t.Errorf("CSV has %d oracle rows, want %d:\n%s", n, len(nfeRows)*2+2, ca)
+	if n := strings.Count(string(ca), "\noracle,"); n != len(experiment.Table2Rows)*2+2 {
+		t.Errorf("CSV has %d oracle rows, want %d:\n%s", n, len(experiment.Table2Rows)*2+2, ca)
 	}
 	// trained models (HOLD and CLD given; VP and VE rows n/a)
 	c := filepath.Join(dir, "c.csv")
@@ -453,7 +455,7 @@ func TestCLIBadInput(t *testing.T) {
 	if err := os.WriteFile(other, bytes.Replace(raw, from, to, 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadModel(other, false); err == nil {
+	if _, err := train.LoadModel(other, false, ""); err == nil {
 		t.Fatal("the edited checkpoint loads")
 	}
 
@@ -556,8 +558,8 @@ func TestCLILocalRanks(t *testing.T) {
 	if !strings.Contains(r.stderr, "2 ranks (batch 32 each)") {
 		t.Errorf("no ranks in the progress:\n%s", r.stderr)
 	}
-	if m, err := loadModel(two, false); err != nil || m.cfg.Ranks != 2 {
-		t.Fatalf("run on 2 local ranks: %v, ranks %d recorded", err, m.cfg.Ranks)
+	if m, err := train.LoadModel(two, false, ""); err != nil || m.Config.Ranks != 2 {
+		t.Fatalf("run on 2 local ranks: %v, ranks %d recorded", err, m.Config.Ranks)
 	}
 	mustRun(t, "train", "--resume", "--out", two, "--steps", "40", "--threads", "1")
 	want, got := lossColumns(t, one), lossColumns(t, two)
@@ -594,15 +596,15 @@ func TestCLIDemoSmoke(t *testing.T) {
 		t.Errorf("samples.npy has shape %v, want [300 2]", shape)
 	}
 	// The recipe of docs/demo.md is what the run records.
-	m, err := loadModel(filepath.Join(out, "run-1"), false)
+	m, err := train.LoadModel(filepath.Join(out, "run-1"), false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := m.cfg
+	c := m.Config
 	if c.Times != "mixed" || c.TimesLogMin != 3e-2 || !c.LogTime || !c.Estimate || c.Fourier != 64 || c.FourierScale != 10 || c.LRDecay != "cosine" || c.LR != 2e-3 {
 		t.Errorf("demo run config %+v: want mixed times from 3e-2, log t, the x̂₀ estimate and 64 Fourier features of it of scale 10, cosine decay from 2e-3", c)
 	}
-	if c.Ranks != demoRanks || !strings.Contains(r.stderr, fmt.Sprintf("%d ranks (batch %d each)", demoRanks, demoBatch/demoRanks)) {
-		t.Errorf("demo trained on %d ranks, want %d local ranks:\n%s", c.Ranks, demoRanks, r.stderr)
+	if c.Ranks != train.DemoRanks || !strings.Contains(r.stderr, fmt.Sprintf("%d ranks (batch %d each)", train.DemoRanks, train.DemoBatch/train.DemoRanks)) {
+		t.Errorf("demo trained on %d ranks, want %d local ranks:\n%s", c.Ranks, train.DemoRanks, r.stderr)
 	}
 }

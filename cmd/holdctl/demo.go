@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,51 +14,13 @@ import (
 
 	"holdgo/data"
 	"holdgo/dist"
+	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
-	"holdgo/internal/runlock"
-	"holdgo/metrics"
-	"holdgo/optim"
-	"holdgo/rng"
 	"holdgo/sample"
 	"holdgo/tensor"
 	"holdgo/train"
-)
-
-// The demo's training recipe (docs/demo.md has the measurements). The
-// paper's network (5-layer SiLU MLP on (state, t)) with uniform times and a
-// constant rate reached precision 0.17 in 120k steps: the samples lay about
-// 6·10⁻³ off the rolls, whose points are 2·10⁻⁴ apart across and 10⁻³
-// along. What changed that, each measured at 50k steps:
-//   - the network also sees the kernel's estimate x̂₀ of x₀ from the whole
-//     state and 64 Fourier features of it (σ = 10): the MLP resolves the
-//     arms, 0.063 apart (features of the position instead: precision 0.66,
-//     a halo around every roll; no features: 0.12);
-//   - cosine decay of the rate to 0 (without it precision 0.56 instead of
-//     0.66, features of the position);
-//   - half the times log-uniform on [3·10⁻², T] and log t as an input: for
-//     HOLD-3 the state pins x₀ down below t ≈ 0.03, and the rolls are
-//     decided between 0.03 and 0.3, 4 % of a uniform draw on [0, 7]
-//     (precision 0.96 from 3·10⁻², 0.95 from 10⁻², 0.92 from 10⁻³, 0.89
-//     from 10⁻¹: fewer strays between the rolls);
-//   - the rate twice the paper's 1e-3;
-//   - batch 256: half the time of 512 per step (precision 0.92 against 0.96,
-//     times from 10⁻³).
-const (
-	demoSteps        = 50000
-	demoBatch        = 256
-	demoLR           = 2e-3
-	demoFourier      = 64
-	demoFourierScale = 10
-	demoTimesLogMin  = 3e-2
-	// demoRanks local ranks (goroutines of one process, dist.NewLocal) train
-	// on the CPU, each half of the batch on one thread: a 128×128 product is
-	// too short to split across cores, two half-batches are not. The split is
-	// fixed, so the run is the same on one core or many.
-	demoRanks = 2
-	// demoSampleChunk samples make one chunk of the sampler's batch.
-	demoSampleChunk = 500
 )
 
 func demoCommand() *cli.Command {
@@ -69,16 +29,16 @@ func demoCommand() *cli.Command {
 		Usage: "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample (Lie–Trotter unless --sampler), score the samples",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "output directory (run files, samples.png, samples.npy)"},
-			&cli.IntFlag{Name: "steps", Value: demoSteps, Usage: "training steps"},
+			&cli.IntFlag{Name: "steps", Value: train.DemoSteps, Usage: "training steps"},
 			&cli.Float64Flag{Name: "L", Value: hold.DefaultConfig(hold.KindHOLD).L, Usage: "HOLD prior precision L (the paper's Table 3 varies it)"},
 			&cli.Float64Flag{Name: "alpha", Value: hold.DefaultConfig(hold.KindHOLD).Alpha, Usage: "HOLD initial auxiliary variance factor α (Table 3)"},
 			&cli.IntFlag{Name: "n", Value: 5000, Usage: "samples drawn and fresh data points compared with"},
 			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"},
 			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)"},
 			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
-			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", demoTimesLogMin)},
-			&cli.Float64Flag{Name: "lr", Value: demoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
-			&cli.IntFlag{Name: "fourier", Value: demoFourier, Usage: "Fourier features of the kernel's estimate x̂₀ that the network sees (0: none; the network still takes x̂₀ itself and log t, " +
+			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", train.DemoTimesLogMin)},
+			&cli.Float64Flag{Name: "lr", Value: train.DemoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
+			&cli.IntFlag{Name: "fourier", Value: train.DemoFourier, Usage: "Fourier features of the kernel's estimate x̂₀ that the network sees (0: none; the network still takes x̂₀ itself and log t, " +
 				"and the rate still decays, so 0 is this demo's recipe without features, not the paper's network: that one is holdctl train's defaults)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace DIR/samples.png and DIR/samples.npy even if they hold another kind of file"},
 			deviceFlag(),
@@ -91,9 +51,9 @@ func demoCommand() *cli.Command {
 // demoSamplerSpec is the demo's sampler: --sampler at --nfe on its preferred grid (the quadratic grid
 // to ε = 1e-3; for the aligned samplers a σ-grid to σ_min); the x̂₀ and aligned samplers finish with
 // their read-out step (inside the budget).
-func demoSamplerSpec(c *cli.Context) samplerSpec {
+func demoSamplerSpec(c *cli.Context) sample.Spec {
 	name := c.String("sampler")
-	return samplerSpec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: 1e-3, Denoise: sample.HasReadout(name)}
+	return sample.Spec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: hold.DefaultEndTime(hold.KindHOLD), Denoise: sample.HasReadout(name)}
 }
 
 func runDemo(c *cli.Context) error {
@@ -139,25 +99,19 @@ func runDemo(c *cli.Context) error {
 		}
 	}
 	// The run goes into a fresh DIR/run-N: nothing there is removed or replaced.
-	runDir, lock, err := freshRunDir(dir)
+	runDir, lock, err := train.FreshRunDir(dir)
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
 	defer lock.Release()
-	cfg := train.DefaultRunConfig()
-	cfg.Steps, cfg.Seed, cfg.CkptEvery, cfg.Times, cfg.LR, cfg.Batch = c.Int("steps"), c.Uint64("seed"), 0, c.String("times"), c.Float64("lr"), demoBatch
-	if cfg.Times == train.TimesMixed {
-		cfg.TimesLogMin = demoTimesLogMin
-	}
-	cfg.LogTime, cfg.Fourier, cfg.FourierScale, cfg.LRDecay, cfg.Estimate = true, c.Int("fourier"), demoFourierScale, optim.DecayCosine, true
-	cfg.L, cfg.Alpha = c.Float64("L"), c.Float64("alpha")
+	cfg := train.DemoConfig(c.Int("steps"), c.Uint64("seed"), c.String("times"), c.Float64("lr"), c.Int("fourier"), c.Float64("L"), c.Float64("alpha"))
 	fmt.Fprintf(c.App.Writer, "holdctl demo: HOLD-%d (L=%g, α=%g, T=7) on the multi Swiss roll, %d steps, batch %d\n",
 		cfg.Order, cfg.L, cfg.Alpha, cfg.Steps, cfg.Batch)
 	dev, err := openDevice(c.String("device"))
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
-	logFile, err := openLog(filepath.Join(runDir, logName), 0)
+	logFile, err := train.OpenLog(filepath.Join(runDir, logName), 0)
 	if err != nil {
 		return err
 	}
@@ -165,26 +119,26 @@ func runDemo(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ownSignals()
-	ranks := demoRanks
+	ranks := train.DemoRanks
 	if dev != tensor.CPU {
 		ranks = 1
 	}
 	cfg.Ranks = ranks
-	if err := trainLocalRanks(ranks, func(comm dist.Communicator) error {
-		return demoRank(ctx, c, cfg, comm, dev, &session{dir: runDir, cfg: cfg, log: logFile, out: c.App.ErrWriter,
-			resume: fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)})
+	if err := train.LocalRanks(ranks, "holdctl", func(comm dist.Communicator) error {
+		return demoRank(ctx, c, cfg, comm, dev, &train.Session{Dir: runDir, Config: cfg, Log: logFile, Out: c.App.ErrWriter,
+			ResumeHint: fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)})
 	}); err != nil {
 		return err
 	}
 	trained := time.Since(begin)
 
 	// Sample with the EMA weights, as every diffusion model is evaluated.
-	m, err := loadModel(runDir, false)
+	m, err := train.LoadModel(runDir, false, "")
 	if err != nil {
 		return err
 	}
 	spec := demoSamplerSpec(c)
-	smp, err := spec.build(m.sde, m.score, 2)
+	smp, err := spec.Build(m.SDE, m.Score, 2)
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
@@ -197,7 +151,7 @@ func runDemo(c *cli.Context) error {
 		// As in training: chunks of the samples on one thread per worker
 		// (a chunk's activations stay in its core's cache), each worker
 		// with a fork of the network scorer.
-		smp.MaxBatch, smp.Workers, threads = demoSampleChunk, ranks, 1
+		smp.MaxBatch, smp.Workers, threads = train.DemoSampleChunk, ranks, 1
 	}
 	t0 := time.Now()
 	prev := parallel.SetThreads(threads)
@@ -207,87 +161,36 @@ func runDemo(c *cli.Context) error {
 		return err
 	}
 	sampled := time.Since(t0)
-	q := firstBlock(res.X, n, m.sde.Blocks(), 2)
-	if err := writeSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
+	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), 2)
+	if err := experiment.WriteSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
 	if err := data.WriteNPY32(npy, q, n, 2); err != nil {
 		return err
 	}
 
-	// Distances to fresh data, next to the distance between two independent data sets of the same
-	// size. Between clusters as far apart as the five rolls, W2 is dominated by how the points happen
-	// to split among them, so one pair of data sets gives a floor anywhere in ±30%: average over
-	// several fresh sets (the same ones for the samples and for the floor).
 	warnDiverged(c.App.ErrWriter, res.Diverged, n, "the picture and the distances below leave them out")
-	q, _ = convergedRows(q, 2)
-	r := rng.New(cfg.Seed + 2)
-	const (
-		proj = 1024 // directions: the estimate's own noise stays at a few per cent
-		reps = 5
-	)
-	var (
-		sw, floor []float64
-		pr        *prReport
-	)
-	for k := range reps {
-		fresh, fresh2 := data.Draw(m.source, r, n), data.Draw(m.source, r, n)
-		if k == 0 && len(q)/2 > prK {
-			if pr, err = precisionRecall(q, fresh2[:len(q)], fresh, 2, prK, m.source); err != nil {
-				return err
-			}
-		}
-		a, err := metrics.SlicedWasserstein(q, fresh, 2, 2, proj, uint64(7+k))
-		if err != nil {
-			return err
-		}
-		b, err := metrics.SlicedWasserstein(fresh2, fresh, 2, 2, proj, uint64(7+k))
-		if err != nil {
-			return err
-		}
-		sw, floor = append(sw, a), append(floor, b)
+	q, _ = sample.ConvergedRows(q, 2)
+	sc, err := experiment.ScoreDemo(q, m.Source, n, cfg.Seed+2)
+	if err != nil {
+		return err
 	}
-	mSW, mFloor := sample.MeanSE(sw), sample.MeanSE(floor)
+	mSW, mFloor, pr := sc.SW, sc.Floor, sc.PR
 	fmt.Fprintf(c.App.Writer, "sampled %d points with sampler %s (NFE %d) in %.1fs; picture: %s\n", n, spec.Method, res.NFE, sampled.Seconds(), png)
-	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", proj, reps, n)
+	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", experiment.DemoProjections, experiment.DemoReps, n)
 	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
 	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)
 	if pr != nil {
-		fmt.Fprint(c.App.Writer, pr.text())
+		fmt.Fprint(c.App.Writer, pr.Text())
 	}
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil
 }
 
-// maxDemoRuns bounds the run-N directories demo tries in one --out.
-const maxDemoRuns = 10000
-
-// freshRunDir creates and locks the first DIR/run-N (N = 1, 2, …) that
-// does not exist yet: demo never trains into, or removes, a directory it
-// did not create.
-func freshRunDir(dir string) (string, *runlock.Lock, error) {
-	for n := 1; n <= maxDemoRuns; n++ {
-		runDir := filepath.Join(dir, fmt.Sprintf("run-%d", n))
-		err := os.Mkdir(runDir, 0o755)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", nil, err
-		}
-		lock, err := runlock.Acquire(runDir)
-		if err != nil {
-			return "", nil, err
-		}
-		return runDir, lock, nil
-	}
-	return "", nil, fmt.Errorf("%s already holds run-1 … run-%d; give another --out", dir, maxDemoRuns)
-}
-
 // demoRank is one local rank of the demo's training: its shard of the
 // batch, the trainer and the loop of s (rank 0 logs and writes the
 // checkpoint).
-func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *session) error {
+func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *train.Session) error {
 	tr, err := cfg.NewTrainer(comm)
 	if err != nil {
 		return err
@@ -298,6 +201,6 @@ func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dis
 	if err := tr.SetDevice(dev); err != nil {
 		return usageErr("demo: --device %s: %v", c.String("device"), err)
 	}
-	s.trainer, s.comm = tr, comm
-	return s.loop(ctx, 1000)
+	s.Trainer, s.Comm = tr, comm
+	return cliError(s.Loop(ctx, 1000))
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"holdgo/bench"
 	"holdgo/checkpoint"
 	"holdgo/cuda"
 	"holdgo/data"
@@ -151,7 +152,7 @@ func TestShimNCSNppTinyMatchesCPU(t *testing.T) {
 // prints the same counts.
 func TestShimNCSNppStepCounters(t *testing.T) {
 	dev, counting := cuda.NewCountingDevice(testBackend(t))
-	res, err := runTrainBench(dev, counting, "ncsnpp-tiny", "hold", 1, 1, 3)
+	res, err := bench.Train(dev, counting, "ncsnpp-tiny", "hold", 1, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestShimNCSNppStepCounters(t *testing.T) {
 		t.Errorf("logging step: %v; want 1 host sync (the D→H copy of the scalars) and 1 H→D copy", s)
 	}
 	var sb strings.Builder
-	writeTrainBench(&sb, res, 1)
+	bench.WriteTrain(&sb, res, 1)
 	for _, want := range []string{"per non-logging step:", "0 host synchronisations, 1 H→D copies", "logging step:", "hg_time_embed 1"} {
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("bench train output lacks %q:\n%s", want, sb.String())

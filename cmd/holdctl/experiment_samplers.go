@@ -128,21 +128,9 @@ func runExperimentSamplers(c *cli.Context) error {
 		return err
 	}
 	if failed, total := tab.Failures(); failed > 0 && failed == total {
-		return cli.Exit(fmt.Sprintf("holdctl experiment samplers: every run failed (%d); the first: %s", total, firstFailure(tab)), 1)
+		return cli.Exit(fmt.Sprintf("holdctl experiment samplers: every run failed (%d); the first: %s", total, tab.FirstFailure()), 1)
 	}
 	return nil
-}
-
-// firstFailure returns the error of the study's first failed run.
-func firstFailure(tab *experiment.Table) string {
-	for _, r := range tab.Rows {
-		for _, p := range r.Points {
-			if p.Err != "" {
-				return p.Err
-			}
-		}
-	}
-	return ""
 }
 
 // runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,
@@ -154,7 +142,7 @@ func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
 	if !imagedata.IsSpec(spec) {
 		return badParams("--data %q: want KIND:PATH with KIND one of %s", spec, strings.Join(imagedata.Kinds, ", "))
 	}
-	ds, flat, err := imageSet(spec, c.Int("oracle-n"))
+	ds, flat, err := imagedata.FirstImages(spec, c.Int("oracle-n"))
 	if err != nil {
 		return badParams("%v", err)
 	}
@@ -187,26 +175,4 @@ func writeStudy(c *cli.Context, write func(io.Writer) error) error {
 		return fmt.Errorf("holdctl experiment samplers: write %s: %w", path, err)
 	}
 	return nil
-}
-
-// imageSet opens image data and returns its first n images in [−1, 1], flat (n × C·H·W): the
-// points of an empirical-distribution oracle (hold.PointMasses).
-func imageSet(spec string, n int) (*imagedata.Dataset, []float64, error) {
-	ds, err := imagedata.Open(spec, imagedata.Options{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("--data: %v", err)
-	}
-	if n < 2 || n > ds.Len() {
-		return nil, nil, fmt.Errorf("--oracle-n %d: want 2 … %d (the images in %s)", n, ds.Len(), spec)
-	}
-	dim := ds.Dimension()
-	img := make([]float32, dim)
-	flat := make([]float64, 0, n*dim)
-	for i := range n {
-		ds.Scale(img, ds.Pixels(i), false, nil)
-		for _, v := range img {
-			flat = append(flat, float64(v))
-		}
-	}
-	return ds, flat, nil
 }

@@ -23,21 +23,6 @@ func forceFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "force", Usage: "replace an existing output file even if it holds another kind of file (never an input, nor a run's own files)"}
 }
 
-// kindByExt is the kind of file a path's extension says is written there.
-func kindByExt(path string) outpath.Kind {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".npy":
-		return outpath.NPY
-	case ".npz":
-		return outpath.NPZ
-	case ".png":
-		return outpath.PNG
-	case ".safetensors":
-		return outpath.Safetensors
-	}
-	return outpath.Text
-}
-
 // output is one file a command is about to write.
 type output struct {
 	flag, path string

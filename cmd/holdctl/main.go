@@ -15,8 +15,8 @@ import (
 
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/budget"
-	"holdgo/internal/isa"
 	"holdgo/internal/parallel"
+	"holdgo/tensor"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -114,8 +114,9 @@ func versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print the version, Go release and CPU features in use",
 		Action: func(c *cli.Context) error {
+			level, supported := tensor.CPUKernels()
 			fmt.Fprintf(c.App.Writer, "holdctl %s (%s, %s/%s)\nCPU kernels: %s (supported: %v; HOLDGO_ISA forces one)\n",
-				version, runtime.Version(), runtime.GOOS, runtime.GOARCH, isa.Level(), isa.Levels())
+				version, runtime.Version(), runtime.GOOS, runtime.GOARCH, level, supported)
 			return nil
 		},
 	}

@@ -3,17 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/autograd"
+	"holdgo/bench"
 	"holdgo/layers"
-	"holdgo/rng"
-	"holdgo/tensor"
 )
 
 func modelCommand() *cli.Command {
@@ -42,24 +37,18 @@ func modelCommand() *cli.Command {
 
 // modelReport is what model info prints.
 type modelReport struct {
-	Model           string  `json:"model"`
-	InChannels      int     `json:"in_channels"`
-	OutChannels     int     `json:"out_channels"`
-	ImageSize       int     `json:"image_size"`
-	NF              int     `json:"nf"`
-	ChMult          []int   `json:"ch_mult"`
-	ResBlocks       int     `json:"num_res_blocks"`
-	AttnResolutions []int   `json:"attn_resolutions"`
-	Embedding       string  `json:"embedding"`
-	Params          int     `json:"params"`       // trainable
-	FixedParams     int     `json:"fixed_params"` // the Fourier weights: checkpointed, not trained
-	Batch           int     `json:"batch,omitempty"`
-	Recycle         bool    `json:"recycle,omitempty"`                // the backward sweep recycled storage (autograd.RecycleOn)
-	ForwardMiB      float64 `json:"forward_activation_mib,omitempty"` // tensors the tape holds after the forward pass
-	PeakMiB         float64 `json:"peak_tensor_mib,omitempty"`        // the tape's tensor memory at its peak: forward + backward
-	StepMiB         float64 `json:"step_alloc_mib,omitempty"`         // all Go memory the step allocated (tensors, scratch, closures)
-	ForwardMs       float64 `json:"forward_ms,omitempty"`
-	StepMs          float64 `json:"step_ms,omitempty"`
+	Model           string `json:"model"`
+	InChannels      int    `json:"in_channels"`
+	OutChannels     int    `json:"out_channels"`
+	ImageSize       int    `json:"image_size"`
+	NF              int    `json:"nf"`
+	ChMult          []int  `json:"ch_mult"`
+	ResBlocks       int    `json:"num_res_blocks"`
+	AttnResolutions []int  `json:"attn_resolutions"`
+	Embedding       string `json:"embedding"`
+	Params          int    `json:"params"`       // trainable
+	FixedParams     int    `json:"fixed_params"` // the Fourier weights: checkpointed, not trained
+	bench.StepMemory
 }
 
 func modelInfo(c *cli.Context) error {
@@ -93,9 +82,11 @@ func modelInfo(c *cli.Context) error {
 		if err := setThreads(c); err != nil {
 			return err
 		}
-		if err := measureStep(&r, cfg, b, !c.Bool("no-recycle")); err != nil {
+		st, err := bench.ModelStep(cfg, b, !c.Bool("no-recycle"))
+		if err != nil {
 			return err
 		}
+		r.StepMemory = *st
 	}
 	if c.Bool("json") {
 		out, _ := json.Marshal(r)
@@ -118,47 +109,5 @@ func modelInfo(c *cli.Context) error {
 		fmt.Fprintf(w, "training step at batch %d (%s): %.1f MiB of activations after the forward pass, %.1f MiB of tensors at the peak (forward + backward), %.1f MiB allocated in all; forward %.0f ms, forward+backward %.0f ms\n",
 			r.Batch, recycle, r.ForwardMiB, r.PeakMiB, r.StepMiB, r.ForwardMs, r.StepMs)
 	}
-	return nil
-}
-
-// measureStep runs one cold forward and backward pass (dropout on) and
-// records the tensor memory of the tape's pool (parameters and their
-// gradients excluded): a pool never gives memory back, so what it owns after
-// the forward pass holds the activations and what it owns at the end is the
-// step's peak; a warm step reuses it and allocates nothing. Go's count of
-// all bytes allocated (scratch buffers and closures too) is reported beside it.
-func measureStep(r *modelReport, cfg layers.NCSNppConfig, batch int, recycle bool) error {
-	m, err := layers.NewNCSNpp(cfg, rng.New(1))
-	if err != nil {
-		return err
-	}
-	m.SetDropout(&rng.Stream{Key: 3})
-	src := rng.New(2)
-	x := tensor.RandN(src, batch, cfg.InChannels, cfg.ImageSize, cfg.ImageSize)
-	ts := tensor.RandU(src, 0.01, 1, batch).Data()
-	prev := debug.SetGCPercent(-1)
-	defer debug.SetGCPercent(prev)
-	var before, mid, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	g := autograd.NewTape(tensor.CPU)
-	if !recycle {
-		g.SetRecycle(autograd.RecycleOff)
-	}
-	start := time.Now()
-	out := m.Forward(g, g.Const(x), ts)
-	fwd := time.Since(start)
-	runtime.ReadMemStats(&mid)
-	fwdBytes := g.MemBytes()
-	g.Backward(g.Mean(g.Square(out)))
-	step := time.Since(start)
-	runtime.ReadMemStats(&after)
-	const mib = 1 << 20
-	r.Batch = batch
-	r.Recycle = recycle
-	r.ForwardMiB = float64(fwdBytes) / mib
-	r.PeakMiB = float64(g.MemBytes()) / mib
-	r.StepMiB = float64(after.TotalAlloc-before.TotalAlloc) / mib
-	r.ForwardMs, r.StepMs = float64(fwd.Microseconds())/1e3, float64(step.Microseconds())/1e3
 	return nil
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/rng"
+	"holdgo/experiment"
 	"holdgo/sample"
 )
 
@@ -37,16 +37,6 @@ func modelX0Command() *cli.Command {
 	}
 }
 
-// x0Level is one row of model x0.
-type x0Level struct {
-	T        float64 `json:"t"`
-	Sigma    float64 `json:"sigma"`
-	RMSError float64 `json:"rms_error"`
-	Ratio    float64 `json:"error_over_sigma"`
-	RMS      float64 `json:"rms_x0"`
-	MaxAbs   float64 `json:"max_abs_x0"`
-}
-
 func runModelX0(c *cli.Context) error {
 	n, levels := c.Int("n"), c.Int("levels")
 	if n < 1 || n > 4096 || levels < 2 || levels > 100 {
@@ -55,12 +45,11 @@ func runModelX0(c *cli.Context) error {
 	if err := setThreads(c); err != nil {
 		return err
 	}
-	m, ds, test, spec, err := imageModelAndImages(c, "model x0", n)
+	m, _, test, spec, err := imageModelAndImages(c, "model x0", n)
 	if err != nil {
 		return err
 	}
-	d := ds.Dimension()
-	sde := m.sde
+	sde := m.SDE
 	smax, err := sample.NoiseLevel(sde, sde.Horizon())
 	if err != nil {
 		return err
@@ -69,53 +58,20 @@ func runModelX0(c *cli.Context) error {
 	if !(smin > 0 && smin < smax) {
 		return usageErr("model x0: --sigma-min %g must be in (0, %g)", smin, smax)
 	}
-	q0 := make([]float32, n*d)
-	for i := range n {
-		test.Scale(q0[i*d:(i+1)*d], test.Pixels(i), false, nil)
-	}
-	blocks := sde.Blocks()
-	r := rng.New(c.Uint64("seed"))
-	eps := make([]float64, n*blocks*d)
-	for i := range eps {
-		eps[i] = r.Normal()
-	}
-	u := make([]float64, n*blocks*d)
-	x0 := make([]float64, n*d)
-	times := make([]float64, n)
 	if !c.Bool("json") {
-		fmt.Fprintf(c.App.Writer, "x̂₀ of %s on %d images of %s (%s)\n%10s %10s %12s %10s %8s %8s\n", c.String("ckpt"), n, spec, m.cfg.SDE,
+		fmt.Fprintf(c.App.Writer, "x̂₀ of %s on %d images of %s (%s)\n%10s %10s %12s %10s %8s %8s\n", c.String("ckpt"), n, spec, m.Config.SDE,
 			"t", "σ", "rms error", "error/σ", "rms x̂₀", "max|x̂₀|")
 	}
-	for k := range levels {
-		sigma := math.Exp(math.Log(smax) + float64(k)/float64(levels-1)*(math.Log(smin)-math.Log(smax)))
-		t, err := sample.TimeAtNoiseLevel(sde, sigma, sde.MinTime(), sde.Horizon())
-		if err != nil {
-			return usageErr("model x0: %v", err)
-		}
-		kern := sde.Kernel(t)
-		for i := range n {
-			times[i] = t
-		}
-		forwardStates(u, q0, eps, kern, n, blocks, d)
-		if err := sample.PredictX0(sde, m.score, x0, u, times); err != nil {
-			return err
-		}
-		var e2, s2, mx float64
-		for i, v := range x0 {
-			e := v - float64(q0[i])
-			e2 += e * e
-			s2 += v * v
-			mx = math.Max(mx, math.Abs(v))
-		}
-		row := x0Level{T: t, Sigma: sigma, RMSError: math.Sqrt(e2 / float64(len(x0))), RMS: math.Sqrt(s2 / float64(len(x0))), MaxAbs: mx}
-		row.Ratio = row.RMSError / sigma
+	err = experiment.X0Errors(m, test, n, levels, smax, smin, c.Uint64("seed"), func(row experiment.X0Level) error {
 		if c.Bool("json") {
-			if err := json.NewEncoder(c.App.Writer).Encode(row); err != nil {
-				return err
-			}
-			continue
+			return json.NewEncoder(c.App.Writer).Encode(row)
 		}
 		fmt.Fprintf(c.App.Writer, "%10.4g %10.4g %12.4g %10.3g %8.3g %8.3g\n", row.T, row.Sigma, row.RMSError, row.Ratio, row.RMS, row.MaxAbs)
+		return nil
+	})
+	var le *experiment.LevelError
+	if errors.As(err, &le) {
+		return usageErr("model x0: %v", le)
 	}
-	return nil
+	return err
 }

@@ -43,7 +43,7 @@ func nllCommand() *cli.Command {
 			if err := checkGauge(c); err != nil {
 				return err
 			}
-			m, err := loadModelData(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
+			m, err := train.LoadModel(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -53,21 +53,21 @@ func nllCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if ns, ok := m.score.(*train.NetworkScorer); ok {
+			if ns, ok := m.Score.(*train.NetworkScorer); ok {
 				if err := ns.Net.Parameters().ToDevice(dev); err != nil {
 					return usageErr("--device %s: %v", c.String("device"), err)
 				}
 			}
-			div, ok := m.score.(sample.DivScorer)
+			div, ok := m.Score.(sample.DivScorer)
 			if !ok {
 				return usageErr("the score of %s has no vector–Jacobian product", c.String("ckpt"))
 			}
-			if !imagedata.IsSpec(m.cfg.Data) { // point data: nll_points.go
+			if !imagedata.IsSpec(m.Config.Data) { // point data: nll_points.go
 				return runPointNLL(c, m, div)
 			}
 			spec := c.String("data")
 			if spec == "" {
-				spec = m.cfg.Data
+				spec = m.Config.Data
 				if base, _, _ := strings.Cut(spec, "#"); base == spec && !strings.HasPrefix(spec, "images:") {
 					spec += "#test"
 				}
@@ -79,8 +79,8 @@ func nllCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if ds.Dimension() != m.source.Dimension() {
-				return usageErr("%s has images of %d values, the model was trained on %d", spec, ds.Dimension(), m.source.Dimension())
+			if ds.Dimension() != m.Source.Dimension() {
+				return usageErr("%s has images of %d values, the model was trained on %d", spec, ds.Dimension(), m.Source.Dimension())
 			}
 			n := min(c.Int("n"), ds.Len())
 			if n < 1 {
@@ -103,12 +103,12 @@ func nllCommand() *cli.Command {
 			cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
 				Estimator: c.String("estimator"), OffsetBits: sample.OffsetCentered8Bit, MaxBatch: c.Int("batch"), Gauge: c.String("gauge")}
 			start := time.Now()
-			res, err := sample.NLL(m.sde, div, x, d, cfg, c.Uint64("seed")+1)
+			res, err := sample.NLL(m.SDE, div, x, d, cfg, c.Uint64("seed")+1)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.App.Writer, "%s: %d images of %s, %s%s: %s bits/dim (aux-corrected %s), NFE %d, %.1fs\n",
-				c.String("ckpt"), n, spec, m.cfg.SDE, gaugeNote(c), res.BitsPerDim, res.BitsPerDimAux, res.NFE, time.Since(start).Seconds())
+				c.String("ckpt"), n, spec, m.Config.SDE, gaugeNote(c), res.BitsPerDim, res.BitsPerDimAux, res.NFE, time.Since(start).Seconds())
 			return nil
 		},
 	}

@@ -8,8 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/data"
+	"holdgo/rng"
 	"holdgo/sample"
-	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // Defaults of holdctl nll for point data (the image defaults are far smaller).
@@ -27,7 +28,7 @@ func heldOutSeed(trainSeed uint64) uint64 { return trainSeed + 0x9e3779b97f4a7c1
 // fresh draws of the run's data with --data-seed (by default derived from, and never equal to, the
 // training seed), or the points of a .npy file (--data). For mixture data the exact −log p of the
 // same points is printed beside it.
-func runPointNLL(c *cli.Context, m *model, div sample.DivScorer) error {
+func runPointNLL(c *cli.Context, m *train.Model, div sample.DivScorer) error {
 	n, batch := c.Int("n"), c.Int("batch")
 	if !c.IsSet("n") {
 		n = pointNLLPoints
@@ -46,16 +47,16 @@ func runPointNLL(c *cli.Context, m *model, div sample.DivScorer) error {
 	if tol := c.Float64("tol"); !(tol > 0 && tol < 1) {
 		return usageErr("nll: --tol %g must be in (0, 1)", tol)
 	}
-	if eps := c.Float64("eps"); !(eps > 0 && eps < m.sde.Horizon()) {
-		return usageErr("nll: --eps %g must be in (0, T = %g)", eps, m.sde.Horizon())
+	if eps := c.Float64("eps"); !(eps > 0 && eps < m.SDE.Horizon()) {
+		return usageErr("nll: --eps %g must be in (0, T = %g)", eps, m.SDE.Horizon())
 	}
-	dim := m.source.Dimension()
+	dim := m.Source.Dimension()
 	var (
 		points []float32
 		from   string
 	)
 	if path := c.String("data"); path != "" {
-		x, d, err := readPoints(path)
+		x, d, err := data.ReadPoints(path)
 		if err != nil {
 			return usageErr("nll: %v", err)
 		}
@@ -65,16 +66,16 @@ func runPointNLL(c *cli.Context, m *model, div sample.DivScorer) error {
 		points = x[:min(len(x), n*dim)]
 		from = path
 	} else {
-		seed := heldOutSeed(m.cfg.Seed)
+		seed := heldOutSeed(m.Config.Seed)
 		if c.IsSet("data-seed") {
 			seed = c.Uint64("data-seed")
 		}
-		if seed == m.cfg.Seed {
+		if seed == m.Config.Seed {
 			return usageErr("nll: --data-seed %d is the training seed; held-out data need another", seed)
 		}
-		points = data.Draw(m.source, tensor.NewRNG(seed), n)
-		from = fmt.Sprintf("fresh draws of %s (seed %d; training seed %d)", m.source.Name(), seed, m.cfg.Seed)
-		if _, ok := m.source.(*data.Points); ok {
+		points = data.Draw(m.Source, rng.New(seed), n)
+		from = fmt.Sprintf("fresh draws of %s (seed %d; training seed %d)", m.Source.Name(), seed, m.Config.Seed)
+		if _, ok := m.Source.(*data.Points); ok {
 			from += ", resampled from the training file: not held out (pass --data)"
 		}
 	}
@@ -85,19 +86,19 @@ func runPointNLL(c *cli.Context, m *model, div sample.DivScorer) error {
 	cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
 		Estimator: c.String("estimator"), MaxBatch: batch, Workers: 1, Gauge: c.String("gauge")}
 	start := time.Now()
-	res, err := sample.NLL(m.sde, div, x, dim, cfg, c.Uint64("seed"))
+	res, err := sample.NLL(m.SDE, div, x, dim, cfg, c.Uint64("seed"))
 	if err != nil {
 		return fmt.Errorf("nll: %w", err)
 	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "checkpoint %s (%s, %d blocks, data %s); %d points: %s\n", ckptPath(c.String("ckpt")), m.cfg.SDE,
-		m.sde.Blocks(), m.cfg.Data, len(points)/dim, from)
+	fmt.Fprintf(w, "checkpoint %s (%s, %d blocks, data %s); %d points: %s\n", train.CheckpointPath(c.String("ckpt")), m.Config.SDE,
+		m.SDE.Blocks(), m.Config.Data, len(points)/dim, from)
 	fmt.Fprintf(w, "NLL bound: %s nats/dim, %s bits/dim\n", res.NatsPerDim, res.BitsPerDim)
 	fmt.Fprintf(w, "  with the drawn auxiliary values (same expectation, lower variance): %s nats/dim, %s bits/dim\n",
 		res.NatsPerDimAux, res.BitsPerDimAux)
 	fmt.Fprintf(w, "  probability-flow ODE%s from ε = %g, rtol = atol = %g, %s divergence, NFE %d, %.1fs\n",
 		gaugeNote(c), cfg.Eps, cfg.RTol, cfg.Estimator, res.NFE, time.Since(start).Seconds())
-	if mix, ok := m.source.(data.Mixture); ok {
+	if mix, ok := m.Source.(data.Mixture); ok {
 		exact := make([]float64, len(points)/dim)
 		for i := range exact {
 			exact[i] = -mix.LogDensity(x[i*dim:(i+1)*dim]) / float64(dim)

@@ -10,6 +10,7 @@ import (
 	"holdgo/data"
 	"holdgo/sample"
 	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // TestCLINLLNumbers checks the numbers holdctl nll prints for point data, to the printed 4 decimals,
@@ -45,7 +46,7 @@ func TestCLINLLNumbers(t *testing.T) {
 	aux := parse(`auxiliary values \(same expectation, lower variance\): `)
 	exactOut := parse(`exact −log p of the same points \(the data's density\): `)
 
-	m, err := loadModelData(hold1D, false, "")
+	m, err := train.LoadModel(hold1D, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestCLINLLNumbers(t *testing.T) {
 	for i, v := range pts {
 		x[i] = float64(v)
 	}
-	res, err := sample.NLL(m.sde, m.score.(sample.DivScorer), x, 1,
+	res, err := sample.NLL(m.SDE, m.Score.(sample.DivScorer), x, 1,
 		sample.LikelihoodConfig{Eps: 1e-5, RTol: 1e-4, ATol: 1e-4, Estimator: sample.EstimatorExact, MaxBatch: 8, Workers: 1}, seed)
 	if err != nil {
 		t.Fatal(err)

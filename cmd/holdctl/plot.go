@@ -2,23 +2,14 @@ package main
 
 import (
 	"fmt"
-	"image"
-	"image/color"
-	"image/draw"
-	"image/png"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/data"
+	"holdgo/experiment"
 	"holdgo/hold"
-	"holdgo/internal/atomicfile"
 	"holdgo/internal/outpath"
 	"holdgo/plot"
 	"holdgo/sample"
@@ -124,150 +115,6 @@ const (
 	maxPlotSteps = 1 << 20
 )
 
-// oracle1D is the exact score of the paper's 1-D mixture under the default SDE of kind (HOLD with the
-// given order).
-func oracle1D(kind string, order int) (*model, error) {
-	cfg := hold.DefaultConfig(kind)
-	if kind == hold.KindHOLD && order > 0 {
-		cfg.Order = order
-	}
-	sde, err := hold.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	orc, err := hold.NewMixtureOracle(sde, hold.PaperMixture())
-	if err != nil {
-		return nil, err
-	}
-	rc := runConfigOf(cfg, data.NameGMM1D)
-	return &model{cfg: rc, sde: sde, score: orc, source: data.PaperMixture()}, nil
-}
-
-// marginalGrid is the closed-form density of block j of the forward-diffused 1-D mixture at the
-// times (cell centres), averaged over cells of the positions xs (so that modes narrower than a cell
-// are not missed): under component k the block is N(a_j m_k, Σ_jj + σ_k² a_j²).
-func marginalGrid(sde *hold.SDE, mix data.Mixture, block int, times, xs []float64) plot.Grid {
-	g := plot.Grid{T: times, X: xs, Z: make([]float64, len(times)*len(xs))}
-	half := (xs[1] - xs[0]) / 2
-	var wsum float64
-	for _, w := range mix.Weights {
-		wsum += w
-	}
-	for i, t := range times {
-		k := sde.Kernel(t)
-		a, v := k.Mean.At(block, 0), k.Sigma.At(block, block)
-		for c, w := range mix.Weights {
-			mu, sd := a*mix.Means[c], math.Sqrt(v+mix.Stds[c]*mix.Stds[c]*a*a)
-			for j, x := range xs {
-				lo, hi := (x-half-mu)/sd, (x+half-mu)/sd
-				g.Z[i*len(xs)+j] += w / wsum * (normCDF(hi) - normCDF(lo)) / (2 * half)
-			}
-		}
-	}
-	return g
-}
-
-func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
-
-// cells returns n evenly spaced cell centres covering [lo, hi].
-func cells(lo, hi float64, n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = lo + (float64(i)+0.5)*(hi-lo)/float64(n)
-	}
-	return out
-}
-
-// tracePaths runs spec's sampler from prior draws and returns the recorded times (decreasing) and the
-// states (n × blocks·d) at each: every grid time for fixed-step methods, 200 evenly spaced times for
-// the adaptive ODE.
-func tracePaths(m *model, spec samplerSpec, n int, seed uint64) ([]float64, [][]float64, error) {
-	s, err := spec.build(m.sde, m.score, m.source.Dimension())
-	if err != nil {
-		return nil, nil, err
-	}
-	if spec.Method == "ode" {
-		s.Record = cells(spec.End, m.sde.Horizon(), 200)
-		s.Record = append(s.Record, spec.End, m.sde.Horizon())
-		slices.Sort(s.Record)
-		slices.Reverse(s.Record)
-	} else {
-		s.Record = s.Grid
-	}
-	res, err := s.Sample(n, seed)
-	if err != nil {
-		return nil, nil, err
-	}
-	return res.Trajectory.Times, res.Trajectory.States, nil
-}
-
-// blockPaths extracts block j of 1-D trajectories as heat-map paths.
-func blockPaths(times []float64, states [][]float64, n, blocks, j int) []plot.Path {
-	paths := make([]plot.Path, n)
-	for i := range paths {
-		paths[i] = plot.Path{T: times, X: make([]float64, len(times))}
-		for k := range times {
-			paths[i].X[k] = states[k][i*blocks+j]
-		}
-	}
-	return paths
-}
-
-// heatPanel is one panel of a side-by-side figure.
-type heatPanel struct {
-	grid  plot.Grid
-	paths []plot.Path
-	opt   plot.HeatmapOptions
-}
-
-// writeHeatPanels draws the panels with plot.Heatmap and writes them side by side as one PNG.
-func writeHeatPanels(out string, panels []heatPanel) error {
-	tmp, err := os.MkdirTemp("", "holdctl-plot-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	imgs := make([]image.Image, len(panels))
-	width, height := 0, 0
-	for i, p := range panels {
-		path := filepath.Join(tmp, fmt.Sprintf("panel%d.png", i))
-		if err := plot.Heatmap(path, p.grid, p.paths, p.opt); err != nil {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		imgs[i], err = png.Decode(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("decode %s: %w", path, err)
-		}
-		width += imgs[i].Bounds().Dx()
-		height = max(height, imgs[i].Bounds().Dy())
-	}
-	canvas := image.NewRGBA(image.Rect(0, 0, width, height))
-	draw.Draw(canvas, canvas.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-	x := 0
-	for _, img := range imgs {
-		b := img.Bounds()
-		draw.Draw(canvas, image.Rect(x, 0, x+b.Dx(), b.Dy()), img, b.Min, draw.Src)
-		x += b.Dx()
-	}
-	if err := atomicfile.Write(out, func(w io.Writer) error { return png.Encode(w, canvas) }); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return nil
-}
-
-// sdeTitle names an SDE in figures.
-func sdeTitle(sde *hold.SDE) string {
-	if cfg := sde.Config(); cfg.Kind == hold.KindHOLD {
-		return fmt.Sprintf("HOLD-%d", cfg.Order)
-	}
-	return strings.ToUpper(sde.Config().Kind)
-}
-
 func runPlotFlow(c *cli.Context) error {
 	out := c.String("out")
 	if err := checkPNGOutForce(c.Bool("force"), "out", out); err != nil {
@@ -285,30 +132,15 @@ func runPlotFlow(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}); err != nil {
 		return err
 	}
-	mix := data.PaperMixture()
-	var panels []heatPanel
+	var panels []plot.HeatPanel
 	for _, kind := range kinds {
-		m, err := oracle1D(kind, 0)
+		p, err := experiment.FlowPanel(kind, c.Int("paths"), c.Float64("tol"), c.Uint64("seed"))
 		if err != nil {
 			return err
 		}
-		end := 1e-3
-		if kind == hold.KindVP {
-			end = 1e-5
-		}
-		spec := samplerSpec{Method: "ode", Grid: sample.GridUniform, End: end, Tol: c.Float64("tol")}
-		times, states, err := tracePaths(m, spec, c.Int("paths"), c.Uint64("seed"))
-		if err != nil {
-			return fmt.Errorf("plot flow %s: %w", kind, err)
-		}
-		lim := math.Max(1.2, 3.5*math.Sqrt(m.sde.PriorVariance(0)))
-		grid := marginalGrid(m.sde, mix, 0, cells(0, m.sde.Horizon(), 300), cells(-lim, lim, 300))
-		panels = append(panels, heatPanel{grid: grid, paths: blockPaths(times, states, c.Int("paths"), m.sde.Blocks(), 0),
-			opt: plot.HeatmapOptions{Title: sdeTitle(m.sde) + ": density of q and ODE paths",
-				YLabel: "q", Width: 560, Height: 460, ColumnNormalize: true,
-				LineColor: color.NRGBA{R: 255, G: 255, B: 255, A: 220}, LineWidth: 0.8}})
+		panels = append(panels, p)
 	}
-	if err := writeHeatPanels(out, panels); err != nil {
+	if err := plot.HeatmapRow(out, panels); err != nil {
 		return fmt.Errorf("plot flow: %w", err)
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (%s; exact oracle score of the paper's 1-D mixture)\n", out, strings.Join(kinds, ", "))
@@ -326,110 +158,23 @@ func runPlotBlocks(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}, intRange{name: "steps", lo: 1, hi: maxPlotSteps}); err != nil {
 		return err
 	}
-	spec := samplerSpec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: 1e-3, Tol: 1e-5}
+	spec := sample.Spec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: hold.DefaultEndTime(hold.KindHOLD), Tol: 1e-5}
 	if _, err := sample.Lookup(spec.Method); err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
-	m, err := oracle1D(hold.KindHOLD, c.Int("order"))
+	m, err := train.Oracle1D(hold.KindHOLD, c.Int("order"))
 	if err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
-	times, states, err := tracePaths(m, spec, c.Int("paths"), c.Uint64("seed"))
+	panels, err := experiment.BlockPanels(m, spec, c.Int("paths"), c.Uint64("seed"))
 	if err != nil {
 		return fmt.Errorf("plot blocks: %w", err)
 	}
-	names := []string{"position q", "velocity p", "acceleration s", "jerk (4th block)"}
-	colors := []color.Color{
-		color.NRGBA{R: 255, G: 255, B: 255, A: 220}, color.NRGBA{R: 255, G: 230, B: 0, A: 220},
-		color.NRGBA{R: 0, G: 230, B: 60, A: 220}, color.NRGBA{R: 0, G: 220, B: 255, A: 220},
-	}
-	mix := data.PaperMixture()
-	var panels []heatPanel
-	for j := range m.sde.Blocks() {
-		lim := math.Max(1.2, 3.5*math.Sqrt(m.sde.PriorVariance(j)))
-		paths := blockPaths(times, states, c.Int("paths"), m.sde.Blocks(), j)
-		for _, p := range paths {
-			for _, v := range p.X {
-				if !math.IsNaN(v) && !math.IsInf(v, 0) {
-					lim = math.Max(lim, 1.05*math.Abs(v))
-				}
-			}
-		}
-		grid := marginalGrid(m.sde, mix, j, cells(0, m.sde.Horizon(), 300), cells(-lim, lim, 300))
-		panels = append(panels, heatPanel{grid: grid, paths: paths,
-			opt: plot.HeatmapOptions{Title: fmt.Sprintf("HOLD-%d %s (%s paths)", m.sde.Blocks(), names[j], spec.Method),
-				YLabel: strings.Fields(names[j])[1], Width: 520, Height: 440, ColumnNormalize: true,
-				LineColor: colors[j], LineWidth: 0.7}})
-	}
-	if err := writeHeatPanels(out, panels); err != nil {
+	if err := plot.HeatmapRow(out, panels); err != nil {
 		return fmt.Errorf("plot blocks: %w", err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.sde.Blocks(), spec.Method)
+	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.SDE.Blocks(), spec.Method)
 	return nil
-}
-
-// swissMixture is a 2-D Gaussian mixture laid along the paper's five Swiss rolls (perRoll components
-// per roll, evenly spaced in arc length, equally weighted, standard deviation std): data with an exact oracle score that
-// looks like the multi Swiss roll.
-func swissMixture(perRoll int, std float64) hold.Mixture {
-	roll := data.PaperSwissRoll()
-	var mix hold.Mixture
-	for _, c := range roll.Centers {
-		// t = 1.5π(1 + 2u); points spaced evenly in arc length (∝ t²) along the spiral
-		lo, hi := 1.5*math.Pi, 4.5*math.Pi
-		for k := range perRoll {
-			u := (float64(k) + 0.5) / float64(perRoll)
-			t := math.Sqrt(lo*lo + u*(hi*hi-lo*lo))
-			mix.Means = append(mix.Means, []float64{c[0] + roll.Scale*t*math.Cos(t), c[1] + roll.Scale*t*math.Sin(t)})
-			mix.Weights = append(mix.Weights, 1/float64(perRoll*len(roll.Centers)))
-			mix.Stds = append(mix.Stds, std)
-		}
-	}
-	return mix
-}
-
-// runConfigOf describes an oracle model for messages.
-func runConfigOf(cfg hold.Config, dataName string) (rc train.RunConfig) {
-	rc = train.DefaultRunConfig()
-	rc.Data, rc.SDE, rc.Order, rc.L, rc.Alpha = dataName, cfg.Kind, cfg.Order, cfg.L, cfg.Alpha
-	return rc
-}
-
-// momentsModel returns the trained model of a --cld/--hold flag (checked to be of kind on 2-D data) or
-// the oracle of the Swiss-roll mixture, and a label saying which.
-func momentsModel(kind, ckpt string) (*model, string, error) {
-	if ckpt != "" {
-		m, err := loadModelOf(kind, ckpt)
-		if err != nil {
-			return nil, "", err
-		}
-		if m.source.Dimension() != 2 {
-			return nil, "", fmt.Errorf("--%s %s: a model of %d-D data (%s); the figure needs 2-D data", kind, ckpt, m.source.Dimension(), m.cfg.Data)
-		}
-		return m, "trained", nil
-	}
-	sde, err := hold.New(hold.DefaultConfig(kind))
-	if err != nil {
-		return nil, "", err
-	}
-	mix := swissMixture(20, 0.012)
-	orc, err := hold.NewMixtureOracle(sde, mix)
-	if err != nil {
-		return nil, "", err
-	}
-	return &model{cfg: runConfigOf(sde.Config(), "swiss-roll mixture"), sde: sde, score: orc, source: data.FromHold(mix)}, "oracle", nil
-}
-
-// loadModelOf loads a checkpoint and checks that it is of SDE kind.
-func loadModelOf(kind, ckpt string) (*model, error) {
-	m, err := loadModel(ckpt, false)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", kind, err)
-	}
-	if m.cfg.SDE != kind {
-		return nil, fmt.Errorf("--%s %s holds a %s model, not %s", kind, ckpt, m.cfg.SDE, kind)
-	}
-	return m, nil
 }
 
 func runPlotMoments(c *cli.Context) error {
@@ -446,12 +191,12 @@ func runPlotMoments(c *cli.Context) error {
 	}
 	type row struct {
 		kind  string
-		m     *model
+		m     *train.Model
 		label string
 	}
 	var rows []row
 	for _, kind := range []string{hold.KindCLD, hold.KindHOLD} {
-		m, label, err := momentsModel(kind, c.String(kind))
+		m, label, err := experiment.MomentsModel(kind, c.String(kind))
 		if err != nil {
 			return usageErr("plot moments: %v", err)
 		}
@@ -459,32 +204,16 @@ func runPlotMoments(c *cli.Context) error {
 	}
 	var panels []plot.Panel
 	for _, r := range rows {
-		spec := samplerSpec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: 1e-3}
-		s, err := spec.build(r.m.sde, r.m.score, 2)
+		spec := sample.Spec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: hold.DefaultEndTime(r.kind)}
+		s, err := spec.Build(r.m.SDE, r.m.Score, 2)
 		if err != nil {
 			return usageErr("plot moments: %v", err)
 		}
-		if r.label == "oracle" { // the oracle is safe for concurrent use; networks are not
-			s.MaxBatch, s.Workers = 256, runtime.NumCPU()
-		}
-		moments := make([]int, 6)
-		for i := range moments {
-			moments[i] = int(math.Round(float64(i) * float64(steps) / 5))
-		}
-		s.Record = make([]float64, len(moments))
-		for i, k := range moments {
-			s.Record[i] = s.Grid[k]
-		}
-		res, err := s.Sample(n, c.Uint64("seed"))
+		ps, err := experiment.MomentPanels(r.m, s, r.label, steps, n, c.Uint64("seed"))
 		if err != nil {
 			return fmt.Errorf("plot moments %s: %w", r.kind, err)
 		}
-		for i, k := range moments {
-			panels = append(panels, plot.Panel{
-				Title: fmt.Sprintf("%s (%s) step %d, t = %.3g", sdeTitle(r.m.sde), r.label, k, res.Trajectory.Times[i]),
-				XY:    firstBlock(res.Trajectory.States[i], n, r.m.sde.Blocks(), 2),
-			})
-		}
+		panels = append(panels, ps...)
 	}
 	title := fmt.Sprintf("CLD (SSCS) and HOLD (Lie–Trotter), %d samples at six moments of %d steps (%s grid)", n, steps, c.String("grid"))
 	if err := plot.ScatterGrid(out, panels, plot.GridOptions{Title: title, Cols: 6, PanelSize: 260, MarkerRadius: 0.6}); err != nil {

@@ -3,61 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
-
-// The experiment-samplers CSV: each sampler's best grid per NFE, the floor as a flat line.
-func TestReadNFECSVBestGrid(t *testing.T) {
-	in := "sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\n" +
-		"hold-lt,quadratic,20,19,0,0.064,0,1,0\n" +
-		"hold-lt,logsnr,20,19,0,0.050,0,1,0\n" +
-		"hold-lt,quadratic,50,49,0,0.011,0,1,0\n" +
-		"hold-lt,logsnr,10,9,0,0.2,0,1,0\n" +
-		"vp-xddim,edm,20,19,0,0.025,0,1,0\n" +
-		"floor-mean,exact,0,0,0,0.0029,0,1,0\n" +
-		"floor-sd,exact,0,0,0,0.002,0,0,0\n"
-	series, metric, err := readNFECSV(strings.NewReader(in), "w1", "best")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if metric != "w1" || len(series) != 3 {
-		t.Fatalf("metric %q, %d series: %+v", metric, len(series), series)
-	}
-	lt := series[0]
-	if lt.Name != "hold-lt" || !slices.Equal(lt.X, []float64{10, 20, 50}) || !slices.Equal(lt.Y, []float64{0.2, 0.050, 0.011}) {
-		t.Errorf("hold-lt: %+v, want NFE 10, 20, 50 with 0.2, 0.050 (logsnr beats quadratic), 0.011", lt)
-	}
-	if f := series[2]; f.Name != "Monte-Carlo floor" || !slices.Equal(f.X, []float64{10, 50}) || !slices.Equal(f.Y, []float64{0.0029, 0.0029}) {
-		t.Errorf("floor: %+v", f)
-	}
-	series, _, err = readNFECSV(strings.NewReader(in), "w1", "quadratic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lt := series[0]; !slices.Equal(lt.Y, []float64{0.064, 0.011}) {
-		t.Errorf("--grid quadratic: %+v, want 0.064, 0.011", lt)
-	}
-}
-
-// The experiment-nfe CSV: one line per model and sampler, the metric named per row.
-func TestReadNFECSVTable2(t *testing.T) {
-	in := "scores,model,sampler,nfe,nfe_used,steps,metric,value\n" +
-		"oracle,HOLD,LT,50,50,49,W1x1e3,9.03\n" +
-		"oracle,HOLD,LT,150,150,149,W1x1e3,4.04\n" +
-		"oracle,VP,EM,50,50,49,W1x1e3,4.54\n" +
-		"oracle,floor-mean,exact,0,0,0,W1x1e3,1.06\n" +
-		"oracle,floor-sd,exact,0,0,0,W1x1e3,0.5\n"
-	series, metric, err := readNFECSV(strings.NewReader(in), "w1", "best")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if metric != "W1x1e3" || len(series) != 3 || series[0].Name != "HOLD LT" || !slices.Equal(series[0].Y, []float64{9.03, 4.04}) ||
-		series[2].Y[0] != 1.06 {
-		t.Errorf("metric %q, series %+v", metric, series)
-	}
-}
 
 func TestPlotNFEBadInput(t *testing.T) {
 	dir := t.TempDir()

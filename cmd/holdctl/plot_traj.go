@@ -2,15 +2,13 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/hold"
+	"holdgo/experiment"
 	"holdgo/imagedata"
-	"holdgo/rng"
-	"holdgo/sample"
+	"holdgo/train"
 )
 
 // The paper's Figures 8–9 for a trained image model: every channel of the state (q, p, s; four for
@@ -57,55 +55,20 @@ func runPlotTrajectory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := samplerSpecFrom(c).build(m.sde, m.score, ds.Dimension())
+	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, ds.Dimension())
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	times, err := trajectoryTimes(m, s.Grid, nt)
+	times, err := experiment.TrajectoryTimes(m, s.Grid, nt)
 	if err != nil {
 		return err
 	}
-	s.Record = times
 	nt = len(times) // times that fall on the same grid point count once
-	res, err := s.Sample(n, c.Uint64("seed"))
+	tiles, res, err := experiment.Trajectory(m, s, test, times, n, c.Uint64("seed"))
 	if err != nil {
 		return err
 	}
-	blocks, d := m.sde.Blocks(), ds.Dimension()
-	// Forward path: u_t = m_t q0 + L_t ε from the first n test images, one ε per image for all times.
-	q0 := make([]float32, n*d)
-	for i := range n {
-		test.Scale(q0[i*d:(i+1)*d], test.Pixels(i), false, nil)
-	}
-	eps := make([]float64, n*blocks*d)
-	r := rng.New(c.Uint64("seed") ^ 0xf0e1)
-	for i := range eps {
-		eps[i] = r.Normal()
-	}
-	tiles := make([]float32, 0, 2*n*blocks*nt*d)
-	add := func(state func(k int) []float64) { // rows: sample, channel; columns: times
-		for i := range n {
-			for b := range blocks {
-				for k, t := range times {
-					kern := m.sde.Kernel(t)
-					mb := kern.Mean.At(b, 0)
-					std := math.Sqrt(kern.Sigma.At(b, b) + mb*mb/3)
-					row := state(k)[i*blocks*d+b*d : i*blocks*d+(b+1)*d]
-					for _, v := range row {
-						tiles = append(tiles, float32(v/(2.5*std)))
-					}
-				}
-			}
-		}
-	}
-	add(func(k int) []float64 { return res.Trajectory.States[k] })
-	fwd := make([][]float64, nt)
-	for k, t := range times {
-		u := make([]float64, n*blocks*d)
-		forwardStates(u, q0, eps, m.sde.Kernel(t), n, blocks, d)
-		fwd[k] = u
-	}
-	add(func(k int) []float64 { return fwd[k] })
+	blocks := m.SDE.Blocks()
 	if err := imagedata.WriteGrid(out, tiles, 2*n*blocks*nt, ds.C, ds.H, ds.W, nt, scale); err != nil {
 		return err
 	}
@@ -116,42 +79,6 @@ func runPlotTrajectory(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d samples × %d channels, sampler %s (NFE %d), then %d test images of %s forward; columns at t = %s\n",
 		out, n, blocks, s.Method.Name(), res.NFE, n, spec, strings.Join(labels, ", "))
 	return nil
-}
-
-// trajectoryTimes returns nt times from the grid's start to its end, evenly spaced in log σ of the
-// sufficient statistic, each moved to the first grid time at or below it (where fixed-step samplers record).
-func trajectoryTimes(m *model, grid []float64, nt int) ([]float64, error) {
-	start, end := grid[0], grid[len(grid)-1]
-	s0, err := sample.NoiseLevel(m.sde, start)
-	if err != nil {
-		return nil, err
-	}
-	s1, err := sample.NoiseLevel(m.sde, end)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, 0, nt)
-	for k := range nt {
-		target := math.Exp(math.Log(s0) + float64(k)/float64(nt-1)*(math.Log(s1)-math.Log(s0)))
-		t, err := sample.TimeAtNoiseLevel(m.sde, target, end, start)
-		if err != nil {
-			t = end
-		}
-		pick := end
-		for _, g := range grid {
-			if g <= t*(1+1e-12) {
-				pick = g
-				break
-			}
-		}
-		if len(out) == 0 || pick < out[len(out)-1] {
-			out = append(out, pick)
-		}
-	}
-	if len(out) < 2 {
-		return nil, fmt.Errorf("plot trajectory: the grid has too few steps for %d times", nt)
-	}
-	return out, nil
 }
 
 // testSplit returns the test split of an image data spec (KIND:DIR#test), or spec itself when it names
@@ -165,18 +92,18 @@ func testSplit(spec string) string {
 
 // imageModelAndImages loads --ckpt as an image model and opens --data (default: the test split of the
 // run's data), checking that it holds at least n images of the model's shape.
-func imageModelAndImages(c *cli.Context, cmd string, n int) (*model, *imagedata.Dataset, *imagedata.Dataset, string, error) {
-	m, err := loadModel(c.String("ckpt"), false)
+func imageModelAndImages(c *cli.Context, cmd string, n int) (*train.Model, *imagedata.Dataset, *imagedata.Dataset, string, error) {
+	m, err := train.LoadModel(c.String("ckpt"), false, "")
 	if err != nil {
 		return nil, nil, nil, "", usageErr("%s: %v", cmd, err)
 	}
-	ds, ok := m.source.(*imagedata.Dataset)
+	ds, ok := m.Source.(*imagedata.Dataset)
 	if !ok {
-		return nil, nil, nil, "", usageErr("%s: %s models %s, not images", cmd, c.String("ckpt"), m.source.Name())
+		return nil, nil, nil, "", usageErr("%s: %s models %s, not images", cmd, c.String("ckpt"), m.Source.Name())
 	}
 	spec := c.String("data")
 	if spec == "" {
-		spec = testSplit(m.cfg.Data)
+		spec = testSplit(m.Config.Data)
 	}
 	test, err := imagedata.Open(spec, imagedata.Options{})
 	if err != nil {
@@ -187,19 +114,4 @@ func imageModelAndImages(c *cli.Context, cmd string, n int) (*model, *imagedata.
 			cmd, spec, test.Len(), test.C, test.H, test.W, n, ds.C, ds.H, ds.W)
 	}
 	return m, ds, test, spec, nil
-}
-
-// forwardStates writes u = m_t q0 + L_t ε (n samples of blocks×d values) for the kernel at t.
-func forwardStates(u []float64, q0 []float32, eps []float64, kern hold.Kernel, n, blocks, d int) {
-	for i := range n {
-		for b := range blocks {
-			for j := range d {
-				v := kern.Mean.At(b, 0) * float64(q0[i*d+j])
-				for e := 0; e <= b; e++ {
-					v += kern.Chol.At(b, e) * eps[i*blocks*d+e*d+j]
-				}
-				u[i*blocks*d+b*d+j] = v
-			}
-		}
-	}
 }

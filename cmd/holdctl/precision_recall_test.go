@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"holdgo/data"
+	"holdgo/metrics"
 	"holdgo/tensor"
 )
 
@@ -30,9 +31,9 @@ func TestCLIEvalPrecisionRecall(t *testing.T) {
 	if err := data.WriteNPY32(moved, shifted, n, 2); err != nil {
 		t.Fatal(err)
 	}
-	eval := func(path string) *prReport {
+	eval := func(path string) *metrics.RollsReport {
 		r := mustRun(t, "eval", "--data", "swissroll", "--n", "2000", "--kernel-points", "100", "--projections", "8", "--json", path)
-		var rep evalReport
+		var rep metrics.EvalReport
 		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 			t.Fatalf("eval JSON: %v\n%s", err, r.stdout)
 		}

@@ -11,74 +11,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/checkpoint"
 	"holdgo/cuda"
 	"holdgo/data"
-	"holdgo/hold"
-	"holdgo/imagedata"
-	"holdgo/internal/atomicfile"
+	"holdgo/experiment"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
-	"holdgo/plot"
 	"holdgo/sample"
-	"holdgo/tensor"
 	"holdgo/train"
 )
-
-// samplerSpec is how to sample: the method (a sample.Registry name), its step budget and grid.
-type samplerSpec struct {
-	Method string  // a name of sample.Registry
-	NFE    int     // score evaluations (fixed-step methods); 0: use Steps
-	Steps  int     // steps (fixed-step methods)
-	Grid   string  // uniform, quadratic, geometric, logsnr, edm, vpmatched
-	End    float64 // end time ε of the reverse process (the t-grids)
-	// SigmaMin is the noise level σ at which the σ-grids (edm, vpmatched) end (0: sample.DefaultSigmaMin).
-	SigmaMin float64
-	Clip     float64 // > 0: x̂₀ of the x̂₀ and aligned samplers thresholded to [−Clip, Clip]
-	Denoise  bool    // final step at ε: CLD-SGM's denoising, or the x̂₀ read-out (one more evaluation)
-	Tol      float64 // adaptive ODE rtol = atol
-	Eta      float64 // xanc: 1 the posterior step, 0 xddim
-	EtaSet   bool
-}
-
-// build returns a sampler for sde and score on data of dimension d.
-func (s samplerSpec) build(sde *hold.SDE, score hold.Scorer, d int) (*sample.Sampler, error) {
-	m, perStep, err := sample.NewMethod(s.Method, sample.Options{Tol: s.Tol, Eta: s.Eta, EtaSet: s.EtaSet, Clip: s.Clip})
-	if err != nil {
-		return nil, err
-	}
-	steps := s.Steps
-	if s.NFE > 0 || perStep == 0 {
-		if steps, err = sample.StepsFor(s.Method, s.NFE, s.Denoise); err != nil {
-			return nil, fmt.Errorf("--nfe: %w", err)
-		}
-	}
-	if steps < 1 {
-		return nil, fmt.Errorf("--steps %d: want at least one step", steps)
-	}
-	if !(s.End > 0 && s.End < sde.Horizon()) {
-		return nil, fmt.Errorf("--eps %g must be in (0, T = %g)", s.End, sde.Horizon())
-	}
-	var grid []float64
-	if s.Grid == sample.GridEDM || s.Grid == sample.GridVPMatched {
-		sigmaMin := s.SigmaMin
-		if sigmaMin == 0 {
-			sigmaMin = sample.DefaultSigmaMin
-		}
-		grid, err = sample.NewSigmaGrid(sde, s.Grid, sde.Horizon(), sigmaMin, steps)
-	} else {
-		grid, err = sample.NewSDEGrid(sde, s.Grid, sde.Horizon(), s.End, steps)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if s.Clip > 0 && !sample.HasReadout(s.Method) { // the x̂₀ and aligned samplers clip x̂₀ themselves
-		if score, err = sample.NewClippedScorer(sde, score, s.Clip); err != nil {
-			return nil, fmt.Errorf("--clip: %w", err)
-		}
-	}
-	return &sample.Sampler{SDE: sde, Score: score, Method: m, Grid: grid, Dim: d, Denoise: s.Denoise}, nil
-}
 
 func samplerFlags() []cli.Flag {
 	return []cli.Flag{
@@ -95,31 +35,15 @@ func samplerFlags() []cli.Flag {
 	}
 }
 
-func samplerSpecFrom(c *cli.Context) samplerSpec {
-	return samplerSpec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
+func samplerSpecFrom(c *cli.Context) sample.Spec {
+	return sample.Spec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
 		End: c.Float64("eps"), SigmaMin: c.Float64("sigma-min"), Clip: c.Float64("clip"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true}
-}
-
-// model is what sampling needs: the SDE, a score and the data it models.
-type model struct {
-	cfg    train.RunConfig
-	sde    *hold.SDE
-	score  hold.Scorer
-	source data.Source
-}
-
-// ckptPath accepts a run directory or a checkpoint file.
-func ckptPath(p string) string {
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		return filepath.Join(p, ckptName)
-	}
-	return p
 }
 
 // samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
 // Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em; the other
 // samplers run on the host with the network on the device, see sampleDevice).
-func samplerOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64) (*sample.Result, error), error) {
+func samplerOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed uint64) (*sample.Result, error), error) {
 	cd, net, err := sampleDevice(device, s, m)
 	if err != nil || cd == nil {
 		return s.Sample, err
@@ -128,7 +52,7 @@ func samplerOn(device string, s *sample.Sampler, m *model) (func(n int, seed uin
 }
 
 // eachOn is samplerOn for chunk-by-chunk sampling (Sampler.Each, Sampler.EachOn).
-func eachOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error), error) {
+func eachOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error), error) {
 	cd, net, err := sampleDevice(device, s, m)
 	if err != nil || cd == nil {
 		return s.Each, err
@@ -140,123 +64,22 @@ func eachOn(device string, s *sample.Sampler, m *model) (func(n int, seed uint64
 
 // sampleDevice opens --device for sampling: nil for the CPU, or the CUDA device with the
 // checkpoint's network moved onto it.
-func sampleDevice(device string, s *sample.Sampler, m *model) (*cuda.Device, layers.ScoreNet, error) {
+func sampleDevice(device string, s *sample.Sampler, m *train.Model) (*cuda.Device, layers.ScoreNet, error) {
 	dev, err := openDevice(device)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	if dev == tensor.CPU {
-		return nil, nil, nil
+	cd, net, err := s.DeviceFor(dev, m.Score, device)
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
 	}
-	cd, ok := dev.(*cuda.Device)
-	if !ok {
-		return nil, nil, usageErr("--device %s: sampling runs on cpu or cuda", device)
-	}
-	ns, ok := m.score.(*train.NetworkScorer)
-	if !ok {
-		return nil, nil, usageErr("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", device)
-	}
-	if err := ns.Net.Parameters().ToDevice(cd); err != nil {
-		return nil, nil, usageErr("--device %s: %v", device, err)
-	}
-	// lt and em keep the whole state on the device. The other samplers (ode's adaptive step
-	// control, heun, rk4, pc, --denoise) integrate their float64 state on the host and evaluate
-	// the network on the device: NetworkScorer runs where the parameters are, one state upload
-	// and one score download per evaluation.
-	// A clipped score (--clip) wraps the network: it runs on the host around the device network too.
-	if name := strings.TrimSuffix(s.Method.Name(), "@start"); (name != "lt" && name != "em") || s.Denoise || s.Score != m.score {
-		return nil, nil, nil
-	}
-	return cd, ns.Net, nil
+	return cd, net, nil
 }
-
-// loadModel rebuilds a trained model from its checkpoint (EMA weights unless raw).
-func loadModel(path string, raw bool) (*model, error) { return loadModelData(path, raw, "") }
 
 // trainDataFlag re-points a run on .npy points at a copy of them.
 func trainDataFlag() cli.Flag {
 	return &cli.StringFlag{Name: "train-data", Usage: "a run trained on a .npy file: read its points from this file " +
 		"(same content) instead of the copy in the run directory"}
-}
-
-// loadModelData is loadModel reading the training points of a run on a
-// .npy file from trainData if given, else from the run directory's copy
-// (never from the path the run was started with).
-func loadModelData(path string, raw bool, trainData string) (*model, error) {
-	f, err := checkpoint.Load(ckptPath(path))
-	if err != nil {
-		return nil, err
-	}
-	if raw && f.Meta[train.KeyExported] != "" {
-		return nil, fmt.Errorf("checkpoint %s is an exported model: it holds the EMA weights only (drop --raw-weights)", f.Path)
-	}
-	cfg, err := train.ConfigFromCheckpoint(f)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.UseStoredData(filepath.Dir(f.Path), trainData); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", f.Path, err)
-	}
-	built, err := cfg.Build()
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", f.Path, err)
-	}
-	if err := train.LoadWeights(f, built.Net.Parameters(), !raw); err != nil {
-		return nil, err
-	}
-	return &model{cfg: cfg, sde: built.SDE, score: &train.NetworkScorer{SDE: built.SDE, Net: built.Net}, source: built.Source}, nil
-}
-
-// oracleModel is the exact score of mixture data under the SDE of cfg.
-func oracleModel(cfg train.RunConfig, oracleN int) (*model, error) {
-	if err := cfg.Validate(); err != nil { // every setting, also those the SDE ignores (α of VP)
-		return nil, err
-	}
-	var (
-		src  data.Source
-		hmix hold.Mixture
-	)
-	if imagedata.IsSpec(cfg.Data) { // the empirical distribution of the first oracleN images
-		ds, flat, err := imageSet(cfg.Data, oracleN)
-		if err != nil {
-			return nil, err
-		}
-		src, hmix = ds, hold.PointMasses(flat, ds.Dimension())
-	} else {
-		s, err := data.Open(cfg.Data, cfg.SwissNoise)
-		if err != nil {
-			return nil, err
-		}
-		mix, ok := s.(data.Mixture)
-		if !ok {
-			return nil, fmt.Errorf("--oracle needs mixture data with a closed-form score (gmm1d) or image data (the empirical distribution of --oracle-n images), not %s", s.Name())
-		}
-		src, hmix = s, mix.Hold()
-	}
-	hc, err := cfg.SDEConfig()
-	if err != nil {
-		return nil, err
-	}
-	sde, err := hold.New(hc)
-	if err != nil {
-		return nil, err
-	}
-	oracle, err := hold.NewMixtureOracle(sde, hmix)
-	if err != nil {
-		return nil, err
-	}
-	return &model{cfg: cfg, sde: sde, score: oracle, source: src}, nil
-}
-
-// firstBlock extracts the data block q (n×d) from states (n×blocks·d) as float32.
-func firstBlock(x []float64, n, blocks, d int) []float32 {
-	out := make([]float32, n*d)
-	for i := range n {
-		for j := range d {
-			out[i*d+j] = float32(x[i*blocks*d+j])
-		}
-	}
-	return out
 }
 
 // warnDiverged tells the user, when some samples diverged, how many and
@@ -268,21 +91,6 @@ func warnDiverged(w io.Writer, diverged, n int, where string) {
 	fmt.Fprintf(w, "warning: %d of %d samples diverged (NaN, Inf or beyond ±%g: the learned score pushed them off "+
 		"where training saw no data); %s. Another sampler (em), more NFE or an earlier checkpoint usually helps.\n",
 		diverged, n, sample.DivergedBound, where)
-}
-
-// convergedRows returns the rows of x (n × d) that sample.Diverged accepts
-// and how many it dropped.
-func convergedRows(x []float32, d int) ([]float32, int) {
-	out := make([]float32, 0, len(x))
-	dropped := 0
-	for i := 0; i+d <= len(x); i += d {
-		if sample.Diverged(x[i : i+d]) {
-			dropped++
-			continue
-		}
-		out = append(out, x[i:i+d]...)
-	}
-	return out, dropped
 }
 
 func sampleCommand() *cli.Command {
@@ -317,7 +125,7 @@ func sampleCommand() *cli.Command {
 				return err
 			}
 			var (
-				m   *model
+				m   *train.Model
 				err error
 			)
 			switch {
@@ -326,16 +134,16 @@ func sampleCommand() *cli.Command {
 			case c.Bool("oracle"):
 				cfg := d
 				cfg.Data, cfg.SDE, cfg.Order, cfg.L, cfg.Alpha = c.String("data"), c.String("sde"), c.Int("order"), c.Float64("L"), c.Float64("alpha")
-				m, err = oracleModel(cfg, c.Int("oracle-n"))
+				m, err = train.OracleModel(cfg, c.Int("oracle-n"))
 			case c.IsSet("ckpt"):
-				m, err = loadModelData(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
+				m, err = train.LoadModel(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
 			default:
 				return usageErr("sample needs --ckpt DIR (a trained run) or --oracle (exact score of mixture data)")
 			}
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			n, dim := c.Int("n"), m.source.Dimension()
+			n, dim := c.Int("n"), m.Source.Dimension()
 			if n < 1 || uint64(n) > math.MaxInt64/4/uint64(dim) {
 				return usageErr("--n must be ≥ 1 and its samples fit in a file, got %d", n)
 			}
@@ -344,7 +152,7 @@ func sampleCommand() *cli.Command {
 			guard := outpath.New(c.Bool("force"))
 			guard.Input(c.String("ckpt"), c.String("train-data"))
 			if c.IsSet("ckpt") {
-				guard.Input(m.cfg.DataPath())
+				guard.Input(m.Config.DataPath())
 			}
 			for _, o := range outs {
 				ext := filepath.Ext(o)
@@ -368,7 +176,7 @@ func sampleCommand() *cli.Command {
 			}
 			var targets []output
 			for _, o := range outs {
-				targets = append(targets, output{"out", o, kindByExt(o)})
+				targets = append(targets, output{"out", o, outpath.KindByExt(o)})
 			}
 			if err := checkOutputs(guard, targets...); err != nil {
 				return err
@@ -383,7 +191,7 @@ func sampleCommand() *cli.Command {
 			if err := checkInts(c, intRange{name: "nfe", lo: 0, hi: maxNFE, note: "0: use --steps"}, intRange{name: "steps", lo: 1, hi: maxNFE}); err != nil {
 				return err
 			}
-			s, err := samplerSpecFrom(c).build(m.sde, m.score, dim)
+			s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, dim)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -392,42 +200,9 @@ func sampleCommand() *cli.Command {
 				return err
 			}
 			start := time.Now()
-			// Samples go to the first .npy chunk by chunk (bounded memory for any --n); pictures keep them all.
-			var (
-				res  sample.StreamResult
-				kept []float32
-			)
-			produce := func(emit func([]float32) error) error {
-				var err error
-				res, err = each(n, c.Uint64("seed"), func(_ int, x []float64) error {
-					q := firstBlock(x, len(x)/(m.sde.Blocks()*dim), m.sde.Blocks(), dim)
-					if len(pics) > 0 {
-						kept = append(kept, q...)
-					}
-					if emit != nil {
-						return emit(q)
-					}
-					return nil
-				})
-				return err
-			}
-			if len(npys) > 0 {
-				err = data.StreamNPY32(npys[0], []int{n, dim}, produce)
-			} else {
-				err = produce(nil)
-			}
+			res, err := experiment.SampleFiles(m, s.Method.Name(), each, n, c.Uint64("seed"), npys, pics)
 			if err != nil {
 				return err
-			}
-			for _, o := range npys[min(1, len(npys)):] {
-				if err := copyFile(npys[0], o); err != nil {
-					return err
-				}
-			}
-			for _, o := range pics {
-				if err := writeModelSamples(m.source, o, kept, dim, fmt.Sprintf("%s, %s, NFE %d", m.cfg.SDE, s.Method.Name(), res.NFE)); err != nil {
-					return err
-				}
 			}
 			fmt.Fprintf(c.App.Writer, "%d samples, sampler %s, NFE %d, %.2fs; wrote %s\n", n, s.Method.Name(), res.NFE,
 				time.Since(start).Seconds(), strings.Join(outs, ", "))
@@ -440,22 +215,6 @@ func sampleCommand() *cli.Command {
 // maxPictureValues bounds the samples a picture (.png) holds in memory: 2²⁷ values, 512 MiB of float32.
 const maxPictureValues = 1 << 27
 
-// copyFile copies src to dst atomically.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if err := atomicfile.Write(dst, func(w io.Writer) error {
-		_, err := io.Copy(w, in)
-		return err
-	}); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	return nil
-}
-
 // checkWritableDir reports an output path whose directory is missing.
 func checkWritableDir(path string) error {
 	st, err := os.Stat(filepath.Dir(path))
@@ -466,20 +225,4 @@ func checkWritableDir(path string) error {
 		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
 	}
 	return nil
-}
-
-// writeSamples writes points (n×dim) as .npy or as a picture (.png):
-// a histogram for 1-D data, a scatter plot for 2-D.
-func writeSamples(path string, q []float32, dim int, title string) error {
-	if filepath.Ext(path) == ".npy" {
-		return data.WriteNPY32(path, q, len(q)/dim, dim)
-	}
-	q, _ = convergedRows(q, dim) // one path at 1e9 would shrink the rest to a dot
-	switch dim {
-	case 1:
-		return plot.Histogram(path, q, plot.HistogramOptions{Title: title, Bins: 200})
-	case 2:
-		return plot.Scatter(path, q, plot.ScatterOptions{Title: title})
-	}
-	return fmt.Errorf("%s: a picture needs 1-D or 2-D points, these have %d dimensions; write .npy instead", path, dim)
 }

@@ -106,8 +106,8 @@ func runSDE(c *cli.Context) error {
 		k := sde.Kernel(t)
 		out.add("sde", cfg.Kind)
 		out.add("order", cfg.Order)
-		for _, p := range kindParams(cfg) {
-			out.add(p.key, p.val)
+		for _, p := range cfg.Params() {
+			out.add(p.Key, p.Value)
 		}
 		out.add("t", t)
 		mean := make([]float64, cfg.Order)
@@ -130,23 +130,6 @@ func runSDE(c *cli.Context) error {
 type keyVal struct {
 	key string
 	val any
-}
-
-// kindParams lists the parameters that define each SDE kind, in print order.
-func kindParams(cfg hold.Config) []keyVal {
-	switch cfg.Kind {
-	case hold.KindHOLD:
-		if cfg.Beta != 1 { // the format has no beta; print it only when it changes the kernel
-			return []keyVal{{"L", cfg.L}, {"alpha", cfg.Alpha}, {"beta", cfg.Beta}}
-		}
-		return []keyVal{{"L", cfg.L}, {"alpha", cfg.Alpha}}
-	case hold.KindCLD:
-		return []keyVal{{"beta", cfg.Beta}, {"m_inv", cfg.MInv}, {"friction", cfg.Friction}, {"gamma", cfg.Alpha}}
-	case hold.KindVP:
-		return []keyVal{{"beta_min", cfg.BetaMin}, {"beta_max", cfg.BetaMax}}
-	default:
-		return []keyVal{{"sigma_min", cfg.SigmaMin}, {"sigma_max", cfg.SigmaMax}}
-	}
 }
 
 // orderedJSON is a JSON object that keeps its keys in insertion order. Floats are written by

@@ -80,6 +80,22 @@ func WriteFile(path string, data []byte) error {
 	})
 }
 
+// Copy copies the file src to dst atomically.
+func Copy(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := Write(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	}); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	return nil
+}
+
 // syncDir makes a rename in dir durable. Windows cannot open directories
 // for syncing; there the rename is as durable as the OS makes it.
 func syncDir(dir string) error {

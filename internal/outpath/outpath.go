@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"holdgo/internal/runlock"
@@ -39,6 +40,21 @@ var ErrRefused = errors.New("refused")
 // RunFiles are the files a run directory's owner (holdctl train) writes:
 // no other command may replace them.
 var RunFiles = []string{"ckpt.safetensors", "config.yaml", "log.csv", "data.npy", runlock.Name}
+
+// KindByExt is the kind of file a path's extension says is written there.
+func KindByExt(path string) Kind {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy":
+		return NPY
+	case ".npz":
+		return NPZ
+	case ".png":
+		return PNG
+	case ".safetensors":
+		return Safetensors
+	}
+	return Text
+}
 
 // Guard holds the inputs of one command, which its outputs may not replace.
 type Guard struct {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"holdgo/rng"
 	"holdgo/tensor"
 )
 
@@ -74,7 +75,7 @@ func runOn(dev tensor.Device, c Case) (*tensor.Tensor, error) {
 		}
 		return y
 	}
-	out := c.Run(tensor.NewRNG(7), toDev)
+	out := c.Run(rng.New(7), toDev)
 	if moveErr != nil {
 		return nil, moveErr
 	}

@@ -1,4 +1,4 @@
-package main
+package train
 
 import (
 	"context"
@@ -7,36 +7,53 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/urfave/cli/v2"
-
 	"holdgo/dist"
 	"holdgo/internal/parallel"
-	"holdgo/train"
 )
 
 // Data-parallel training (holdctl train under mpirun, docs/distributed.md):
 // rank 0 owns the run directory (lock, config.yaml, log.csv, checkpoint,
 // progress) and resolves the configuration; it sends the configuration to
-// the other ranks, and its training state with train.Trainer.Broadcast.
+// the other ranks, and its training state with Trainer.Broadcast.
 // Every rank then computes its shard of the global batch and the ranks sum
 // their gradients with one all-reduce per step.
 
-// collectiveErr is an error every rank meets at the same point (a decision
-// of rank 0, or one taken on all-reduced values): each rank ends with its
-// status, none aborts the job. Only rank 0 prints it (quiet on the others).
-type collectiveErr struct {
-	err   error
-	quiet bool
+// ExitError is an error that says how the process should end: Status 2 for bad input (flags, the run
+// directory, a checkpoint), 130 for a run interrupted after writing its checkpoint, 1 for a run
+// stopped by a non-finite step. Its ExitCode method makes it an exit coder for the command line.
+type ExitError struct {
+	Err    error
+	Status int
 }
 
-func (e collectiveErr) Error() string {
-	if e.quiet {
+func (e *ExitError) Error() string { return e.Err.Error() }
+
+// ExitCode is the process exit status of the error.
+func (e *ExitError) ExitCode() int { return e.Status }
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// inputErr is an error of the input (flags, the run directory, a checkpoint): exit status 2.
+func inputErr(format string, args ...any) error {
+	return &ExitError{Err: fmt.Errorf(format, args...), Status: 2}
+}
+
+// CollectiveError is an error every rank meets at the same point (a decision
+// of rank 0, or one taken on all-reduced values): each rank ends with its
+// status, none aborts the job. Only rank 0 prints it (Quiet on the others).
+type CollectiveError struct {
+	Err   error
+	Quiet bool
+}
+
+func (e CollectiveError) Error() string {
+	if e.Quiet {
 		return ""
 	}
-	return e.err.Error()
+	return e.Err.Error()
 }
 
-func (e collectiveErr) Unwrap() error { return e.err }
+func (e CollectiveError) Unwrap() error { return e.Err }
 
 // collective marks err (nil stays nil) as met by every rank; rank r ≠ 0 keeps
 // quiet.
@@ -44,28 +61,30 @@ func collective(err error, rank int) error {
 	if err == nil {
 		return nil
 	}
-	return collectiveErr{err: err, quiet: rank != 0}
+	return CollectiveError{Err: err, Quiet: rank != 0}
 }
 
-// exitCode is the status main gives err.
-func exitCode(err error) int {
-	var ec cli.ExitCoder
+// ExitStatus is the status a process gives err: the ExitCode of an error
+// that has one (ExitError, or a command line's exit error), else 1.
+func ExitStatus(err error) int {
+	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
 	return 1
 }
 
-// endRanks finishes a rank: an error that the other ranks do not share ends
-// the whole job through Abort (they may be waiting in a collective call);
-// otherwise the communicator is finalised and err returned.
-func endRanks(comm dist.Communicator, err error) error {
+// EndRanks finishes a rank: an error that the other ranks do not share ends
+// the whole job through Abort (they may be waiting in a collective call),
+// its message followed by "PROG: ending every rank of the job"; otherwise
+// the communicator is finalised and err returned.
+func EndRanks(comm dist.Communicator, err error, prog string) error {
 	if comm.Size() == 1 {
 		return err
 	}
-	var ce collectiveErr
+	var ce CollectiveError
 	if err != nil && !errors.As(err, &ce) {
-		comm.Abort(exitCode(err), fmt.Sprintf("%v\nholdctl: ending every rank of the job", err))
+		comm.Abort(ExitStatus(err), fmt.Sprintf("%v\n%s: ending every rank of the job", err, prog))
 	}
 	if ferr := comm.Finalize(); ferr != nil && err == nil {
 		return ferr
@@ -76,7 +95,7 @@ func endRanks(comm dist.Communicator, err error) error {
 // shareConfig sends rank 0's outcome of the setup to every rank: the
 // run configuration, or rank 0's error (then every rank returns it, quiet
 // off rank 0, with its exit status).
-func shareConfig(comm dist.Communicator, cfg train.RunConfig, setupErr error) (train.RunConfig, error) {
+func shareConfig(comm dist.Communicator, cfg RunConfig, setupErr error) (RunConfig, error) {
 	if comm.Size() == 1 {
 		return cfg, setupErr
 	}
@@ -85,7 +104,7 @@ func shareConfig(comm dist.Communicator, cfg train.RunConfig, setupErr error) (t
 	if comm.Rank() == 0 {
 		if setupErr != nil {
 			payload = []byte(setupErr.Error())
-			head[1] = float64(exitCode(setupErr))
+			head[1] = float64(ExitStatus(setupErr))
 		} else {
 			var err error
 			if payload, err = json.Marshal(cfg); err != nil {
@@ -108,10 +127,10 @@ func shareConfig(comm dist.Communicator, cfg train.RunConfig, setupErr error) (t
 		if comm.Rank() == 0 {
 			return cfg, collective(setupErr, 0)
 		}
-		return cfg, collective(cli.Exit(string(payload), int(head[1])), comm.Rank())
+		return cfg, collective(&ExitError{Err: errors.New(string(payload)), Status: int(head[1])}, comm.Rank())
 	}
 	if comm.Rank() != 0 {
-		cfg = train.RunConfig{}
+		cfg = RunConfig{}
 		if err := json.Unmarshal(payload, &cfg); err != nil {
 			return cfg, fmt.Errorf("rank %d: decode the run configuration: %w", comm.Rank(), err)
 		}
@@ -122,7 +141,7 @@ func shareConfig(comm dist.Communicator, cfg train.RunConfig, setupErr error) (t
 // Stop reasons of a training loop.
 const (
 	runOn       byte = iota
-	runDeadline      // --time-limit reached
+	runDeadline      // the time limit reached
 	runStopped       // interrupted (SIGINT, SIGTERM)
 )
 
@@ -155,11 +174,11 @@ func agreeStop(comm dist.Communicator, reason byte, step int) (byte, error) {
 	return byte(msg[0]), nil
 }
 
-// trainLocalRanks runs body on ranks local ranks (goroutines of this
-// process, dist.NewLocal), each with one thread of the worker pool, and
-// returns rank 0's error; an error the ranks do not share ends the process
-// (endRanks). With one rank, body runs as is on dist.Single.
-func trainLocalRanks(ranks int, body func(dist.Communicator) error) error {
+// LocalRanks runs body on ranks local ranks (goroutines of this process,
+// dist.NewLocal), each with one thread of the worker pool, and returns rank
+// 0's error; an error the ranks do not share ends the process (EndRanks,
+// prog naming the program). With one rank, body runs as is on dist.Single.
+func LocalRanks(ranks int, prog string, body func(dist.Communicator) error) error {
 	if ranks <= 1 {
 		return body(dist.Single{})
 	}
@@ -173,7 +192,7 @@ func trainLocalRanks(ranks int, body func(dist.Communicator) error) error {
 	var wg sync.WaitGroup
 	for r, comm := range comms {
 		parallel.Go(&wg, func() {
-			errs[r] = endRanks(comm, body(comm))
+			errs[r] = EndRanks(comm, body(comm), prog)
 		})
 	}
 	wg.Wait()

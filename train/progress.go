@@ -1,4 +1,4 @@
-package main
+package train
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"holdgo/train"
 )
 
 // progress reports training progress: a redrawn bar with loss and ETA on a
@@ -35,7 +33,7 @@ func newProgress(w io.Writer, start, end, every int) *progress {
 	return &progress{w: w, tty: isTerminal(w), start: start, end: end, every: every, began: time.Now()}
 }
 
-func (p *progress) update(st train.Stats) {
+func (p *progress) update(st Stats) {
 	done := st.Step - p.start
 	elapsed := time.Since(p.began)
 	rate := float64(done) / elapsed.Seconds()

@@ -1,0 +1,131 @@
+// Package bench holds the harnesses of holdctl bench: SGEMM, memory bandwidth, the toy MLP's training
+// step, the backend op table, NCSN++ against PyTorch and training steps on a device. Each returns what
+// it measured; the command prints it.
+package bench
+
+import (
+	"slices"
+	"time"
+
+	"holdgo/internal/gemm"
+	"holdgo/internal/parallel"
+	"holdgo/rng"
+	"holdgo/tensor"
+	"holdgo/tensor/optest"
+	"holdgo/train"
+)
+
+// WarmUp is how long Median runs f before it starts timing: long enough for
+// the OS to spread a fresh process's threads over the cores (measured: for
+// the first ~5–10 ms both of a 2-thread GEMM's threads can share one core,
+// and a 150 µs product then takes twice as long) and for caches and pooled
+// buffers to settle.
+const WarmUp = 200 * time.Millisecond
+
+// Median times f over repeats runs, after warming up for WarmUp (at least
+// one run).
+func Median(repeats int, f func()) time.Duration {
+	for start := time.Now(); ; {
+		f()
+		if time.Since(start) >= WarmUp {
+			break
+		}
+	}
+	ts := make([]time.Duration, repeats)
+	for i := range ts {
+		start := time.Now()
+		f()
+		ts[i] = time.Since(start)
+	}
+	slices.Sort(ts)
+	return ts[len(ts)/2]
+}
+
+// GemmConfig is one SGEMM C = A·B (row-major, float32) to time.
+type GemmConfig struct {
+	M, K, N        int
+	TransA, TransB bool   // A stored k×m, B stored n×k
+	ISA            string // force avx512, avx2 or generic ("": the best available)
+	Repeats        int
+}
+
+// GemmResult is what Gemm measured.
+type GemmResult struct {
+	GFLOPS float64
+	Time   time.Duration // the median
+	ISA    string        // the kernel's instruction set
+}
+
+// Gemm times the SGEMM of cfg on normal draws (the median of cfg.Repeats, on the worker pool's
+// threads). An unknown or unsupported cfg.ISA is an error.
+func Gemm(cfg GemmConfig) (GemmResult, error) {
+	m, k, n := cfg.M, cfg.K, cfg.N
+	if cfg.ISA != "" {
+		prev, err := gemm.SetISA(cfg.ISA)
+		if err != nil {
+			return GemmResult{}, err
+		}
+		defer gemm.SetISA(prev)
+	}
+	r := rng.New(1)
+	a, b, out := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	r.FillNormal(a, 0, 1)
+	r.FillNormal(b, 0, 1)
+	ta, tb := cfg.TransA, cfg.TransB
+	lda, ldb := k, n
+	if ta {
+		lda = m
+	}
+	if tb {
+		ldb = k
+	}
+	d := Median(cfg.Repeats, func() { gemm.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, out, n) })
+	return GemmResult{GFLOPS: 2 * float64(m) * float64(n) * float64(k) / d.Seconds() / 1e9, Time: d, ISA: gemm.ISA()}, nil
+}
+
+// Triad is the memory bandwidth in GB/s of a = b + s·c on three arrays of n float32 (the median of
+// repeats, on the worker pool's threads).
+func Triad(n, repeats int) float64 {
+	a, b, x := make([]float32, n), make([]float32, n), make([]float32, n)
+	rng.New(2).FillNormal(b, 0, 1)
+	copy(x, b)
+	const s = 1.5
+	d := Median(repeats, func() {
+		parallel.For(n, 1<<16, func(lo, hi int) {
+			aa, bb, xx := a[lo:hi], b[lo:hi], x[lo:hi]
+			for i := range aa {
+				aa[i] = bb[i] + s*xx[i]
+			}
+		})
+	})
+	return 12 * float64(n) / d.Seconds() / 1e9
+}
+
+// MLP is the median time of one training step of the toy score MLP (train.ToyStep: forward, loss,
+// backward, clip, Adam, EMA) at batch and hidden width.
+func MLP(batch, hidden, repeats int) (time.Duration, error) {
+	step, _, err := train.ToyStep(batch, hidden, 1)
+	if err != nil {
+		return 0, err
+	}
+	return Median(repeats, step), nil
+}
+
+// OpsRow is one op's line of the supported-ops matrix.
+type OpsRow = optest.Support
+
+// Ops runs the backend test table (tensor/optest) on dev against the Reference device with largest
+// normalised MSE tol, and returns the supported-ops matrix and how many ops fail or are unsupported
+// (ggml's test-backend-ops).
+func Ops(dev tensor.Device, tol float64) (rows []OpsRow, failed int) {
+	rows = optest.Matrix(dev, tol)
+	for _, r := range rows {
+		if r.Passed != r.Cases {
+			failed++
+		}
+	}
+	return rows, failed
+}
+
+// WriteOps prints the supported-ops matrix of device as Markdown.
+var WriteOps = optest.WriteMatrix

@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"holdgo/autograd"
+	"holdgo/layers"
+	"holdgo/rng"
+	"holdgo/tensor"
+)
+
+// NCSNppCase is one network of `holdctl bench ncsnpp`; the same presets
+// and batches are in scripts/bench_ncsnpp.py.
+type NCSNppCase struct {
+	Model     string
+	In, Batch int // input channels, batch
+}
+
+// NCSNppCases are the networks holdctl bench ncsnpp times.
+var NCSNppCases = []NCSNppCase{{"ncsnpp-small", 3, 32}, {"ncsnpp-cifar10", 9, 4}}
+
+// NCSNppRow is one timing: milliseconds per image, median of repeats.
+type NCSNppRow struct {
+	Impl       string  `json:"impl"` // holdgo or pytorch
+	Model      string  `json:"model"`
+	Batch      int     `json:"batch"`
+	Backward   bool    `json:"backward"`
+	MsPerImage float64 `json:"ms_per_image"`
+	// CPU time of the process (user + system) per image, median: on a shared machine the
+	// wall time of a 1-thread run counts other processes' time slices, this does not.
+	CPUMsPerImage float64 `json:"cpu_ms_per_image,omitempty"`
+	Threads       int     `json:"threads"`
+	// OneDNNISA is the ONEDNN_MAX_CPU_ISA a PyTorch row ran under ("ALL": oneDNN's own choice).
+	OneDNNISA string `json:"onednn_isa,omitempty"`
+}
+
+// TorchMalloc is the glibc malloc tuning the PyTorch run gets unless the caller's
+// environment sets these variables itself: buffers up to 32 MiB from the heap
+// (not from a fresh mmap each time) and no trimming, so that PyTorch does not pay
+// page faults for every activation of every call (holdgo recycles its buffers).
+// Measured on a 2-core AMD EPYC (Zen 5) VM, torch 1.13 / oneDNN 2.6.3, 1 thread,
+// 2026-11-27: ncsnpp-small forward 36.3 → 6.9 ms per image, training step 125 →
+// 29 ms (1.44 M → 0.22 M minor faults); ncsnpp-cifar10 forward 402 → 280 ms,
+// training step 1,441 → 1,099 ms. Without it, oneDNN's blocked-layout reorders of
+// 32×32×28×28 tensors took 11–20 ms each.
+var TorchMalloc = []string{"MALLOC_MMAP_THRESHOLD_=33554432", "MALLOC_TRIM_THRESHOLD_=68719476736",
+	"MALLOC_TOP_PAD_=1073741824"}
+
+// TorchOptions says how Torch runs the PyTorch peer.
+type TorchOptions struct {
+	Python, Script string    // interpreter with torch and the benchmark script (scripts/bench_ncsnpp.py)
+	ISAs           []string  // ONEDNN_MAX_CPU_ISA values, one run each (OneDNNISAs)
+	Threads        int       // torch's threads and its BLAS pool's
+	Repeats        int       // timed repeats (the script reports the median)
+	Models         []string  // presets
+	Warn           io.Writer // where a skipped run is reported
+}
+
+// Torch runs the script once per ISA value and keeps, for each model and
+// pass, PyTorch's fastest row (the peer at its best on this machine). A
+// failing interpreter or script skips that run with a message; output that
+// does not parse is an error.
+func Torch(opt TorchOptions) ([]NCSNppRow, error) {
+	py, isas, threads, repeats, models := opt.Python, opt.ISAs, opt.Threads, opt.Repeats, opt.Models
+	var best []NCSNppRow
+	for _, v := range isas {
+		cmd := exec.Command(py, opt.Script, "--json", "--threads", fmt.Sprint(threads),
+			"--repeats", fmt.Sprint(repeats), "--models", strings.Join(models, ","))
+		// torch.set_num_threads does not reach the BLAS library's own
+		// pool (OpenBLAS in Debian's torch): measured, at --threads 1 its
+		// threads spun on the second core (CPU time 1.6–1.9× the wall
+		// time, the wall time no shorter).
+		n := fmt.Sprint(threads)
+		cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n, "MKL_NUM_THREADS="+n,
+			"ONEDNN_MAX_CPU_ISA="+v, "DNNL_MAX_CPU_ISA="+v)
+		for _, kv := range TorchMalloc {
+			if _, set := os.LookupEnv(kv[:strings.IndexByte(kv, '=')]); !set {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			fmt.Fprintf(opt.Warn, "PyTorch benchmark (ONEDNN_MAX_CPU_ISA=%s) skipped: %s %s: %v\n", v, py, opt.Script, err)
+			continue
+		}
+		var pt []NCSNppRow
+		if err := json.Unmarshal(bytes.TrimSpace(out), &pt); err != nil {
+			return nil, fmt.Errorf("PyTorch benchmark output (ONEDNN_MAX_CPU_ISA=%s): %w", v, err)
+		}
+		for _, r := range pt {
+			if !(r.MsPerImage > 0) || math.IsInf(r.MsPerImage, 0) {
+				return nil, fmt.Errorf("PyTorch benchmark output (ONEDNN_MAX_CPU_ISA=%s): %s %v: time %v ms, want a positive number",
+					v, r.Model, r.Backward, r.MsPerImage)
+			}
+			r.Impl, r.OneDNNISA = "pytorch", v
+			i := slices.IndexFunc(best, func(b NCSNppRow) bool { return b.Model == r.Model && b.Backward == r.Backward })
+			switch {
+			case i < 0:
+				best = append(best, r)
+			case r.MsPerImage < best[i].MsPerImage:
+				best[i] = r
+			}
+		}
+	}
+	return best, nil
+}
+
+// OneDNNISAs parses --onednn-isa: one or more comma-separated names of
+// letters, digits and underscores (oneDNN's ISA names, e.g. ALL, AVX2,
+// AVX512_CORE).
+func OneDNNISAs(list string) ([]string, error) {
+	var out []string
+	for _, v := range strings.Split(list, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" || strings.IndexFunc(v, func(r rune) bool {
+			return !(r == '_' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z')
+		}) >= 0 {
+			return nil, fmt.Errorf("--onednn-isa: %q is not a list of oneDNN ISA names (e.g. ALL,AVX2)", list)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// WriteNCSNpp prints the rows as a table: each holdgo row next to PyTorch's, with the speed-ups.
+func WriteNCSNpp(w io.Writer, rows []NCSNppRow) {
+	host, _ := os.Hostname()
+	fmt.Fprintf(w, "NCSN++ on %s, ms per image (median; wall time, then process CPU time), lower is better\n", host)
+	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s %10s %10s %8s  %s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up",
+		"holdgo cpu", "torch cpu", "cpu ratio", "torch's oneDNN ISA")
+	for _, r := range rows {
+		if r.Impl != "holdgo" {
+			continue
+		}
+		pass := "forward"
+		if r.Backward {
+			pass = "forward+backward"
+		}
+		pt, ratio, ptCPU, cpuRatio, ptISA := "—", "—", "—", "—", ""
+		for _, p := range rows {
+			if p.Impl == "pytorch" && p.Model == r.Model && p.Backward == r.Backward {
+				pt = fmt.Sprintf("%.2f", p.MsPerImage)
+				ratio = fmt.Sprintf("%.2f×", p.MsPerImage/r.MsPerImage)
+				ptISA = p.OneDNNISA
+				if p.CPUMsPerImage > 0 {
+					ptCPU = fmt.Sprintf("%.2f", p.CPUMsPerImage)
+					cpuRatio = fmt.Sprintf("%.2f×", p.CPUMsPerImage/r.CPUMsPerImage)
+				}
+			}
+		}
+		fmt.Fprintf(w, "%-15s %5d %-17s %10.2f %10s %8s %10.2f %10s %8s  %s\n", r.Model, r.Batch, pass, r.MsPerImage, pt, ratio,
+			r.CPUMsPerImage, ptCPU, cpuRatio, ptISA)
+	}
+}
+
+// NCSNpp times the Go network: one warm-up, then the median of repeats,
+// for the forward pass (no tape) and forward+backward.
+func NCSNpp(bc NCSNppCase, repeats int) ([]NCSNppRow, error) {
+	cfg, err := layers.NCSNppPreset(bc.Model, bc.In, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dropout = 0
+	m, err := layers.NewNCSNpp(cfg, rng.New(1))
+	if err != nil {
+		return nil, err
+	}
+	r := rng.New(2)
+	x := tensor.RandN(r, bc.Batch, cfg.InChannels, cfg.ImageSize, cfg.ImageSize)
+	ts := tensor.RandU(r, 0.01, 1, bc.Batch).Data()
+	g := autograd.NewTape(tensor.CPU)
+	var rows []NCSNppRow
+	for _, backward := range []bool{false, true} {
+		g.SetNoGrad(!backward)
+		times, cpu := make([]float64, 0, repeats), make([]float64, 0, repeats)
+		for i := range repeats + 1 {
+			start, cpu0 := time.Now(), processCPU()
+			g.Reset()
+			if backward {
+				m.Params.ZeroGrad() // the forward pass alone, as PyTorch's, accumulates no gradients
+			}
+			out := m.Forward(g, g.Const(x), ts)
+			if backward {
+				g.Backward(g.Mean(g.Square(out)))
+			}
+			if i > 0 {
+				times = append(times, time.Since(start).Seconds())
+				cpu = append(cpu, processCPU()-cpu0)
+			}
+		}
+		slices.Sort(times)
+		slices.Sort(cpu)
+		rows = append(rows, NCSNppRow{Impl: "holdgo", Model: bc.Model, Batch: bc.Batch, Backward: backward,
+			MsPerImage: times[len(times)/2] / float64(bc.Batch) * 1e3, CPUMsPerImage: cpu[len(cpu)/2] / float64(bc.Batch) * 1e3})
+	}
+	return rows, nil
+}
+
+// processCPU is the user + system CPU time of this process so far, in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}

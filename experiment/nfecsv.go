@@ -1,0 +1,134 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"holdgo/plot"
+)
+
+// maxNFECSVRows bounds what ReadNFECSV accepts: a study has hundreds of rows, not millions.
+const maxNFECSVRows = 1 << 20
+
+// ReadNFECSV turns the CSV of experiment samplers (WriteCSV: the metric column metric, each sampler's
+// best grid at each NFE or only grid) or of experiment nfe (WriteTable2CSV) into one series per sampler
+// (NFE ascending) plus the floor, and names the metric plotted.
+func ReadNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error) {
+	cr := csv.NewReader(r)
+	header, err := cr.Read()
+	if err != nil {
+		return nil, "", fmt.Errorf("no CSV header: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	need := func(names ...string) error {
+		for _, n := range names {
+			if _, ok := col[n]; !ok {
+				return fmt.Errorf("no column %q in the header %v", n, header)
+			}
+		}
+		return nil
+	}
+	// key: the line's name; value and nfe: which columns hold them.
+	var key func(rec []string) string
+	valueCol := ""
+	switch _, isNFETable := col["model"]; {
+	case isNFETable: // experiment nfe
+		if err := need("sampler", "nfe", "metric", "value"); err != nil {
+			return nil, "", err
+		}
+		key = func(rec []string) string { return rec[col["model"]] + " " + rec[col["sampler"]] }
+		valueCol = "value"
+	default: // experiment samplers
+		if err := need("sampler", "nfe", metric); err != nil {
+			return nil, "", err
+		}
+		key = func(rec []string) string { return rec[col["sampler"]] }
+		valueCol = metric
+	}
+	best := map[string]map[float64]float64{} // line → nfe → value
+	var order []string
+	floor := math.NaN()
+	for row := 2; ; row++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if row > maxNFECSVRows {
+			return nil, "", fmt.Errorf("more than %d rows: not a sampler study", maxNFECSVRows)
+		}
+		name := key(rec)
+		v, err := strconv.ParseFloat(rec[col[valueCol]], 64)
+		if err != nil {
+			return nil, "", fmt.Errorf("row %d: %s %q: %v", row, valueCol, rec[col[valueCol]], err)
+		}
+		if i, ok := col["metric"]; ok && valueCol == "value" && metric == "w1" {
+			metric = rec[i] // experiment nfe names its metric per row
+		}
+		switch {
+		case slices.Contains([]string{"floor-mean", "floor-mean exact"}, name):
+			floor = v
+			continue
+		case name == "floor-sd" || name == "floor-sd exact":
+			continue
+		}
+		if g, ok := col["grid"]; ok && grid != "best" && rec[g] != grid {
+			continue
+		}
+		if e, ok := col["error"]; ok && rec[e] != "" { // a run that failed (experiment samplers)
+			continue
+		}
+		nfe, err := strconv.ParseFloat(rec[col["nfe"]], 64)
+		if err != nil || !(nfe >= 1) || math.IsInf(nfe, 0) {
+			return nil, "", fmt.Errorf("row %d: nfe %q: want a positive number", row, rec[col["nfe"]])
+		}
+		if best[name] == nil {
+			best[name] = map[float64]float64{}
+			order = append(order, name)
+		}
+		if old, ok := best[name][nfe]; !ok || v < old || math.IsNaN(old) {
+			best[name][nfe] = v
+		}
+	}
+	if len(order) == 0 {
+		if grid != "best" {
+			return nil, "", fmt.Errorf("no rows with grid %q", grid)
+		}
+		return nil, "", fmt.Errorf("no sampler rows")
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	series := make([]plot.Series, 0, len(order)+1)
+	for _, name := range order {
+		s := plot.Series{Name: name}
+		for nfe, v := range best[name] {
+			if v > 0 && !math.IsInf(v, 0) { // NaN: diverged; a log axis takes positive values only
+				s.X = append(s.X, nfe)
+			}
+		}
+		if len(s.X) == 0 { // diverged or failed at every NFE: no line
+			continue
+		}
+		slices.Sort(s.X)
+		for _, nfe := range s.X {
+			s.Y = append(s.Y, best[name][nfe])
+		}
+		lo, hi = min(lo, s.X[0]), max(hi, s.X[len(s.X)-1])
+		series = append(series, s)
+	}
+	if len(series) == 0 {
+		return nil, "", fmt.Errorf("no sampler with a finite positive %s", metric)
+	}
+	if floor > 0 {
+		series = append(series, plot.Series{Name: "Monte-Carlo floor", X: []float64{lo, hi}, Y: []float64{floor, floor}})
+	}
+	return series, metric, nil
+}
