@@ -23,11 +23,20 @@ def fmt(r, sde, sampler, grid, nfe, extra):
     kid = f"{r['kid']:.1f} ± {r['kid_se']:.1f}"  # the classifier's cubic-kernel KID: O(1,000) for noise
     return f"| {sde} | {sampler} | {grid} | {nfe} | {r['fid']:.2f} | {kid} | {r['n']} | {extra} |"
 
+SDES = ["hold3", "cld", "vp"]
+
+def key(r):
+    sde = r["samples"].rstrip("/").split("/")[-1].split("-")[-1]
+    s = r["sampling"]
+    return (SDES.index(sde) if sde in SDES else len(SDES), sde, s["sampler"].startswith("a-"), s["sampler"], s["nfe"])
+
+rows.sort(key=key)
+
 print("| SDE | sampler | grid | NFE | FID | KID ± s.e. | n | diverged · max \\|pixel\\| · wall s |")
 print("|---|---|---|---|---|---|---|---|")
 for r in rows:
     s = r["sampling"]
-    sde = r["samples"].rstrip("/").split("/")[-1].replace("fmnist-", "")
+    sde = r["samples"].rstrip("/").split("/")[-1].split("-")[-1]
     extra = f"{s['diverged']} · {s['max_abs']:.2f} · {s['seconds']:.0f}"
     print(fmt(r, sde, s["sampler"], s["grid"], s["nfe"], extra))
 if floor:
@@ -43,7 +52,7 @@ if len(sys.argv) > 2:
         f.write("sampler,grid,nfe,kid,fid\n")
         for r in rows:
             s = r["sampling"]
-            sde = r["samples"].rstrip("/").split("/")[-1].replace("fmnist-", "")
+            sde = r["samples"].rstrip("/").split("/")[-1].split("-")[-1]
             f.write(f"{sde}-{s['sampler']},{s['grid']},{s['nfe']},{r['kid']},{r['fid']}\n")
         if floor:
             f.write(f"floor-mean,,0,{floor['kid']},{floor['fid']}\n")

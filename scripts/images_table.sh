@@ -12,12 +12,18 @@ n=${2:-1000}
 shift 2 || shift $#
 cells=("$@")
 [ ${#cells[@]} -gt 0 ] || cells=(hold3 cld vp floor)
+# Another data set, feature network, model directory or device (e.g. CIFAR-10 on a GPU):
+#   REF=cifar10:DIR#test TRAIN=cifar10:DIR FEATURES=inception:pt_inception-2015-12-05-6726825d.pth \
+#   MODELS=runs/cifar- DEVICE=cuda scripts/images_table.sh OUT 50000
 holdctl=${HOLDCTL:-holdctl}
 data=${FMNIST:-/usr/share/datasets/fashion-mnist}
-ref="fashion-mnist:$data#test"
-feat=models/fmnist-classifier.safetensors
+ref=${REF:-"fashion-mnist:$data#test"}
+train=${TRAIN:-"fashion-mnist:$data"}
+feat=${FEATURES:-models/fmnist-classifier.safetensors}
+models=${MODELS:-models/fmnist-}
 threads=${THREADS:-0}
 common=(--features "$feat" --ref "$ref" --n "$n" --seed 1 --json --threads "$threads")
+[ -z "${DEVICE:-}" ] || common+=(--device "$DEVICE")
 
 run() { # run ARGS…: one cell
   local cmd="holdctl fid ${common[*]} $*"
@@ -30,9 +36,9 @@ run() { # run ARGS…: one cell
 for cell in "${cells[@]}"; do
   case $cell in
     floor)
-      run --samples "fashion-mnist:$data" ;;
+      run --samples "$train" ;;
     hold3|cld|vp)
-      model=models/fmnist-$cell
+      model=$models$cell
       native=lt
       [ "$cell" = vp ] && native=em
       for nfe in 50 100; do
