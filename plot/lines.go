@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -46,7 +47,7 @@ func LogLog(path string, series []Series, opt LogLogOptions) error {
 	p.Title.Text = opt.Title
 	p.X.Label.Text, p.Y.Label.Text = opt.XLabel, opt.YLabel
 	p.X.Scale, p.Y.Scale = gplot.LogScale{}, gplot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = gplot.LogTicks{Prec: -1}, gplot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
 	if opt.LinearY {
 		p.Y.Scale, p.Y.Tick.Marker = gplot.LinearScale{}, gplot.DefaultTicks{}
 	}
@@ -91,6 +92,32 @@ func LogLog(path string, series []Series, opt LogLogOptions) error {
 	img, c := newCanvas(opt.Width, opt.Height)
 	p.Draw(c)
 	return savePNG(path, img)
+}
+
+// logTicks is gonum's LogTicks, except on an axis that spans less than about a decade, where LogTicks
+// labels no tick at all (a KID axis from 600 to 900 had none): there it labels m·10^k for m = 1…9 (all of
+// them when the axis spans less than a factor 3, else m = 1, 2, 5 with the others unlabelled).
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []gplot.Tick {
+	if !(lo > 0) || hi/lo >= 8 {
+		return gplot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	var ticks []gplot.Tick
+	for k := math.Floor(math.Log10(lo)); math.Pow(10, k) <= hi; k++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow(10, k)
+			if v < lo || v > hi {
+				continue
+			}
+			t := gplot.Tick{Value: v}
+			if hi/lo < 3 || m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
 
 // logRange widens [lo, hi] by a factor 1.1 on each side (2 when lo == hi).

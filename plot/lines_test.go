@@ -56,3 +56,35 @@ func TestLogLogSinglePoint(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLogTicksNarrowAxis: an axis spanning less than a decade gets labelled ticks at m·10^k (gonum's
+// LogTicks labels none there); a wider one keeps LogTicks' powers of ten.
+func TestLogTicksNarrowAxis(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(560, 990) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "600 700 800 900" {
+		t.Errorf("ticks of [560, 990] labelled %q, want \"600 700 800 900\"", got)
+	}
+	labels = labels[:0]
+	for _, tk := range (logTicks{}).Ticks(2, 15) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "2 5 10" {
+		t.Errorf("ticks of [2, 15] labelled %q, want \"2 5 10\"", got)
+	}
+	wide := 0
+	for _, tk := range (logTicks{}).Ticks(1e-3, 10) {
+		if tk.Label != "" {
+			wide++
+		}
+	}
+	if wide != 5 {
+		t.Errorf("ticks of [1e-3, 10]: %d labels, want the 5 powers of ten", wide)
+	}
+}
