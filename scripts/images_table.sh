@@ -4,7 +4,8 @@
 # test images at the same n). One `holdctl fid --json` per cell; each line of OUT is "command<TAB>json".
 # scripts/images_table.py OUT renders the Markdown table.
 #   scripts/images_table.sh OUT [N] [cells…]     cells: hold3 cld vp floor (default: all)
-# NFES="lt50 a-xdpm310" (sampler name then NFE) restricts a model's cells to those listed.
+# Cells per model: the native sampler (lt; VP: em) at NFE 50 and 100, a-xdpm3 at NFE 10, 20 and 50, a-sde2 at
+# NFE 50. NFES="lt50 a-xdpm310" (sampler name then NFE) restricts a model's cells to those listed.
 # Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist).
 set -euo pipefail
 out=${1:?usage: scripts/images_table.sh OUT [N] [cells…]}
@@ -48,6 +49,11 @@ for cell in "${cells[@]}"; do
       for nfe in 10 20 50; do
         [ -z "${NFES:-}" ] || [[ " $NFES " == *" a-xdpm3$nfe "* ]] || continue
         run --samples "$model" --sampler a-xdpm3 --nfe "$nfe" --grid vpmatched --clip 1 --denoise
+      done
+      # The stochastic aligned sampler (DPM-Solver++(2M) SDE in c), best on the trained demo network.
+      for nfe in 50; do
+        [ -z "${NFES:-}" ] || [[ " $NFES " == *" a-sde2$nfe "* ]] || continue
+        run --samples "$model" --sampler a-sde2 --nfe "$nfe" --grid vpmatched --clip 1 --denoise
       done ;;
     *) echo "unknown cell $cell (want hold3, cld, vp or floor)" >&2; exit 2 ;;
   esac
