@@ -183,6 +183,52 @@ func MeanSE(v []float64) Stat {
 	return Stat{Mean: mean, SE: math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))}
 }
 
+// traceVJP writes per sample b into div the trace tr(Σ_k w_k ∂S/∂u_k) of the score S's Jacobian along
+// the blocks weighted by w (the last block alone for the probability-flow ODE of u; m_t for the aligned
+// gauge): Hutchinson's εᵀ(·)ε from one vector–Jacobian product, or exactly with d of them (cotangents in
+// unit). It returns the products evaluated.
+func traceVJP(score DivScorer, estimator string, w vecN, n, d int, sc, vjp, x, eps, unit, times, div []float64) (int, error) {
+	batch, row := len(div), n*d
+	// project adds Σ_i v_i Σ_k w_k vjp[b, k, i] to div[b].
+	project := func(v []float64) {
+		for b := 0; b < batch; b++ {
+			var est float64
+			for i := 0; i < d; i++ {
+				if v[b*d+i] == 0 {
+					continue
+				}
+				var s float64
+				for k := 0; k < n; k++ {
+					if w[k] != 0 {
+						s += w[k] * vjp[b*row+k*d+i]
+					}
+				}
+				est += v[b*d+i] * s
+			}
+			div[b] += est
+		}
+	}
+	clear(div)
+	if estimator != EstimatorExact {
+		if err := score.ScoreVJP(sc, vjp, x, eps, times); err != nil {
+			return 1, err
+		}
+		project(eps)
+		return 1, nil
+	}
+	for i := 0; i < d; i++ {
+		clear(unit)
+		for b := 0; b < batch; b++ {
+			unit[b*d+i] = 1
+		}
+		if err := score.ScoreVJP(sc, vjp, x, unit, times); err != nil {
+			return i + 1, err
+		}
+		project(unit)
+	}
+	return d, nil
+}
+
 // traceF returns tr(F) of the SDE's linear drift per unit rate (the same in any coordinates).
 func traceF(sde *hold.SDE) (float64, error) {
 	n := sde.Blocks()
@@ -263,33 +309,12 @@ func nllChunk(sde *hold.SDE, score DivScorer, q0 []float64, d int, cfg Likelihoo
 			times[i] = t
 		}
 		div := dy[batch*row:]
-		if cfg.Estimator == EstimatorExact {
-			clear(div)
-			for i := 0; i < d; i++ {
-				clear(unit)
-				for b := 0; b < batch; b++ {
-					unit[b*d+i] = 1
-				}
-				if err := score.ScoreVJP(sc, vjp, x, unit, times); err != nil {
-					return err
-				}
-				calls++
-				for b := 0; b < batch; b++ {
-					div[b] += vjp[b*row+(n-1)*d+i]
-				}
-			}
-		} else {
-			if err := score.ScoreVJP(sc, vjp, x, eps, times); err != nil {
-				return err
-			}
-			calls++
-			for b := 0; b < batch; b++ {
-				var est float64
-				for i := 0; i < d; i++ {
-					est += eps[b*d+i] * vjp[b*row+(n-1)*d+i]
-				}
-				div[b] = est
-			}
+		var last vecN
+		last[n-1] = 1 // only the last block carries the score
+		evals, err := traceVJP(score, cfg.Estimator, last, n, d, sc, vjp, x, eps, unit, times, div)
+		calls += evals
+		if err != nil {
+			return err
 		}
 		// dx/dt = −(reverse-time PF drift); div = β·trF·d − ½g²·tr(∂S/∂x_n)
 		if err := sde.ProbabilityFlowDrift(dy[:batch*row], x, sc, times); err != nil {

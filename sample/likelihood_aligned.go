@@ -88,44 +88,10 @@ func nllChunkAligned(sde *hold.SDE, score DivScorer, q0 []float64, d int, cfg Li
 		c := y[:batch*d]
 		g.rebuild(u, c, w, n, d, batch)
 		div := dy[batch*d:]
-		// trA accumulates Σ_i v_i Σ_k m_k vjp_{k,i} for cotangent v (ε, or a unit vector).
-		trA := func(v []float64, b int) float64 {
-			var est float64
-			for i := 0; i < d; i++ {
-				if v[b*d+i] == 0 {
-					continue
-				}
-				var s float64
-				for k := 0; k < n; k++ {
-					s += g.m[k] * vjp[b*row+k*d+i]
-				}
-				est += v[b*d+i] * s
-			}
-			return est
-		}
-		if cfg.Estimator == EstimatorExact {
-			clear(div)
-			for i := 0; i < d; i++ {
-				clear(unit)
-				for b := 0; b < batch; b++ {
-					unit[b*d+i] = 1
-				}
-				if err := score.ScoreVJP(sc, vjp, u, unit, times); err != nil {
-					return err
-				}
-				calls++
-				for b := 0; b < batch; b++ {
-					div[b] += trA(unit, b)
-				}
-			}
-		} else {
-			if err := score.ScoreVJP(sc, vjp, u, eps, times); err != nil {
-				return err
-			}
-			calls++
-			for b := 0; b < batch; b++ {
-				div[b] = trA(eps, b)
-			}
+		evals, err := traceVJP(score, cfg.Estimator, g.m, n, d, sc, vjp, u, eps, unit, times, div)
+		calls += evals
+		if err != nil {
+			return err
 		}
 		for b := 0; b < batch; b++ {
 			div[b] *= -1 / rm

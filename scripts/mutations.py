@@ -653,8 +653,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "NLL Rademacher estimate ×1.02",
   "file": "sample/likelihood.go",
-  "old": "div[b] = est\n",
-  "new": "div[b] = 1.02 * est\n",
+  "old": "\t\tproject(eps)\n",
+  "new": "\t\tproject(eps)\n\t\tfor b := range div {\n\t\t\tdiv[b] *= 1.02\n\t\t}\n",
   "pkg": "./sample",
   "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
   "tags": ""
@@ -662,8 +662,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "NLL exact trace ×1.02",
   "file": "sample/likelihood.go",
-  "old": "div[b] += vjp[b*row+(n-1)*d+i]",
-  "new": "div[b] += 1.02 * vjp[b*row+(n-1)*d+i]",
+  "old": "\t\tproject(unit)\n\t}\n",
+  "new": "\t\tproject(unit)\n\t}\n\tfor b := range div {\n\t\tdiv[b] *= 1.02\n\t}\n",
   "pkg": "./sample",
   "run": "TestGaussianNLLTight|TestGaussianProbesUnbiased",
   "tags": ""
