@@ -101,14 +101,21 @@ func Triad(n, repeats int) float64 {
 	return 12 * float64(n) / d.Seconds() / 1e9
 }
 
-// MLP is the median time of one training step of the toy score MLP (train.ToyStep: forward, loss,
-// backward, clip, Adam, EMA) at batch and hidden width.
-func MLP(batch, hidden, repeats int) (time.Duration, error) {
+// MLPResult is what MLP measured.
+type MLPResult struct {
+	Time  time.Duration // the median
+	FLOPs int64         // of one step, counted by the op list (CountFLOPs; Adam and EMA are outside it)
+}
+
+// MLP times one training step of the toy score MLP (train.ToyStep: forward, loss, backward, clip,
+// Adam, EMA) at batch and hidden width: the median of repeats, after one step that counts its FLOPs.
+func MLP(batch, hidden, repeats int) (MLPResult, error) {
 	step, _, err := train.ToyStep(batch, hidden, 1)
 	if err != nil {
-		return 0, err
+		return MLPResult{}, err
 	}
-	return Median(repeats, step), nil
+	flops := CountFLOPs(step)
+	return MLPResult{Time: Median(repeats, step), FLOPs: flops}, nil
 }
 
 // OpsRow is one op's line of the supported-ops matrix.
