@@ -83,9 +83,9 @@ func ModelStep(cfg layers.NCSNppConfig, batch int, recycle bool) (*StepMemory, e
 	r.ForwardGFLOP, r.StepGFLOP = float64(fwdFLOPs)/1e9, float64(fwdFLOPs+bwdFLOPs)/1e9
 	r.ForwardGFLOPS, r.StepGFLOPS = GFLOPS(fwdFLOPs, fwd), GFLOPS(fwdFLOPs+bwdFLOPs, step)
 	r.ISA, r.Threads = isa.Level(), parallel.Threads()
-	if r.PeakGFLOPS, err = PeakGFLOPS(r.ISA, r.Threads); err != nil {
+	if r.PeakGFLOPS, r.StepPct, err = ofPeak(r.StepGFLOPS, r.ISA); err != nil {
 		return nil, err
 	}
-	r.ForwardPct, r.StepPct = Percent(r.ForwardGFLOPS, r.PeakGFLOPS), Percent(r.StepGFLOPS, r.PeakGFLOPS)
+	r.ForwardPct = Percent(r.ForwardGFLOPS, r.PeakGFLOPS)
 	return r, nil
 }

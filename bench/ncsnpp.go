@@ -15,7 +15,6 @@ import (
 
 	"holdgo/autograd"
 	"holdgo/internal/isa"
-	"holdgo/internal/parallel"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -222,10 +221,9 @@ func NCSNpp(bc NCSNppCase, repeats int) ([]NCSNppRow, error) {
 			MsPerImage: times[len(times)/2] / float64(bc.Batch) * 1e3, CPUMsPerImage: cpu[len(cpu)/2] / float64(bc.Batch) * 1e3,
 			GFLOPPerImage: float64(flops) / float64(bc.Batch) / 1e9, ISA: isa.Level()}
 		row.GFLOPS = row.GFLOPPerImage / row.MsPerImage * 1e3
-		if row.PeakGFLOPS, err = PeakGFLOPS(row.ISA, parallel.Threads()); err != nil {
+		if row.PeakGFLOPS, row.PeakPct, err = ofPeak(row.GFLOPS, row.ISA); err != nil {
 			return nil, err
 		}
-		row.PeakPct = Percent(row.GFLOPS, row.PeakGFLOPS)
 		rows = append(rows, row)
 	}
 	return rows, nil

@@ -103,6 +103,13 @@ func PeakGFLOPS(level string, threads int) (float64, error) {
 	return g, nil
 }
 
+// ofPeak returns the FMA peak of level on the worker pool's threads and
+// gflops as a percentage of it.
+func ofPeak(gflops float64, level string) (peak, pct float64, err error) {
+	peak, err = PeakGFLOPS(level, parallel.Threads())
+	return peak, Percent(gflops, peak), err
+}
+
 // Percent is 100·part/whole, or 0 where whole is not positive.
 func Percent(part, whole float64) float64 {
 	if !(whole > 0) {

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
-	"holdgo/internal/isa"
 	"holdgo/internal/parallel"
 )
 
@@ -87,20 +86,15 @@ func benchGemm(c *cli.Context) error {
 	if err != nil { // an unknown or unsupported --isa
 		return usageErr("bench gemm: %v", err)
 	}
-	peak, err := bench.PeakGFLOPS(res.ISA, c.Int("threads"))
-	if err != nil {
-		return err
-	}
-	pct := bench.Percent(res.GFLOPS, peak)
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{
 			"gflops": res.GFLOPS, "m": m, "k": k, "n": n, "trans_a": ta, "trans_b": tb,
 			"threads": c.Int("threads"), "isa": res.ISA, "seconds": res.Time.Seconds(),
-			"peak_gflops": peak, "peak_pct": pct,
+			"peak_gflops": res.PeakGFLOPS, "peak_pct": res.PeakPct,
 		})
 	}
 	fmt.Fprintf(c.App.Writer, "sgemm %dx%dx%d (transA=%v transB=%v) %s, %d thread(s): %.1f GFLOP/s, %.0f %% of the %.1f GFLOP/s FMA peak (median of %d, %v)\n",
-		m, k, n, ta, tb, res.ISA, c.Int("threads"), res.GFLOPS, pct, peak, reps, res.Time)
+		m, k, n, ta, tb, res.ISA, c.Int("threads"), res.GFLOPS, res.PeakPct, res.PeakGFLOPS, reps, res.Time)
 	return nil
 }
 
@@ -147,18 +141,13 @@ func benchMLP(c *cli.Context) error {
 	if err != nil {
 		return usageErr("bench mlp: %v", err)
 	}
-	level := isa.Level()
-	gflops, pct, peak, err := peakColumns(res.FLOPs, res.Time, level)
-	if err != nil {
-		return err
-	}
 	ms := res.Time.Seconds() * 1e3
 	if c.Bool("json") {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"ms": ms, "batch": batch,
-			"hidden": c.Int("hidden"), "threads": c.Int("threads"), "isa": level, "gflop": float64(res.FLOPs) / 1e9,
-			"gflops": gflops, "peak_gflops": peak, "peak_pct": pct})
+			"hidden": c.Int("hidden"), "threads": c.Int("threads"), "isa": res.ISA, "gflop": float64(res.FLOPs) / 1e9,
+			"gflops": res.GFLOPS, "peak_gflops": res.PeakGFLOPS, "peak_pct": res.PeakPct})
 	}
 	fmt.Fprintf(c.App.Writer, "toy MLP train step, batch %d, hidden %d, %s, %d thread(s): %.3f ms, %.2f GFLOP/s, %.1f %% of the %.1f GFLOP/s FMA peak (median of %d; %.1f MFLOP per step, op list)\n",
-		batch, c.Int("hidden"), level, c.Int("threads"), ms, gflops, pct, peak, reps, float64(res.FLOPs)/1e6)
+		batch, c.Int("hidden"), res.ISA, c.Int("threads"), ms, res.GFLOPS, res.PeakPct, res.PeakGFLOPS, reps, float64(res.FLOPs)/1e6)
 	return nil
 }

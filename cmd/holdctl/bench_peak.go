@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
-	"holdgo/internal/parallel"
 )
 
 func benchPeakCommand() *cli.Command {
@@ -62,15 +61,4 @@ func benchPeak(c *cli.Context) error {
 	fmt.Fprintf(w, "triad a = b + s·c, 3×%d float32 (%.0f MiB): %.1f GB/s on 1 thread, %.1f GB/s on %d (median of %d)\n",
 		r.TriadN, 12*float64(r.TriadN)/(1<<20), r.TriadOne, r.TriadAll, r.Threads, c.Int("repeats"))
 	return nil
-}
-
-// peakColumns is the "GFLOP/s, % of peak" text of a workload of flops run in
-// d on the worker pool's threads at the kernels' instruction-set level.
-func peakColumns(flops int64, d time.Duration, level string) (gflops, pct, peak float64, err error) {
-	peak, err = bench.PeakGFLOPS(level, parallel.Threads())
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	gflops = bench.GFLOPS(flops, d)
-	return gflops, bench.Percent(gflops, peak), peak, nil
 }
