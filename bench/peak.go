@@ -49,21 +49,28 @@ func MeasurePeak(cfg PeakConfig) (PeakReport, error) {
 		if err != nil {
 			return r, err
 		}
-		many, err := peak.FMA(level, cfg.Threads, cfg.Duration)
-		if err != nil {
-			return r, err
+		many := one
+		if cfg.Threads != 1 {
+			if many, err = peak.FMA(level, cfg.Threads, cfg.Duration); err != nil {
+				return r, err
+			}
 		}
 		remember(level, 1, one)
 		remember(level, cfg.Threads, many)
 		r.Levels = append(r.Levels, PeakLevel{ISA: level, One: one, Many: many, PerCore: many / float64(cfg.Threads)})
 	}
-	prev := parallel.SetThreads(1)
+	defer parallel.SetThreads(parallel.SetThreads(1))
 	r.TriadOne = Triad(cfg.TriadN, cfg.Repeats)
-	parallel.SetThreads(cfg.Threads)
-	r.TriadAll = Triad(cfg.TriadN, cfg.Repeats)
-	parallel.SetThreads(prev)
+	r.TriadAll = r.TriadOne
+	if cfg.Threads != 1 {
+		parallel.SetThreads(cfg.Threads)
+		r.TriadAll = Triad(cfg.TriadN, cfg.Repeats)
+	}
 	return r, nil
 }
+
+// PeakWindows is how many windows each FMA measurement is split into; the best is reported.
+const PeakWindows = peak.Windows
 
 // PeakProbe is how long PeakGFLOPS measures a peak it has not seen.
 const PeakProbe = 150 * time.Millisecond

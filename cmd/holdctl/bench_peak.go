@@ -51,9 +51,12 @@ func benchPeak(c *cli.Context) error {
 		return json.NewEncoder(c.App.Writer).Encode(r)
 	}
 	w := c.App.Writer
-	fmt.Fprintf(w, "FMA peak: independent FMA chains in registers, GFLOP/s (best of 5 windows of %v); kernels use %s now\n",
-		c.Duration("duration")/5, r.Active)
+	fmt.Fprintf(w, "FMA peak: independent FMA chains in registers, GFLOP/s (best of %d windows of %v); kernels use %s now\n",
+		bench.PeakWindows, c.Duration("duration")/bench.PeakWindows, r.Active)
 	many := fmt.Sprintf("%d threads", r.Threads)
+	if r.Threads == 1 {
+		many = "1 thread"
+	}
 	fmt.Fprintf(w, "%-8s %12s %12s %12s\n", "isa", "1 thread", many, "per thread")
 	for _, l := range r.Levels {
 		fmt.Fprintf(w, "%-8s %12.1f %12.1f %12.1f\n", l.ISA, l.One, l.Many, l.PerCore)
