@@ -53,6 +53,7 @@ func benchCommand() *cli.Command {
 			benchPeakCommand(),
 			benchOpsCommand(),
 			benchNCSNppCommand(),
+			benchSampleCommand(),
 			benchKernelsCommand(),
 			benchTrainCommand(),
 		},
