@@ -1029,6 +1029,24 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd chunk padding: rows copied one column left (no left border)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "copy(line[1:], src[y*wc.w:(y+1)*wc.w])",
+  "new": "copy(line[0:], src[y*wc.w:(y+1)*wc.w])",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd chunk padding: the first image's rows start one tile row late",
+  "file": "tensor/cpu_winograd.go",
+  "old": "tyA = t0 % per / wc.tw",
+  "new": "tyA = t0%per/wc.tw + 1",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "Winograd padded input: rows copied one column left (no left border)",
   "file": "tensor/cpu_winograd.go",
   "old": "copy(row[1:], src[y*wc.w:(y+1)*wc.w])",
