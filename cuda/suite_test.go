@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/hold/holdops"
 	"holdgo/optim"
 	"holdgo/tensor"
 )
@@ -438,7 +439,7 @@ func (s *suite) hold(t *testing.T) {
 				}
 				coef := make([]float32, batch*tensor.PerturbCoefLen)
 				for i, tt := range times {
-					sde.PutPerturbCoefficients(coef[i*tensor.PerturbCoefLen:], tt)
+					holdops.PutPerturbCoefficients(coef[i*tensor.PerturbCoefLen:], sde, tt)
 				}
 				return tensor.Err(tensor.Perturb(d[2], d[3], s.to(s.dev, tensor.FromSlice(coef, len(coef))), d[0], d[1], da, n))
 			}, in...)
@@ -484,7 +485,7 @@ func (s *suite) lieTrotter(t *testing.T) {
 			x, score := s.randn(c.batch, n*c.dim), s.randn(c.batch, c.dim)
 			z1, z2 := s.randn(c.batch, n*c.dim), s.randn(c.batch, n*c.dim)
 			ell := sde.Ell(tt)
-			st := sde.LieTrotterAffine(tt, c.h, c.hNext, ell, c.exact)
+			st := holdops.LieTrotter(sde, tt, c.h, c.hNext, ell, c.exact)
 			z := []*tensor.Tensor{z1, z2}[:st.Halves]
 			// Reference: package hold's own B and A steps in float64.
 			want := toF64(x.Data())

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/hold/holdops"
 	"holdgo/layers"
 	"holdgo/optim"
 	"holdgo/rng"
@@ -165,7 +166,7 @@ func (s *suite) stagedBatch(t *testing.T) {
 			// The coefficients as train's staged batch carries them: one tensor, uploaded once.
 			coef := make([]float32, batch*tensor.PerturbCoefLen)
 			for i, tt := range b.Times {
-				sde.PutPerturbCoefficients(coef[i*tensor.PerturbCoefLen:], tt)
+				holdops.PutPerturbCoefficients(coef[i*tensor.PerturbCoefLen:], sde, tt)
 			}
 			x, target := tensor.New(s.dev, batch, n*dim), tensor.New(s.dev, batch, dim)
 			tensor.Perturb(x, target, s.to(s.dev, tensor.FromSlice(coef, len(coef))), s.to(s.dev, tensor.FromSlice(b.Data, batch, dim)),

@@ -6,6 +6,7 @@ import (
 
 	"holdgo/autograd"
 	"holdgo/hold"
+	"holdgo/hold/holdops"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -113,7 +114,7 @@ func (s *Sampler) chunkOn(dev tensor.Device, net layers.ScoreNet, dst []float64,
 	r.tape.SetNoGrad(true)
 	// Prior: x = diag(PriorStd)·z with z the prior stream (philoxPrior).
 	tensor.FillNormal(r.z, rng.Stream{Key: key, ID: rng.StreamPrior})
-	tensor.BlockStep(r.x, nil, []*tensor.Tensor{r.z}, s.SDE.PriorAffine())
+	tensor.BlockStep(r.x, nil, []*tensor.Tensor{r.z}, holdops.Prior(s.SDE))
 	var nfe int
 	var err error
 	if _, ok := s.Method.(EulerMaruyama); ok {
@@ -136,14 +137,14 @@ func (s *Sampler) chunkOn(dev tensor.Device, net layers.ScoreNet, dst []float64,
 
 // ltOn is LieTrotter.step on the device with the score at the step's start: A(t, h/2), score at
 // t, B, A(t − h/2, h/2), with the closing half of a step and the opening half of the next fused
-// into one op (hold.SDE.LieTrotterAffine).
+// into one op (holdops.LieTrotter).
 func (s *Sampler) ltOn(r *deviceRun) (int, error) {
 	g := s.Grid
 	if len(g) < 2 {
 		return 0, nil
 	}
 	z2 := tensor.New(r.dev, r.batch, s.SDE.Blocks()*s.Dim)
-	tensor.BlockStep(r.x, nil, []*tensor.Tensor{r.noise(r.z)}, s.SDE.AAffine(s.SDE.AStep(g[0], (g[0]-g[1])/2)))
+	tensor.BlockStep(r.x, nil, []*tensor.Tensor{r.noise(r.z)}, holdops.AStep(s.SDE.AStep(g[0], (g[0]-g[1])/2)))
 	nfe := 0
 	for i := 0; i+1 < len(g); i++ {
 		t, h := g[i], g[i]-g[i+1]
@@ -153,7 +154,7 @@ func (s *Sampler) ltOn(r *deviceRun) (int, error) {
 		if i+2 < len(g) {
 			hNext = g[i+1] - g[i+2]
 		}
-		st := s.SDE.LieTrotterAffine(t, h, hNext, s.SDE.Ell(t), false)
+		st := holdops.LieTrotter(s.SDE, t, h, hNext, s.SDE.Ell(t), false)
 		z := []*tensor.Tensor{r.noise(r.z)}
 		if st.Halves == 2 {
 			z = append(z, r.noise(z2))
@@ -166,7 +167,7 @@ func (s *Sampler) ltOn(r *deviceRun) (int, error) {
 }
 
 // emOn is EulerMaruyama.step on the device: the score at t, then x ← ExpA·x + CholA·z and
-// x_n ← x_n + c·ℓ_t·E_θ (hold.SDE.EMAffine); the noise is the last block's (B, d) draw, placed
+// x_n ← x_n + c·ℓ_t·E_θ (holdops.EulerMaruyama); the noise is the last block's (B, d) draw, placed
 // into the last block of a (B, n·d) tensor.
 func (s *Sampler) emOn(r *deviceRun) (int, error) {
 	n, d := s.SDE.Blocks(), s.Dim
@@ -184,7 +185,7 @@ func (s *Sampler) emOn(r *deviceRun) (int, error) {
 		if zeros != nil {
 			z = tensor.Concat(r.z, 1, zeros, last)
 		}
-		a, b := s.SDE.EMAffine(t, h, s.SDE.Ell(t))
+		a, b := holdops.EulerMaruyama(s.SDE, t, h, s.SDE.Ell(t))
 		tensor.BlockStep(r.x, nil, []*tensor.Tensor{z}, a)
 		if err := tensor.Err(tensor.BlockStep(r.x, out, nil, b)); err != nil {
 			return nfe, fmt.Errorf("step %d (t = %g): %w", i, t, err)

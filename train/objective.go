@@ -6,6 +6,7 @@ import (
 
 	"holdgo/autograd"
 	"holdgo/hold"
+	"holdgo/hold/holdops"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -241,7 +242,7 @@ func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, 
 }
 
 // stagedBatch is a training step's host inputs in one device buffer, uploaded by one copy: the
-// float64 coefficients of the fused reparameterisation (hold.SDE.PutPerturbCoefficients,
+// float64 coefficients of the fused reparameterisation (holdops.PutPerturbCoefficients,
 // tensor.PerturbCoefLen slots per sample; first, so that they are 8-byte aligned), the data
 // batch q0 (B×d) and the times (B, float32 for the network).
 type stagedBatch struct {
@@ -282,7 +283,7 @@ func (sb *stagedBatch) upload(sde *hold.SDE, times []float64) error {
 		return fmt.Errorf("staged batch of %d samples given %d times", sb.batch, len(times))
 	}
 	for b, t := range times {
-		sde.PutPerturbCoefficients(sb.host[b*tensor.PerturbCoefLen:], t)
+		holdops.PutPerturbCoefficients(sb.host[b*tensor.PerturbCoefLen:], sde, t)
 		sb.host[tensor.PerturbCoefLen*sb.batch+sb.batch*sb.dim+b] = float32(t)
 	}
 	if err := sb.dev.Buffer().Write(sb.host); err != nil {
