@@ -123,11 +123,12 @@ var ErrUnsupported = errors.New("op not supported on this device")
 // Device runs the op list on its own memory. CPU is the host implementation,
 // Reference the plain definitions every other device is tested against
 // (tensor/optest), and *cuda.Device (package cuda) the GPU. Exec receives
-// shapes already checked by the op functions of this package. A device's
-// fused kernels outside the op list (dropout, time embeddings, the HOLD
-// reparameterisation, Adam, …) are methods of its own type, found by callers
-// through small interfaces or, in train and sample, by using *cuda.Device
-// directly (docs/architecture.md#the-device-seam).
+// shapes already checked by the op functions of this package. The fused
+// families a training step and a device-resident sampler need (Philox fill
+// and dropout, the time embeddings, the loss, clipped Adam and EMA, the HOLD
+// reparameterisation and the block-affine sampler step; fused.go) are ops of
+// the list like any other, so train, sample, layers and autograd see a device
+// only through this interface (docs/architecture.md#the-device-seam).
 type Device interface {
 	Name() string
 	Alloc(n int) (Buffer, error)
