@@ -136,7 +136,7 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 	if !shard.whole() {
 		whole = make([]float32, shard.Global*dim)
 	}
-	var gpu *deviceLoss
+	var onDevice *deviceLoss
 	return func(c *StepContext) (*autograd.Value, error) {
 		g := c.Tape
 		data(c.RNG, whole)
@@ -154,13 +154,13 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 			defer dropout.SetDropout(nil)
 		}
 		if c.Device != nil {
-			if gpu == nil || gpu.dev != c.Device {
+			if onDevice == nil || onDevice.dev != c.Device {
 				var err error
-				if gpu, err = newDeviceLoss(c.Device, shard, n, dim, dsm); err != nil {
+				if onDevice, err = newDeviceLoss(c.Device, shard, n, dim, dsm); err != nil {
 					return nil, err
 				}
 			}
-			return gpu.record(c, sde, net, b)
+			return onDevice.record(c, sde, net, b)
 		}
 		c.Stream(rng.StreamNoise).FillNormalFrom(b.Noise, uint64(shard.First*n*dim))
 		if dsm {

@@ -109,12 +109,12 @@ type Trainer struct {
 	RNG    *tensor.RNG
 	Step   int
 
-	loss LossFunc
-	tape *autograd.Tape
-	ctx  StepContext
-	gpu  *deviceState
-	comm dist.Communicator // nil or one rank: no communication
-	host []float32         // a device step's gradients and scalars staged for the all-reduce
+	loss     LossFunc
+	tape     *autograd.Tape
+	ctx      StepContext
+	onDevice *deviceState      // nil on the host
+	comm     dist.Communicator // nil or one rank: no communication
+	host     []float32         // a device step's gradients and scalars staged for the all-reduce
 	// reduceTime is the wall time spent in the steps' all-reduce calls (with the wait for
 	// the slowest rank).
 	reduceTime time.Duration
@@ -163,7 +163,7 @@ func (t *Trainer) Broadcast() error {
 	if !t.parallel() {
 		return nil
 	}
-	if t.gpu != nil {
+	if t.onDevice != nil {
 		return errors.New("broadcast the training state before SetDevice")
 	}
 	for _, buf := range [][]float32{t.Params.Data, t.Adam.M, t.Adam.V, t.EMA.Shadow} {
@@ -213,8 +213,8 @@ func (t *Trainer) nonFiniteRanks(count int) error {
 
 // Device is where the trainer's state lives.
 func (t *Trainer) Device() tensor.Device {
-	if t.gpu != nil {
-		return t.gpu.dev
+	if t.onDevice != nil {
+		return t.onDevice.dev
 	}
 	return tensor.CPU
 }
@@ -235,7 +235,7 @@ func (t *Trainer) SetDevice(dev tensor.Device) error {
 		if err := t.Params.ToDevice(tensor.CPU); err != nil {
 			return err
 		}
-		t.gpu, t.tape = nil, autograd.NewTape(tensor.CPU)
+		t.onDevice, t.tape = nil, autograd.NewTape(tensor.CPU)
 		return nil
 	}
 	if err := t.Params.ToDevice(dev); err != nil {
@@ -255,13 +255,13 @@ func (t *Trainer) SetDevice(dev tensor.Device) error {
 	if err := g.stats.Err(); err != nil {
 		return err
 	}
-	t.gpu, t.tape = g, autograd.NewTape(dev)
+	t.onDevice, t.tape = g, autograd.NewTape(dev)
 	return nil
 }
 
 // download brings the host copies of a device trainer's state up to date.
 func (t *Trainer) download() error {
-	if t.gpu == nil {
+	if t.onDevice == nil {
 		return nil
 	}
 	if err := t.Params.Download(); err != nil {
@@ -270,9 +270,9 @@ func (t *Trainer) download() error {
 	for _, b := range []struct {
 		src  *tensor.Tensor
 		host []float32
-	}{{t.gpu.m, t.Adam.M}, {t.gpu.v, t.Adam.V}, {t.gpu.shadow, t.EMA.Shadow}} {
+	}{{t.onDevice.m, t.Adam.M}, {t.onDevice.v, t.Adam.V}, {t.onDevice.shadow, t.EMA.Shadow}} {
 		if err := b.src.Buffer().Read(b.host); err != nil {
-			return fmt.Errorf("optimizer state from %s: %w", t.gpu.dev.Name(), err)
+			return fmt.Errorf("optimizer state from %s: %w", t.onDevice.dev.Name(), err)
 		}
 	}
 	return nil
@@ -280,7 +280,7 @@ func (t *Trainer) download() error {
 
 // upload sends the host state to the device (after Restore).
 func (t *Trainer) upload() error {
-	if t.gpu == nil {
+	if t.onDevice == nil {
 		return nil
 	}
 	if err := t.Params.Upload(); err != nil {
@@ -289,9 +289,9 @@ func (t *Trainer) upload() error {
 	for _, b := range []struct {
 		dst  *tensor.Tensor
 		host []float32
-	}{{t.gpu.m, t.Adam.M}, {t.gpu.v, t.Adam.V}, {t.gpu.shadow, t.EMA.Shadow}} {
+	}{{t.onDevice.m, t.Adam.M}, {t.onDevice.v, t.Adam.V}, {t.onDevice.shadow, t.EMA.Shadow}} {
 		if err := b.dst.Buffer().Write(b.host); err != nil {
-			return fmt.Errorf("optimizer state to %s: %w", t.gpu.dev.Name(), err)
+			return fmt.Errorf("optimizer state to %s: %w", t.onDevice.dev.Name(), err)
 		}
 	}
 	return nil
@@ -310,14 +310,14 @@ func (t *Trainer) Advance(read bool) (Stats, error) {
 	t.tape.Reset()
 	t.Params.ZeroGrad()
 	t.ctx = StepContext{Tape: t.tape, RNG: t.RNG, Seed: t.Opt.Seed, Step: t.Step}
-	if t.gpu != nil {
-		t.ctx.Device, t.ctx.Stats = t.gpu.dev, t.gpu.stats
+	if t.onDevice != nil {
+		t.ctx.Device, t.ctx.Stats = t.onDevice.dev, t.onDevice.stats
 	}
 	l, err := t.loss(&t.ctx)
 	if err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
-	if t.gpu != nil {
+	if t.onDevice != nil {
 		return t.deviceStep(l, read)
 	}
 	loss := t.ctx.Loss
@@ -363,9 +363,9 @@ func (t *Trainer) lr() float64 {
 // deviceStep finishes a step on the device from the seeded output l.
 func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 	if l.Grad == nil {
-		return Stats{}, fmt.Errorf("step %d: the loss on %s must seed the output's gradient", t.Step+1, t.gpu.dev.Name())
+		return Stats{}, fmt.Errorf("step %d: the loss on %s must seed the output's gradient", t.Step+1, t.onDevice.dev.Name())
 	}
-	g := t.gpu
+	g := t.onDevice
 	if err := tensor.Err(l.T, l.Grad); err != nil { // the forward pass or the loss failed on the device
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
@@ -404,7 +404,7 @@ func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 // Read). CUDA-aware MPI or NCCL would reduce in device memory instead; this
 // build has neither.
 func (t *Trainer) reduceDevice() error {
-	g := t.gpu
+	g := t.onDevice
 	n := t.Params.Len()
 	if t.host == nil {
 		t.host = make([]float32, n+layers.ReduceSlots)
@@ -439,17 +439,17 @@ func (t *Trainer) reduceDevice() error {
 // since the previous Read was not finite (and so skipped) it returns an error
 // wrapping ErrNonFinite.
 func (t *Trainer) Read() (Stats, error) {
-	if t.gpu == nil {
+	if t.onDevice == nil {
 		return Stats{}, errors.New("Read is for device trainers; TrainStep returns the host statistics")
 	}
-	st := t.gpu.last
-	loss, norm, skipped, err := tensor.ReadStats(t.gpu.stats)
+	st := t.onDevice.last
+	loss, norm, skipped, err := tensor.ReadStats(t.onDevice.stats)
 	if err != nil {
 		return Stats{}, err
 	}
 	st.Loss, st.GradNorm = loss, norm
 	if skipped > 0 {
-		if err := tensor.ClearSkipped(t.gpu.stats); err != nil {
+		if err := tensor.ClearSkipped(t.onDevice.stats); err != nil {
 			return st, err
 		}
 		return st, fmt.Errorf("by step %d: %d step(s) had a non-finite loss or gradient (last loss %v, gradient norm %v) and were skipped: %w",
