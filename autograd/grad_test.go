@@ -211,6 +211,13 @@ func TestOpListCovered(t *testing.T) {
 		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormGrad: "GroupNorm backward", tensor.OpGroupNormParamGrad: "GroupNorm backward",
 		tensor.OpSoftmax: "Softmax, Attention", tensor.OpSoftmaxGrad: "Softmax backward", tensor.OpUpFIRDn2d: "UpFIRDn2d",
 		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUGrad: "GroupNormSiLU backward", tensor.OpSin: "Sin",
+		tensor.OpDropout: "Dropout (forward and backward)",
+	}
+	// The fused families outside the tape: the training step's and the samplers' work, the time
+	// embedding of constant times (tensor/fused.go).
+	for _, k := range []tensor.OpKind{tensor.OpFillNormal, tensor.OpFourierEmbedding, tensor.OpPositionalEmbedding, tensor.OpAdam,
+		tensor.OpEMA, tensor.OpSumSq, tensor.OpScoreLoss, tensor.OpPerturb, tensor.OpBlockAffine} {
+		role[k] = "not differentiated: a fused op of train, sample or the time embedding"
 	}
 	for _, k := range tensor.Ops() {
 		if role[k] == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/hold/holdops"
 	"holdgo/optim"
 	"holdgo/tensor"
 )
@@ -436,7 +437,11 @@ func (s *suite) hold(t *testing.T) {
 				if aux != nil {
 					da = d[4]
 				}
-				return s.dev.Perturb(sde, times, d[0], d[1], da, d[2], d[3])
+				coef := make([]float32, batch*tensor.PerturbCoefLen)
+				for i, tt := range times {
+					holdops.PutPerturbCoefficients(coef[i*tensor.PerturbCoefLen:], sde, tt)
+				}
+				return tensor.Err(tensor.Perturb(d[2], d[3], s.to(s.dev, tensor.FromSlice(coef, len(coef))), d[0], d[1], da, n))
 			}, in...)
 			s.check(fmt.Sprintf("Perturb %s %v state", name, c), got[2], ref.State, tolElementwise)
 			s.check(fmt.Sprintf("Perturb %s %v target", name, c), got[3], ref.Target, tolElementwise)
@@ -480,10 +485,8 @@ func (s *suite) lieTrotter(t *testing.T) {
 			x, score := s.randn(c.batch, n*c.dim), s.randn(c.batch, c.dim)
 			z1, z2 := s.randn(c.batch, n*c.dim), s.randn(c.batch, n*c.dim)
 			ell := sde.Ell(tt)
-			st, err := NewLTStep(sde, tt, c.h, c.hNext, ell, c.exact)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := holdops.LieTrotter(sde, tt, c.h, c.hNext, ell, c.exact)
+			z := []*tensor.Tensor{z1, z2}[:st.Halves]
 			// Reference: package hold's own B and A steps in float64.
 			want := toF64(x.Data())
 			sc := toF64(score.Data())
@@ -506,11 +509,13 @@ func (s *suite) lieTrotter(t *testing.T) {
 				}
 			}
 			for _, fused := range []bool{true, false} {
-				run := s.dev.LieTrotterStep
+				run := func(x, score *tensor.Tensor, z []*tensor.Tensor, a tensor.BlockAffine) error {
+					return tensor.Err(tensor.BlockStep(x, score, z, a))
+				}
 				if !fused {
 					run = s.dev.LieTrotterUnfused
 				}
-				got := s.fused("Lie–Trotter", func(d []*tensor.Tensor) error { return run(d[0], d[1], d[2], d[3], st) }, x, score, z1, z2)
+				got := s.fused("Lie–Trotter", func(d []*tensor.Tensor) error { return run(d[0], d[1], d[2:2+len(z)], st) }, x, score, z1, z2)
 				s.check(fmt.Sprintf("LieTrotter %s fused=%v %+v", name, fused, c), got[0], toF32(want), tolElementwise)
 			}
 		}

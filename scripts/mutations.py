@@ -1192,18 +1192,18 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "hg_dropout offset off by one (first-1 for first > 0)",
-  "file": "cuda/random.go",
-  "old": "new(args).i64(x.Len()).u64(first).stream(s)",
-  "new": "new(args).i64(x.Len()).u64(max(first, 1)-1).stream(s)",
+  "file": "cuda/fusedops.go",
+  "old": "new(args).i64(n).u64(first).stream(s)",
+  "new": "new(args).i64(n).u64(max(first, 1)-1).stream(s)",
   "pkg": "./cuda",
   "run": "TestShimKernels",
   "tags": "cudashim"
  },
  {
   "label": "hg_dropout offset cut to 32 bits",
-  "file": "cuda/random.go",
-  "old": "new(args).i64(x.Len()).u64(first).stream(s)",
-  "new": "new(args).i64(x.Len()).u64(uint64(uint32(first))).stream(s)",
+  "file": "cuda/fusedops.go",
+  "old": "new(args).i64(n).u64(first).stream(s)",
+  "new": "new(args).i64(n).u64(uint64(uint32(first))).stream(s)",
   "pkg": "./cuda",
   "run": "TestShimKernels",
   "tags": "cudashim"

@@ -11,12 +11,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/cuda"
 	"holdgo/data"
 	"holdgo/experiment"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -41,8 +41,8 @@ func samplerSpecFrom(c *cli.Context) sample.Spec {
 }
 
 // samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
-// Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em; the other
-// samplers run on the host with the network on the device, see sampleDevice).
+// Sampler.SampleOn with the checkpoint's network moved to the device (the samplers of
+// Sampler.OnDevice; the others run on the host with the network on the device, see sampleDevice).
 func samplerOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed uint64) (*sample.Result, error), error) {
 	cd, net, err := sampleDevice(device, s, m)
 	if err != nil || cd == nil {
@@ -62,9 +62,9 @@ func eachOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed 
 	}, nil
 }
 
-// sampleDevice opens --device for sampling: nil for the CPU, or the CUDA device with the
-// checkpoint's network moved onto it.
-func sampleDevice(device string, s *sample.Sampler, m *train.Model) (*cuda.Device, layers.ScoreNet, error) {
+// sampleDevice opens --device for sampling: nil for the CPU, or the device with the checkpoint's
+// network moved onto it (Sampler.DeviceFor).
+func sampleDevice(device string, s *sample.Sampler, m *train.Model) (tensor.Device, layers.ScoreNet, error) {
 	dev, err := openDevice(device)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
