@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"holdgo/internal/gemm"
+	"holdgo/internal/isa"
 	"holdgo/internal/parallel"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -51,18 +52,21 @@ type GemmConfig struct {
 
 // GemmResult is what Gemm measured.
 type GemmResult struct {
-	GFLOPS float64
-	Time   time.Duration // the median
-	ISA    string        // the kernel's instruction set
+	GFLOPS     float64
+	Time       time.Duration // the median
+	ISA        string        // the kernel's instruction set
+	PeakGFLOPS float64       // the FMA peak of ISA on the worker pool's threads (PeakGFLOPS)
+	PeakPct    float64       // GFLOPS as a percentage of PeakGFLOPS
 }
 
 // Gemm times the SGEMM of cfg on normal draws (the median of cfg.Repeats, on the worker pool's
-// threads). An unknown or unsupported cfg.ISA is an error.
+// threads) and compares the rate with the FMA peak. An unknown or unsupported cfg.ISA is an error.
 func Gemm(cfg GemmConfig) (GemmResult, error) {
 	m, k, n := cfg.M, cfg.K, cfg.N
+	var err error
 	if cfg.ISA != "" {
-		prev, err := gemm.SetISA(cfg.ISA)
-		if err != nil {
+		var prev string
+		if prev, err = gemm.SetISA(cfg.ISA); err != nil {
 			return GemmResult{}, err
 		}
 		defer gemm.SetISA(prev)
@@ -80,7 +84,9 @@ func Gemm(cfg GemmConfig) (GemmResult, error) {
 		ldb = k
 	}
 	d := Median(cfg.Repeats, func() { gemm.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, 0, out, n) })
-	return GemmResult{GFLOPS: 2 * float64(m) * float64(n) * float64(k) / d.Seconds() / 1e9, Time: d, ISA: gemm.ISA()}, nil
+	res := GemmResult{GFLOPS: 2 * float64(m) * float64(n) * float64(k) / d.Seconds() / 1e9, Time: d, ISA: gemm.ISA()}
+	res.PeakGFLOPS, res.PeakPct, err = ofPeak(res.GFLOPS, res.ISA)
+	return res, err
 }
 
 // Triad is the memory bandwidth in GB/s of a = b + s·c on three arrays of n float32 (the median of
@@ -101,14 +107,28 @@ func Triad(n, repeats int) float64 {
 	return 12 * float64(n) / d.Seconds() / 1e9
 }
 
-// MLP is the median time of one training step of the toy score MLP (train.ToyStep: forward, loss,
-// backward, clip, Adam, EMA) at batch and hidden width.
-func MLP(batch, hidden, repeats int) (time.Duration, error) {
+// MLPResult is what MLP measured.
+type MLPResult struct {
+	Time       time.Duration // the median
+	FLOPs      int64         // of one step, counted by the op list (CountFLOPs; Adam and EMA are outside it)
+	GFLOPS     float64       // FLOPs over Time
+	ISA        string        // the kernels' instruction set
+	PeakGFLOPS float64       // the FMA peak of ISA on the worker pool's threads (PeakGFLOPS)
+	PeakPct    float64       // GFLOPS as a percentage of PeakGFLOPS
+}
+
+// MLP times one training step of the toy score MLP (train.ToyStep: forward, loss, backward, clip,
+// Adam, EMA) at batch and hidden width: the median of repeats, after one step that counts its FLOPs.
+func MLP(batch, hidden, repeats int) (MLPResult, error) {
 	step, _, err := train.ToyStep(batch, hidden, 1)
 	if err != nil {
-		return 0, err
+		return MLPResult{}, err
 	}
-	return Median(repeats, step), nil
+	res := MLPResult{FLOPs: CountFLOPs(step), ISA: isa.Level()}
+	res.Time = Median(repeats, step)
+	res.GFLOPS = GFLOPS(res.FLOPs, res.Time)
+	res.PeakGFLOPS, res.PeakPct, err = ofPeak(res.GFLOPS, res.ISA)
+	return res, err
 }
 
 // OpsRow is one op's line of the supported-ops matrix.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"holdgo/autograd"
+	"holdgo/internal/isa"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -42,6 +43,15 @@ type NCSNppRow struct {
 	Threads       int     `json:"threads"`
 	// OneDNNISA is the ONEDNN_MAX_CPU_ISA a PyTorch row ran under ("ALL": oneDNN's own choice).
 	OneDNNISA string `json:"onednn_isa,omitempty"`
+	// Of a holdgo row: the pass's FLOPs per image counted by the op list (CountFLOPs:
+	// convolutions as direct convolutions), the rate on the wall time, and that rate as a
+	// percentage of the FMA peak of the kernels' instruction-set level on the row's threads
+	// (PeakGFLOPS). Winograd's 3×3 convolutions do fewer multiplications than counted.
+	GFLOPPerImage float64 `json:"gflop_per_image,omitempty"`
+	GFLOPS        float64 `json:"gflops,omitempty"`
+	PeakGFLOPS    float64 `json:"peak_gflops,omitempty"`
+	PeakPct       float64 `json:"peak_pct,omitempty"`
+	ISA           string  `json:"isa,omitempty"`
 }
 
 // TorchMalloc is the glibc malloc tuning the PyTorch run gets unless the caller's
@@ -136,8 +146,8 @@ func OneDNNISAs(list string) ([]string, error) {
 func WriteNCSNpp(w io.Writer, rows []NCSNppRow) {
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "NCSN++ on %s, ms per image (median; wall time, then process CPU time), lower is better\n", host)
-	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s %10s %10s %8s  %s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up",
-		"holdgo cpu", "torch cpu", "cpu ratio", "torch's oneDNN ISA")
+	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s %10s %10s %8s %8s %7s %7s  %s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up",
+		"holdgo cpu", "torch cpu", "cpu ratio", "GFLOP/s", "% peak", "torch %", "torch's oneDNN ISA")
 	for _, r := range rows {
 		if r.Impl != "holdgo" {
 			continue
@@ -146,11 +156,14 @@ func WriteNCSNpp(w io.Writer, rows []NCSNppRow) {
 		if r.Backward {
 			pass = "forward+backward"
 		}
-		pt, ratio, ptCPU, cpuRatio, ptISA := "—", "—", "—", "—", ""
+		pt, ratio, ptCPU, cpuRatio, ptISA, ptPct := "—", "—", "—", "—", "", "—"
 		for _, p := range rows {
 			if p.Impl == "pytorch" && p.Model == r.Model && p.Backward == r.Backward {
 				pt = fmt.Sprintf("%.2f", p.MsPerImage)
 				ratio = fmt.Sprintf("%.2f×", p.MsPerImage/r.MsPerImage)
+				if r.PeakGFLOPS > 0 { // the same network's FLOPs, against the same peak
+					ptPct = fmt.Sprintf("%.1f", Percent(r.GFLOPPerImage/p.MsPerImage*1e3, r.PeakGFLOPS))
+				}
 				ptISA = p.OneDNNISA
 				if p.CPUMsPerImage > 0 {
 					ptCPU = fmt.Sprintf("%.2f", p.CPUMsPerImage)
@@ -158,13 +171,15 @@ func WriteNCSNpp(w io.Writer, rows []NCSNppRow) {
 				}
 			}
 		}
-		fmt.Fprintf(w, "%-15s %5d %-17s %10.2f %10s %8s %10.2f %10s %8s  %s\n", r.Model, r.Batch, pass, r.MsPerImage, pt, ratio,
-			r.CPUMsPerImage, ptCPU, cpuRatio, ptISA)
+		fmt.Fprintf(w, "%-15s %5d %-17s %10.2f %10s %8s %10.2f %10s %8s %8.1f %7.1f %7s  %s\n", r.Model, r.Batch, pass, r.MsPerImage, pt, ratio,
+			r.CPUMsPerImage, ptCPU, cpuRatio, r.GFLOPS, r.PeakPct, ptPct, ptISA)
 	}
 }
 
 // NCSNpp times the Go network: one warm-up, then the median of repeats,
-// for the forward pass (no tape) and forward+backward.
+// for the forward pass (no tape) and forward+backward. The warm-up counts
+// the pass's FLOPs (CountFLOPs); the rows' percentages are of the FMA peak of
+// the kernels' level on the worker pool's threads (PeakGFLOPS).
 func NCSNpp(bc NCSNppCase, repeats int) ([]NCSNppRow, error) {
 	cfg, err := layers.NCSNppPreset(bc.Model, bc.In, 0, 0)
 	if err != nil {
@@ -183,8 +198,7 @@ func NCSNpp(bc NCSNppCase, repeats int) ([]NCSNppRow, error) {
 	for _, backward := range []bool{false, true} {
 		g.SetNoGrad(!backward)
 		times, cpu := make([]float64, 0, repeats), make([]float64, 0, repeats)
-		for i := range repeats + 1 {
-			start, cpu0 := time.Now(), processCPU()
+		pass := func() {
 			g.Reset()
 			if backward {
 				m.Params.ZeroGrad() // the forward pass alone, as PyTorch's, accumulates no gradients
@@ -193,15 +207,24 @@ func NCSNpp(bc NCSNppCase, repeats int) ([]NCSNppRow, error) {
 			if backward {
 				g.Backward(g.Mean(g.Square(out)))
 			}
-			if i > 0 {
-				times = append(times, time.Since(start).Seconds())
-				cpu = append(cpu, processCPU()-cpu0)
-			}
+		}
+		flops := CountFLOPs(pass) // the warm-up
+		for range repeats {
+			start, cpu0 := time.Now(), processCPU()
+			pass()
+			times = append(times, time.Since(start).Seconds())
+			cpu = append(cpu, processCPU()-cpu0)
 		}
 		slices.Sort(times)
 		slices.Sort(cpu)
-		rows = append(rows, NCSNppRow{Impl: "holdgo", Model: bc.Model, Batch: bc.Batch, Backward: backward,
-			MsPerImage: times[len(times)/2] / float64(bc.Batch) * 1e3, CPUMsPerImage: cpu[len(cpu)/2] / float64(bc.Batch) * 1e3})
+		row := NCSNppRow{Impl: "holdgo", Model: bc.Model, Batch: bc.Batch, Backward: backward,
+			MsPerImage: times[len(times)/2] / float64(bc.Batch) * 1e3, CPUMsPerImage: cpu[len(cpu)/2] / float64(bc.Batch) * 1e3,
+			GFLOPPerImage: float64(flops) / float64(bc.Batch) / 1e9, ISA: isa.Level()}
+		row.GFLOPS = row.GFLOPPerImage / row.MsPerImage * 1e3
+		if row.PeakGFLOPS, row.PeakPct, err = ofPeak(row.GFLOPS, row.ISA); err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }

@@ -35,7 +35,7 @@ type StudyConfig struct {
 	// EndTime per SDE kind [hold 1e-3, cld 1e-3, vp 1e-5 (VP with 1e-3 cannot resolve modes of width
 	// 0.01: they come out about 0.63× too narrow; docs/math.md#euler-maruyama-and-ode-steppers)].
 	EndTime map[string]float64
-	// SigmaMin is the noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched)
+	// SigmaMin is the noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda)
 	// end [sample.DefaultSigmaMin].
 	SigmaMin  float64
 	FloorReps int // Monte-Carlo floor replicates [5]
@@ -365,7 +365,7 @@ func modeWidths(q []float32, m data.Mixture) []float64 {
 // studyGrid is the grid of a study's cell: σ-grids end at sigmaMin (0: sample.DefaultSigmaMin), the
 // others at the SDE's end time.
 func studyGrid(sde *hold.SDE, kind string, end, sigmaMin float64, steps int) ([]float64, error) {
-	if kind == sample.GridEDM || kind == sample.GridVPMatched {
+	if sample.IsSigmaGrid(kind) {
 		if sigmaMin == 0 {
 			sigmaMin = sample.DefaultSigmaMin
 		}

@@ -29,9 +29,15 @@ const (
 	// than the grid's start (its prior stands in for the marginal there, as VP's does at t = 1).
 	// Needs the SDE: NewSigmaGrid.
 	GridVPMatched = "vpmatched"
+	// GridLambda is uniform in λ = −log σ_t of the sufficient statistic (DPM-Solver's time-uniform-in-λ
+	// choice, for the aligned gauge's c): σ_i = σ_max·(σ_min/σ_max)^{i/N}. Every step of a solver in λ
+	// (a-dpm2, a-dpm3) has the same size h = log(σ_max/σ_min)/N, so none is left to straddle the noise
+	// levels at which the data's narrowest modes form (docs/samplers.md, mode widths). Needs the SDE:
+	// NewSigmaGrid.
+	GridLambda = "lambda"
 )
 
-// DefaultSigmaMin is the noise level σ at which the σ-grids (edm, vpmatched) end when NewSDEGrid builds
+// DefaultSigmaMin is the noise level σ at which the σ-grids (edm, vpmatched, lambda) end when NewSDEGrid builds
 // them: EDM's σ_min.
 const DefaultSigmaMin = 0.002
 
@@ -39,10 +45,13 @@ const DefaultSigmaMin = 0.002
 const EDMRho = 7.0
 
 // GridKinds lists the grid kinds in the order tables show them.
-var GridKinds = []string{GridUniform, GridQuadratic, GridGeometric, GridLogSNR, GridEDM, GridVPMatched}
+var GridKinds = []string{GridUniform, GridQuadratic, GridGeometric, GridLogSNR, GridEDM, GridVPMatched, GridLambda}
 
-// sigmaGrid reports whether a grid kind is placed in the noise level σ of the sufficient statistic.
-func sigmaGrid(kind string) bool { return kind == GridEDM || kind == GridVPMatched }
+// IsSigmaGrid reports whether a grid kind is placed in the noise level σ of the sufficient statistic
+// (edm, vpmatched, lambda): such a grid ends at a σ_min, not at an end time.
+func IsSigmaGrid(kind string) bool {
+	return kind == GridEDM || kind == GridVPMatched || kind == GridLambda
+}
 
 // logSNR returns λ(t) = log(m_q(t)²/Σ_qq(t)), the log signal-to-noise ratio of the data block.
 func logSNR(sde *hold.SDE, t float64) float64 {
@@ -52,10 +61,10 @@ func logSNR(sde *hold.SDE, t float64) float64 {
 }
 
 // NewSDEGrid returns a grid of any kind: logsnr placed by bisection in log t on λ(t) of the SDE; the
-// σ-grids (edm, vpmatched) by NewSigmaGrid from start down to σ = DefaultSigmaMin, so that every SDE ends
+// σ-grids (edm, vpmatched, lambda) by NewSigmaGrid from start down to σ = DefaultSigmaMin, so that every SDE ends
 // at the same noise level (end is not used for them); the others as NewGrid.
 func NewSDEGrid(sde *hold.SDE, kind string, start, end float64, steps int) ([]float64, error) {
-	if sigmaGrid(kind) {
+	if IsSigmaGrid(kind) {
 		return NewSigmaGrid(sde, kind, start, DefaultSigmaMin, steps)
 	}
 	if kind != GridLogSNR {
@@ -111,10 +120,10 @@ func NewGrid(kind string, start, end float64, steps int) ([]float64, error) {
 			g[i] = end + (start-end)*frac*frac
 		case GridGeometric:
 			g[i] = end * math.Exp(frac*math.Log(start/end))
-		case GridLogSNR, GridEDM, GridVPMatched:
+		case GridLogSNR, GridEDM, GridVPMatched, GridLambda:
 			return nil, fmt.Errorf("sample: the %s grid needs the SDE (NewSDEGrid)", kind)
 		default:
-			return nil, fmt.Errorf("sample: unknown grid kind %q (want uniform, quadratic, geometric, logsnr, edm or vpmatched)", kind)
+			return nil, fmt.Errorf("sample: unknown grid kind %q (want uniform, quadratic, geometric, logsnr, edm, vpmatched or lambda)", kind)
 		}
 	}
 	g[0], g[steps] = start, end // exact end points whatever the rounding
@@ -142,11 +151,11 @@ func checkGrid(grid []float64) error {
 	return nil
 }
 
-// NewSigmaGrid returns the N+1 forward times of a σ-grid (GridEDM or GridVPMatched) from start down to
+// NewSigmaGrid returns the N+1 forward times of a σ-grid (GridEDM, GridVPMatched or GridLambda) from start down to
 // the time at which the sufficient statistic's noise level σ_t (NoiseLevel) is sigmaMin.
 func NewSigmaGrid(sde *hold.SDE, kind string, start, sigmaMin float64, steps int) ([]float64, error) {
-	if !sigmaGrid(kind) {
-		return nil, fmt.Errorf("sample: %q is not a σ-grid (want edm or vpmatched)", kind)
+	if !IsSigmaGrid(kind) {
+		return nil, fmt.Errorf("sample: %q is not a σ-grid (want edm, vpmatched or lambda)", kind)
 	}
 	if steps < 1 {
 		return nil, fmt.Errorf("sample: grid needs at least one step, got %d", steps)
@@ -167,6 +176,10 @@ func NewSigmaGrid(sde *hold.SDE, kind string, start, sigmaMin float64, steps int
 		a, b := math.Pow(smax, 1/EDMRho), math.Pow(sigmaMin, 1/EDMRho)
 		for i := range sigmas {
 			sigmas[i] = math.Pow(a+float64(i)/float64(steps)*(b-a), EDMRho)
+		}
+	case GridLambda:
+		for i := range sigmas {
+			sigmas[i] = smax * math.Exp(float64(i)/float64(steps)*math.Log(sigmaMin/smax))
 		}
 	case GridVPMatched:
 		t0, t1 := min(1, vpTimeAt(smax)), vpTimeAt(sigmaMin)

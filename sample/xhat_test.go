@@ -304,6 +304,17 @@ func TestSDEGrids(t *testing.T) {
 				t.Errorf("%s vpmatched point %d: VP time %.10g, want VP's quadratic grid's %.10g", kind, i, got, quad[i])
 			}
 		}
+		// lambda: log σ falls by the same amount at every step, from σ at T to σ_min.
+		l, err := NewSDEGrid(sde, GridLambda, sde.Horizon(), 1e-3, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step = math.Log(DefaultSigmaMin/sig(sde.Horizon())) / 7
+		for i := 1; i < len(l); i++ {
+			if d := math.Log(sig(l[i]) / sig(l[i-1])); !(math.Abs(d-step) <= 1e-6*math.Abs(step)) {
+				t.Errorf("%s lambda step %d: Δlog σ %g, want %g", kind, i, d, step)
+			}
+		}
 	}
 }
 

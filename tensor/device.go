@@ -222,6 +222,7 @@ func exec(op Op, out *Tensor, in ...*Tensor) {
 	if f := observer.Load(); f != nil {
 		(*f)(op)
 	}
+	observeExec(op, out, in)
 	if out.buf == nil && out.data == nil && out.Len() > 0 { // its allocation failed
 		return
 	}

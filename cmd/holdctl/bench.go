@@ -17,7 +17,7 @@ func benchCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:  "gemm",
-				Usage: "SGEMM C = A·B (row-major, float32): median GFLOP/s over repeats",
+				Usage: "SGEMM C = A·B (row-major, float32): median GFLOP/s over repeats, and % of the FMA peak (bench peak)",
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "m", Value: 512}, &cli.IntFlag{Name: "k", Value: 128}, &cli.IntFlag{Name: "n", Value: 128},
 					&cli.BoolFlag{Name: "trans-a", Usage: "A is stored transposed (k×m)"},
@@ -42,7 +42,7 @@ func benchCommand() *cli.Command {
 			},
 			{
 				Name:  "mlp",
-				Usage: "one training step of the toy score MLP (forward, loss, backward, clip, Adam, EMA): median ms",
+				Usage: "one training step of the toy score MLP (forward, loss, backward, clip, Adam, EMA): median ms, GFLOP/s and % of the FMA peak",
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "batch", Value: 512}, &cli.IntFlag{Name: "hidden", Value: 128},
 					&cli.IntFlag{Name: "threads", Value: 2}, &cli.IntFlag{Name: "repeats", Value: 200},
@@ -50,8 +50,10 @@ func benchCommand() *cli.Command {
 				},
 				Action: benchMLP,
 			},
+			benchPeakCommand(),
 			benchOpsCommand(),
 			benchNCSNppCommand(),
+			benchSampleCommand(),
 			benchKernelsCommand(),
 			benchTrainCommand(),
 		},
@@ -89,10 +91,11 @@ func benchGemm(c *cli.Context) error {
 		return json.NewEncoder(c.App.Writer).Encode(map[string]any{
 			"gflops": res.GFLOPS, "m": m, "k": k, "n": n, "trans_a": ta, "trans_b": tb,
 			"threads": c.Int("threads"), "isa": res.ISA, "seconds": res.Time.Seconds(),
+			"peak_gflops": res.PeakGFLOPS, "peak_pct": res.PeakPct,
 		})
 	}
-	fmt.Fprintf(c.App.Writer, "sgemm %dx%dx%d (transA=%v transB=%v) %s, %d thread(s): %.1f GFLOP/s (median of %d, %v)\n",
-		m, k, n, ta, tb, res.ISA, c.Int("threads"), res.GFLOPS, reps, res.Time)
+	fmt.Fprintf(c.App.Writer, "sgemm %dx%dx%d (transA=%v transB=%v) %s, %d thread(s): %.1f GFLOP/s, %.0f %% of the %.1f GFLOP/s FMA peak (median of %d, %v)\n",
+		m, k, n, ta, tb, res.ISA, c.Int("threads"), res.GFLOPS, res.PeakPct, res.PeakGFLOPS, reps, res.Time)
 	return nil
 }
 
@@ -135,15 +138,17 @@ func benchMLP(c *cli.Context) error {
 		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-	d, err := bench.MLP(batch, c.Int("hidden"), reps)
+	res, err := bench.MLP(batch, c.Int("hidden"), reps)
 	if err != nil {
 		return usageErr("bench mlp: %v", err)
 	}
+	ms := res.Time.Seconds() * 1e3
 	if c.Bool("json") {
-		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"ms": d.Seconds() * 1e3, "batch": batch,
-			"hidden": c.Int("hidden"), "threads": c.Int("threads")})
+		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"ms": ms, "batch": batch,
+			"hidden": c.Int("hidden"), "threads": c.Int("threads"), "isa": res.ISA, "gflop": float64(res.FLOPs) / 1e9,
+			"gflops": res.GFLOPS, "peak_gflops": res.PeakGFLOPS, "peak_pct": res.PeakPct})
 	}
-	fmt.Fprintf(c.App.Writer, "toy MLP train step, batch %d, hidden %d, %d thread(s): %.3f ms (median of %d)\n",
-		batch, c.Int("hidden"), c.Int("threads"), d.Seconds()*1e3, reps)
+	fmt.Fprintf(c.App.Writer, "toy MLP train step, batch %d, hidden %d, %s, %d thread(s): %.3f ms, %.2f GFLOP/s, %.1f %% of the %.1f GFLOP/s FMA peak (median of %d; %.1f MFLOP per step, op list)\n",
+		batch, c.Int("hidden"), res.ISA, c.Int("threads"), ms, res.GFLOPS, res.PeakPct, res.PeakGFLOPS, reps, float64(res.FLOPs)/1e6)
 	return nil
 }

@@ -42,6 +42,9 @@ echo "[{\"model\":\"ncsnpp-small\",\"batch\":32,\"backward\":false,\"ms_per_imag
 	want := map[bool]bench.NCSNppRow{false: {MsPerImage: 20, OneDNNISA: "AVX2"}, true: {MsPerImage: 90, OneDNNISA: "ALL"}}
 	n := 0
 	for _, row := range rows {
+		if row.Impl == "holdgo" && !(row.GFLOPPerImage > 0 && row.GFLOPS > 0 && row.PeakGFLOPS > 0 && row.PeakPct > 0) {
+			t.Errorf("holdgo row without FLOPs or %% of peak: %+v", row)
+		}
 		if row.Impl != "pytorch" {
 			continue
 		}

@@ -17,7 +17,7 @@ func modelCommand() *cli.Command {
 		Usage: "inspect score networks",
 		Subcommands: []*cli.Command{{
 			Name:  "info",
-			Usage: "print an NCSN++ configuration's size: trainable parameters (and, with --batch, one training step's memory and time)",
+			Usage: "print an NCSN++ configuration's size: trainable parameters (and, with --batch, one training step's memory, time, FLOPs and % of the FMA peak)",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "model", Value: "ncsnpp-cifar10", Usage: strings.Join(layers.NCSNppPresets, ", ")},
 				&cli.IntFlag{Name: "in-channels", Value: 9, Usage: "input channels n·C (HOLD-3 on RGB: 9)"},
@@ -108,6 +108,8 @@ func modelInfo(c *cli.Context) error {
 		}
 		fmt.Fprintf(w, "training step at batch %d (%s): %.1f MiB of activations after the forward pass, %.1f MiB of tensors at the peak (forward + backward), %.1f MiB allocated in all; forward %.0f ms, forward+backward %.0f ms\n",
 			r.Batch, recycle, r.ForwardMiB, r.PeakMiB, r.StepMiB, r.ForwardMs, r.StepMs)
+		fmt.Fprintf(w, "FLOPs (op list, convolutions as direct): forward %.2f GFLOP, %.1f GFLOP/s, %.1f %% of peak; forward+backward %.2f GFLOP, %.1f GFLOP/s, %.1f %% of peak (the %s FMA peak on %d thread(s): %.1f GFLOP/s)\n",
+			r.ForwardGFLOP, r.ForwardGFLOPS, r.ForwardPct, r.StepGFLOP, r.StepGFLOPS, r.StepPct, r.ISA, r.Threads, r.PeakGFLOPS)
 	}
 	return nil
 }
