@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"holdgo/autograd"
 	"holdgo/internal/isa"
 	"holdgo/internal/parallel"
 	"holdgo/tensor"
@@ -40,5 +41,42 @@ func TestTableCoversOps(t *testing.T) {
 		if r.Passed != r.Cases {
 			t.Errorf("Reference against itself: %v: %s", r.Kind, r.FirstError)
 		}
+	}
+}
+
+// The gradient table has a case for every op the tape differentiates and for nothing else.
+func TestGradTableCoversOps(t *testing.T) {
+	seen := map[string]int{}
+	for _, c := range optest.GradCases() {
+		seen[c.Op]++
+		if len(c.Inputs) == 0 || c.F == nil {
+			t.Errorf("gradient case %s has no inputs or no function", c.Name)
+		}
+	}
+	for _, op := range autograd.Differentiable {
+		if seen[op] == 0 {
+			t.Errorf("differentiable op %s has no gradient case", op)
+		}
+		delete(seen, op)
+	}
+	for op := range seen {
+		t.Errorf("gradient cases for %s, which autograd.Differentiable does not list", op)
+	}
+}
+
+// The gradient mode on the CPU device at every instruction-set level and thread count (the default
+// level and the Reference run in autograd's TestGradientsTight).
+func TestGradientsEveryISA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every gradient case at every level")
+	}
+	for _, level := range isa.Levels() {
+		prevISA, _ := isa.Set(level)
+		for _, threads := range []int{1, 2} {
+			prev := parallel.SetThreads(threads)
+			optest.CheckGrad(t, tensor.CPU, fmt.Sprintf("%s, threads=%d", level, threads))
+			parallel.SetThreads(prev)
+		}
+		isa.Set(prevISA)
 	}
 }
