@@ -37,6 +37,15 @@ func TestGPUKernels(t *testing.T) {
 	t.Logf("pool: %+v", dev.PoolStats())
 }
 
+// The gradient mode of the backend table on a real GPU in strict FP32 (TF32's relative error of
+// about 1e-3 is above the mode's tolerance).
+func TestGPUGradients(t *testing.T) {
+	dev := openGPU(t)
+	dev.StrictFP32 = true
+	defer func() { dev.StrictFP32 = false }()
+	optest.CheckGrad(t, dev, "strict FP32")
+}
+
 // The backend table (tensor/optest) on a real GPU: in strict FP32 against the reference at the
 // shim's tolerance, then in the default TF32 tensor-core mode, whose 10-bit mantissa products
 // leave GEMMs and convolutions at a relative error of about 1e-3 (normalised MSE up to ~1e-5).

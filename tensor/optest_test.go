@@ -2,7 +2,9 @@ package tensor_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"holdgo/autograd"
 	"holdgo/internal/isa"
@@ -78,5 +80,42 @@ func TestGradientsEveryISA(t *testing.T) {
 			parallel.SetThreads(prev)
 		}
 		isa.Set(prevISA)
+	}
+}
+
+// The performance mode's counts for two cases, by hand: MatMul (130×129)·(129×67) is 2·130·67·129
+// FLOPs over (130·129 + 129·67 + 130·67)·4 bytes; Conv2d with n 2, c 3, 5×7, o 4, 3×3, stride 1, pad 1
+// is 2·(2·4·5·7)·(3·3·3) FLOPs over (2·3·5·7 + 4·3·3·3 + 2·4·5·7)·4 bytes. The times are only
+// required to be positive (no timed assertion).
+func TestPerfCounts(t *testing.T) {
+	want := map[string][2]int64{
+		"MatMul[130 129][129 67]/falsefalse/0":           {2 * 130 * 67 * 129, (130*129 + 129*67 + 130*67) * 4},
+		"Conv2d{n:2 c:3 h:5 w:7 o:4 k:3 stride:1 pad:1}": {2 * (2 * 4 * 5 * 7) * 27, (2*3*5*7 + 4*27 + 2*4*5*7) * 4},
+	}
+	found := 0
+	for _, c := range optest.Cases() {
+		w, ok := want[c.Name]
+		if !ok {
+			continue
+		}
+		found++
+		r := optest.Perf(tensor.CPU, c, time.Millisecond)
+		if r.Err != nil {
+			t.Fatalf("%s: %v", c.Name, r.Err)
+		}
+		if r.FLOPs != w[0] || r.Bytes != w[1] {
+			t.Errorf("%s: %d FLOPs and %d bytes, want %d and %d", c.Name, r.FLOPs, r.Bytes, w[0], w[1])
+		}
+		if !(r.Seconds > 0) || !(r.GFLOPS > 0) || !(r.GBps > 0) {
+			t.Errorf("%s: %v s, %v GFLOP/s, %v GB/s", c.Name, r.Seconds, r.GFLOPS, r.GBps)
+		}
+	}
+	if found != len(want) {
+		t.Fatalf("found %d of the %d cases: the table's names changed", found, len(want))
+	}
+	var b strings.Builder
+	optest.WritePerf(&b, "cpu", optest.PerfTable(tensor.CPU, "Exp[17]", time.Millisecond))
+	if !strings.Contains(b.String(), "| Exp | Exp[17] |") {
+		t.Errorf("perf table:\n%s", b.String())
 	}
 }
