@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"holdgo/tensor"
 	"holdgo/tensor/optest"
 )
 
@@ -31,9 +32,8 @@ func TestGPUKernels(t *testing.T) {
 	runKernelSuite(t, dev)
 	// The tiled SGEMM kernel too (the suite's MatMul ran on cuBLAS).
 	dev.gemm = nil
-	s := &suite{t: t, dev: dev}
-	s.rng = newSuiteRNG()
-	t.Run("hg_sgemm", s.matmul)
+	s := &suite{t: t, dev: dev, rng: newSuiteRNG()}
+	t.Run("hg_sgemm", func(t *testing.T) { s.table(t, tensor.OpMatMul) })
 	t.Logf("pool: %+v", dev.PoolStats())
 }
 
