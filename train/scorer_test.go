@@ -115,29 +115,8 @@ func TestNetworkScorerForkSamples(t *testing.T) {
 // pass of one sample takes other GEMM kernels, measured 6e-8 relative), so a wrong offset or a stale
 // buffer fails it.
 func TestNetworkScorerForwardBatch(t *testing.T) {
-	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := sde.Blocks()
-	cfg, err := layers.NCSNppPreset("ncsnpp-tiny", n, 1, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	net, err := layers.NewNCSNpp(cfg, rng.New(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng.New(8).FillNormal(net.Params.Data, 0, 0.05)
 	const batch, d = 7, 64
-	r := rng.New(9)
-	x, ts := make([]float64, batch*n*d), make([]float64, batch)
-	for i := range x {
-		x[i] = r.Normal()
-	}
-	for i := range ts {
-		ts[i] = 0.1 + 0.8*float64(i)
-	}
+	sde, net, x, ts := tinyScorerFixture(t, batch, 0.8)
 	whole, split := make([]float64, batch*d), make([]float64, batch*d)
 	if err := (&NetworkScorer{SDE: sde, Net: net, ForwardBatch: batch}).Score(whole, x, ts); err != nil {
 		t.Fatal(err)
@@ -156,29 +135,9 @@ func TestNetworkScorerForwardBatch(t *testing.T) {
 // samples and sizes the other passes from it (budget / bytes per sample, from 1 to MaxForwardBatch),
 // and every sample's score is the one a single pass gives up to float32 rounding.
 func TestNetworkScorerMemoryBudget(t *testing.T) {
-	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := sde.Blocks()
-	cfg, err := layers.NCSNppPreset("ncsnpp-tiny", n, 1, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	net, err := layers.NewNCSNpp(cfg, rng.New(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng.New(8).FillNormal(net.Params.Data, 0, 0.05)
 	const batch, d = 23, 64
-	r := rng.New(9)
-	x, ts := make([]float64, batch*n*d), make([]float64, batch)
-	for i := range x {
-		x[i] = r.Normal()
-	}
-	for i := range ts {
-		ts[i] = 0.1 + 0.25*float64(i)
-	}
+	sde, net, x, ts := tinyScorerFixture(t, batch, 0.25)
+	n := sde.Blocks()
 	// The bytes per sample, measured here on a tape of our own.
 	g := autograd.NewTape(tensor.CPU)
 	g.SetNoGrad(true)
@@ -207,6 +166,35 @@ func TestNetworkScorerMemoryBudget(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tinyScorerFixture is an ncsnpp-tiny on 8×8 single-channel images under HOLD-3 with random weights
+// (N(0, 0.05²)), batch N(0, 1) states and the times 0.1 + dt·i.
+func tinyScorerFixture(t *testing.T, batch int, dt float64) (*hold.SDE, *layers.NCSNpp, []float64, []float64) {
+	t.Helper()
+	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := sde.Blocks()
+	cfg, err := layers.NCSNppPreset("ncsnpp-tiny", n, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := layers.NewNCSNpp(cfg, rng.New(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng.New(8).FillNormal(net.Params.Data, 0, 0.05)
+	r := rng.New(9)
+	x, ts := make([]float64, batch*n*64), make([]float64, batch)
+	for i := range x {
+		x[i] = r.Normal()
+	}
+	for i := range ts {
+		ts[i] = 0.1 + dt*float64(i)
+	}
+	return sde, net, x, ts
 }
 
 func toF32(x []float64) []float32 {
