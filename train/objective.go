@@ -302,10 +302,17 @@ type NetworkScorer struct {
 	// GB for ncsnpp-small, which ended in the out-of-memory killer on a 23 GB machine). Each sample's
 	// score is computed by the same operations whatever the split.
 	ForwardBatch int
+	// MemoryBudget, where ForwardBatch is 0 and MemoryBudget > 0, chooses the forward batch from the
+	// memory a forward pass holds: the first call runs one pass of at most ProbeBatch samples, reads
+	// the tape's tensor memory (activations, weights excluded) per sample, and from then on passes
+	// MemoryBudget / that many samples (at least 1, at most MaxForwardBatch). Per scorer: each worker's
+	// fork holds its own. Every sample's score is the same up to float32 rounding whatever the split.
+	MemoryBudget int64
 
-	tape *autograd.Tape
-	x, t *tensor.Tensor
-	out  []float32
+	tape  *autograd.Tape
+	chunk int // the forward batch MemoryBudget chose (0 until the first call measured it)
+	x, t  *tensor.Tensor
+	out   []float32
 }
 
 // Network is the score network (sample.Networked).
@@ -315,7 +322,7 @@ func (s *NetworkScorer) Network() layers.ScoreNet { return s.Net }
 // and its own tape and buffers, for another goroutine (the network's
 // forward pass only reads the parameters).
 func (s *NetworkScorer) Fork() hold.Scorer {
-	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch}
+	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch, MemoryBudget: s.MemoryBudget, chunk: s.chunk}
 }
 
 // Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
@@ -332,11 +339,23 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a network from %d to %d values",
 			len(x), batch, len(dst), state, d)
 	}
-	chunk := s.ForwardBatch
-	if chunk <= 0 {
+	chunk, lo := s.ForwardBatch, 0
+	switch {
+	case chunk > 0:
+	case s.MemoryBudget <= 0:
 		chunk = DefaultForwardBatch
+	case s.chunk > 0:
+		chunk = s.chunk
+	default: // measure a pass of at most ProbeBatch samples, then size the others from it
+		lo = min(batch, ProbeBatch)
+		if err := s.scoreChunk(dst[:lo*d], x[:lo*width], t[:lo]); err != nil {
+			return err
+		}
+		perSample := max(1, s.tape.MemBytes()/int64(lo))
+		s.chunk = int(min(max(1, s.MemoryBudget/perSample), MaxForwardBatch))
+		chunk = s.chunk
 	}
-	for lo := 0; lo < batch; lo += chunk {
+	for ; lo < batch; lo += chunk {
 		hi := min(batch, lo+chunk)
 		if err := s.scoreChunk(dst[lo*d:hi*d], x[lo*width:hi*width], t[lo:hi]); err != nil {
 			return err
@@ -345,8 +364,18 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 	return nil
 }
 
-// DefaultForwardBatch is NetworkScorer's largest forward pass when ForwardBatch is 0.
-const DefaultForwardBatch = 64
+// NetworkScorer's forward batches: DefaultForwardBatch where neither ForwardBatch nor MemoryBudget is
+// set; ProbeBatch samples in the pass that measures the memory per sample for MemoryBudget, and at
+// most MaxForwardBatch in a pass it sizes.
+const (
+	DefaultForwardBatch = 64
+	ProbeBatch          = 8
+	MaxForwardBatch     = 4096
+)
+
+// ForwardBatchChosen is the forward batch MemoryBudget chose (0 before the first Score call or
+// where ForwardBatch or no budget decides).
+func (s *NetworkScorer) ForwardBatchChosen() int { return s.chunk }
 
 // scoreChunk is Score for one forward pass.
 func (s *NetworkScorer) scoreChunk(dst, x, t []float64) error {

@@ -223,6 +223,9 @@ func sampleRun(c *cli.Context, flag, spec string, rep *fid.SamplingReport) (fid.
 	if !ok {
 		return fid.ImageSource{}, usageErr("fid --%s %s: the run models %s, not images", flag, spec, m.Source.Name())
 	}
+	if err := forwardMemory(c, m); err != nil {
+		return fid.ImageSource{}, err
+	}
 	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, d.Dimension())
 	if err != nil {
 		return fid.ImageSource{}, usageErr("%v", err)
