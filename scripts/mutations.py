@@ -1407,6 +1407,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "softmax's shift for a negative scale from the largest entry instead of the smallest",
+  "file": "tensor/cpu_norm.go",
+  "old": "return s * min(lo[0], lo[1], lo[2], lo[3])",
+  "new": "return s * max(hi[0], hi[1], hi[2], hi[3])",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "Softmax cpu forward: the normaliser ×1.001",
   "file": "tensor/cpu_norm.go",
   "old": "vec.Scale(dst, dst, 1/vec.Sum(dst))",
