@@ -786,6 +786,15 @@ MUTATIONS = json.loads(r"""
   "tags": "noasm"
  },
  {
+  "label": "AVX2 microkernel's packed loop: the second k step's second row read one element on",
+  "file": "internal/gemm/kernel_amd64.s",
+  "old": "VBROADCASTSS 28(R8), Y15",
+  "new": "VBROADCASTSS 32(R8), Y15",
+  "pkg": "./internal/gemm",
+  "run": "TestKernelPackedLoop",
+  "tags": ""
+ },
+ {
   "label": "SgemmRef beta·C ×1.0001",
   "file": "internal/gemm/ref.go",
   "old": "*cij = alpha*dot + beta**cij",

@@ -82,3 +82,41 @@ func TestPackersAVX512(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelPackedLoop: a kernel with a loop for packed Ã (the AVX2 one: four k steps at constant
+// offsets) gives, bit for bit, what its strided loop gives for the same Ã stored row by row, for kc
+// below, at and off multiples of four, with and without beta.
+func TestKernelPackedLoop(t *testing.T) {
+	for _, kern := range kernels {
+		if kern.packedA || !slices.Contains(Levels(), kern.isa) {
+			continue
+		}
+		for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 64, 67} {
+			packed := make([]float32, kern.mr*kc) // packed[p*mr+i] = Ã[i][p]
+			rows := make([]float32, kern.mr*kc)   // rows[i*kc+p] = Ã[i][p]
+			b := make([]float32, kern.nr*kc)
+			for i := range kern.mr {
+				for p := range kc {
+					v := float32(math.Sin(float64(1+i*kc+p))) * 3
+					packed[p*kern.mr+i], rows[i*kc+p] = v, v
+				}
+			}
+			for j := range b {
+				b[j] = float32(math.Cos(float64(j))) * 2
+			}
+			for _, beta := range []float32{0, 0.5} {
+				c1, c2 := make([]float32, kern.mr*kern.nr), make([]float32, kern.mr*kern.nr)
+				for j := range c1 {
+					c1[j], c2[j] = float32(j%5), float32(j%5)
+				}
+				kern.micro(kc, packed, 1, kern.mr, b, c1, kern.nr, 1.5, beta)
+				kern.micro(kc, rows, kc, 1, b, c2, kern.nr, 1.5, beta)
+				for j := range c1 {
+					if math.Float32bits(c1[j]) != math.Float32bits(c2[j]) {
+						t.Fatalf("%s kc %d beta %v: c[%d] packed %v, row by row %v", kern.isa, kc, beta, j, c1[j], c2[j])
+					}
+				}
+			}
+		}
+	}
+}
