@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/imagedata"
-	"holdgo/rng"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -93,12 +93,9 @@ func nllCommand() *cli.Command {
 				return err
 			}
 			d := ds.Dimension()
-			x := make([]float64, n*d)
-			r := rng.New(c.Uint64("seed"))
-			for i := range n {
-				if err := sample.Dequantize(x[i*d:(i+1)*d], ds.Pixels(i), r); err != nil {
-					return err
-				}
+			x, err := experiment.DequantizedImages(ds, n, c.Uint64("seed"))
+			if err != nil {
+				return err
 			}
 			cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
 				Estimator: c.String("estimator"), OffsetBits: sample.OffsetCentered8Bit, MaxBatch: c.Int("batch"), Gauge: c.String("gauge")}
