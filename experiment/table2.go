@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"holdgo/data"
 	"holdgo/hold"
@@ -223,6 +224,36 @@ func (tab *NFETable) WriteMarkdown(w io.Writer, verdict bool) {
 			fmt.Fprintf(w, "NFE %d: HOLD-LT is not the best row (best: %s-%s).\n", n, b.Model, b.Sampler)
 		}
 	}
+}
+
+// Table2 computes and prints holdctl experiment nfe's tables: with oracle the oracle table (n samples
+// per cell), then with models the trained table (trainedN per cell), reps replicates of the floor
+// each. Each table is printed to w as Markdown when it is done, followed by its time in seconds; the
+// tables come back for WriteTable2CSV.
+func Table2(set Table2Config, models map[string]*train.Model, oracle bool, n, trainedN, reps int, w io.Writer) ([]*NFETable, error) {
+	var tables []*NFETable
+	if oracle {
+		start := time.Now()
+		tab, err := OracleTable2(set, n, reps)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, tab)
+		tab.WriteMarkdown(w, true)
+		fmt.Fprintf(w, "(%.0fs)\n\n", time.Since(start).Seconds())
+	}
+	if len(models) == 0 {
+		fmt.Fprintln(w, "No checkpoints given (--hold, --cld, --vp, --ve): only the oracle table.")
+		return tables, nil
+	}
+	start := time.Now()
+	tab, err := TrainedTable2(set, models, trainedN, reps)
+	if err != nil {
+		return nil, err
+	}
+	tab.WriteMarkdown(w, false)
+	fmt.Fprintf(w, "(%.0fs)\n", time.Since(start).Seconds())
+	return append(tables, tab), nil
 }
 
 // WriteTable2CSV writes every cell of the tables, one per line, and the floors.
