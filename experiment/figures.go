@@ -117,6 +117,19 @@ func FlowPanel(kind string, paths int, tol float64, seed uint64) (plot.HeatPanel
 			LineColor: color.NRGBA{R: 255, G: 255, B: 255, A: 220}, LineWidth: 0.8}}, nil
 }
 
+// FlowPanels are the panels of Figure 1, one FlowPanel per SDE kind in order.
+func FlowPanels(kinds []string, paths int, tol float64, seed uint64) ([]plot.HeatPanel, error) {
+	var panels []plot.HeatPanel
+	for _, kind := range kinds {
+		p, err := FlowPanel(kind, paths, tol, seed)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	return panels, nil
+}
+
 // BlockPanels are the panels of Figure 4 (holdctl plot blocks): for each block of m's state (an oracle
 // of the paper's 1-D mixture) its closed-form density over time and the paths of that block recorded
 // along spec's sampler from paths prior draws of seed.
@@ -194,6 +207,41 @@ func MomentsModel(kind, ckpt string) (*train.Model, string, error) {
 		return nil, "", err
 	}
 	return &train.Model{Config: train.OracleRunConfig(sde.Config(), "swiss-roll mixture"), SDE: sde, Score: orc, Source: data.FromHold(mix)}, "oracle", nil
+}
+
+// MomentsRow is one row of Figure 5: an SDE kind, its model and label (MomentsModel) and its
+// Lie–Trotter sampler.
+type MomentsRow struct {
+	Kind, Label string
+	Model       *train.Model
+	Sampler     *sample.Sampler
+}
+
+// MomentsRows returns Figure 5's rows, CLD and HOLD, from their checkpoints (run directories on 2-D
+// data; "": the oracle, MomentsModel), each with a Lie–Trotter sampler of steps steps on grid to the
+// kind's default end time. Every error is about the input.
+func MomentsRows(cldCkpt, holdCkpt string, steps int, grid string) ([]MomentsRow, error) {
+	var rows []MomentsRow
+	for _, kind := range []string{hold.KindCLD, hold.KindHOLD} {
+		ckpt := cldCkpt
+		if kind == hold.KindHOLD {
+			ckpt = holdCkpt
+		}
+		m, label, err := MomentsModel(kind, ckpt)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, MomentsRow{Kind: kind, Label: label, Model: m})
+	}
+	for i, r := range rows {
+		spec := sample.Spec{Method: "lt", Steps: steps, Grid: grid, End: hold.DefaultEndTime(r.Kind)}
+		s, err := spec.Build(r.Model.SDE, r.Model.Score, 2)
+		if err != nil {
+			return nil, err
+		}
+		rows[i].Sampler = s
+	}
+	return rows, nil
 }
 
 // MomentPanels samples n points of m with s (Lie–Trotter on a grid of steps steps) and returns six
@@ -325,4 +373,24 @@ func ForwardStates(u []float64, q0 []float32, eps []float64, kern hold.Kernel, n
 			}
 		}
 	}
+}
+
+// LossSeries is the training loss in a run's log (train.ReadLossLog) against the step, named name,
+// each value the mean of the last smooth logged values (of all so far, at the start).
+func LossSeries(name, logPath string, smooth int) (plot.Series, error) {
+	steps, loss, err := train.ReadLossLog(logPath)
+	if err != nil {
+		return plot.Series{}, err
+	}
+	s := plot.Series{Name: name}
+	var sum float64
+	for i := range loss {
+		sum += loss[i]
+		if i >= smooth {
+			sum -= loss[i-smooth]
+		}
+		s.X = append(s.X, steps[i])
+		s.Y = append(s.Y, sum/float64(min(i+1, smooth)))
+	}
+	return s, nil
 }

@@ -132,13 +132,9 @@ func runPlotFlow(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}); err != nil {
 		return err
 	}
-	var panels []plot.HeatPanel
-	for _, kind := range kinds {
-		p, err := experiment.FlowPanel(kind, c.Int("paths"), c.Float64("tol"), c.Uint64("seed"))
-		if err != nil {
-			return err
-		}
-		panels = append(panels, p)
+	panels, err := experiment.FlowPanels(kinds, c.Int("paths"), c.Float64("tol"), c.Uint64("seed"))
+	if err != nil {
+		return err
 	}
 	if err := plot.HeatmapRow(out, panels); err != nil {
 		return fmt.Errorf("plot flow: %w", err)
@@ -189,29 +185,15 @@ func runPlotMoments(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "steps", lo: 5, hi: maxPlotSteps}, intRange{name: "n", lo: 1, hi: 1 << 24}); err != nil {
 		return err
 	}
-	type row struct {
-		kind  string
-		m     *train.Model
-		label string
-	}
-	var rows []row
-	for _, kind := range []string{hold.KindCLD, hold.KindHOLD} {
-		m, label, err := experiment.MomentsModel(kind, c.String(kind))
-		if err != nil {
-			return usageErr("plot moments: %v", err)
-		}
-		rows = append(rows, row{kind, m, label})
+	rows, err := experiment.MomentsRows(c.String(hold.KindCLD), c.String(hold.KindHOLD), steps, c.String("grid"))
+	if err != nil {
+		return usageErr("plot moments: %v", err)
 	}
 	var panels []plot.Panel
 	for _, r := range rows {
-		spec := sample.Spec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: hold.DefaultEndTime(r.kind)}
-		s, err := spec.Build(r.m.SDE, r.m.Score, 2)
+		ps, err := experiment.MomentPanels(r.Model, r.Sampler, r.Label, steps, n, c.Uint64("seed"))
 		if err != nil {
-			return usageErr("plot moments: %v", err)
-		}
-		ps, err := experiment.MomentPanels(r.m, s, r.label, steps, n, c.Uint64("seed"))
-		if err != nil {
-			return fmt.Errorf("plot moments %s: %w", r.kind, err)
+			return fmt.Errorf("plot moments %s: %w", r.Kind, err)
 		}
 		panels = append(panels, ps...)
 	}
@@ -219,6 +201,6 @@ func runPlotMoments(c *cli.Context) error {
 	if err := plot.ScatterGrid(out, panels, plot.GridOptions{Title: title, Cols: 6, PanelSize: 260, MarkerRadius: 0.6}); err != nil {
 		return fmt.Errorf("plot moments: %w", err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (CLD: %s, HOLD: %s)\n", out, rows[0].label, rows[1].label)
+	fmt.Fprintf(c.App.Writer, "wrote %s (CLD: %s, HOLD: %s)\n", out, rows[0].Label, rows[1].Label)
 	return nil
 }

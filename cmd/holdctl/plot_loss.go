@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/plot"
-	"holdgo/train"
 )
 
 func plotLossCommand() *cli.Command {
@@ -40,19 +40,9 @@ func runPlotLoss(c *cli.Context) error {
 		if i := strings.IndexByte(arg, '='); i > 0 {
 			name, dir = arg[:i], arg[i+1:]
 		}
-		steps, loss, err := train.ReadLossLog(filepath.Join(dir, logName))
+		s, err := experiment.LossSeries(name, filepath.Join(dir, logName), smooth)
 		if err != nil {
 			return usageErr("plot loss --run %s: %v", arg, err)
-		}
-		s := plot.Series{Name: name}
-		var sum float64
-		for i := range loss {
-			sum += loss[i]
-			if i >= smooth {
-				sum -= loss[i-smooth]
-			}
-			s.X = append(s.X, steps[i])
-			s.Y = append(s.Y, sum/float64(min(i+1, smooth)))
 		}
 		series = append(series, s)
 	}
