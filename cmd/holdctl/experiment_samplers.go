@@ -81,7 +81,7 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 	}
 	guard := outpath.New(c.Bool("force"))
-	guard.Input(specPath(c.String("data")))
+	guard.Input(imagedata.SpecPath(c.String("data")))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func runFID(c *cli.Context) error {
 	}
 	if path := c.String("save-stats"); path != "" {
 		guard := outpath.New(c.Bool("force"))
-		guard.Input(specPath(ref), specPath(samples), strings.TrimPrefix(feat, "inception:"))
+		guard.Input(imagedata.SpecPath(ref), imagedata.SpecPath(samples), strings.TrimPrefix(feat, "inception:"))
 		if err := checkOutputs(guard, output{"save-stats", path, outpath.NPZ}); err != nil {
 			return err
 		}

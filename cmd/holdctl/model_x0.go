@@ -45,10 +45,11 @@ func runModelX0(c *cli.Context) error {
 	if err := setThreads(c); err != nil {
 		return err
 	}
-	m, _, test, spec, err := imageModelAndImages(c, "model x0", n)
+	im, err := openImageModel(c, "model x0", n)
 	if err != nil {
 		return err
 	}
+	m, test, spec := im.Model, im.Images, im.Spec
 	sde := m.SDE
 	smax, err := sample.NoiseLevel(sde, sde.Horizon())
 	if err != nil {
