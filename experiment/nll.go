@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"holdgo/data"
 	"holdgo/imagedata"
@@ -60,6 +61,29 @@ func ExactNLL(mix data.Mixture, x []float64, dim int) (nats, bits sample.Stat) {
 	}
 	nats = sample.MeanSE(exact)
 	return nats, sample.Stat{Mean: nats.Mean / math.Ln2, SE: nats.SE / math.Ln2}
+}
+
+// NLLImages opens the images holdctl nll evaluates an image model on: spec, or ("") the test split of
+// the run's data set (a folder of images, images:PATH, has none: all of it). They must be a data set of
+// images of the model's dimension; every error is about the input.
+func NLLImages(m *train.Model, spec string) (*imagedata.Dataset, string, error) {
+	if spec == "" {
+		spec = m.Config.Data
+		if base, _, _ := strings.Cut(spec, "#"); base == spec && !strings.HasPrefix(spec, "images:") {
+			spec += "#test"
+		}
+	}
+	if !imagedata.IsSpec(spec) {
+		return nil, spec, fmt.Errorf("nll evaluates image data sets; %q is not one (use holdctl eval for point data)", spec)
+	}
+	ds, err := imagedata.Open(spec, imagedata.Options{})
+	if err != nil {
+		return nil, spec, err
+	}
+	if ds.Dimension() != m.Source.Dimension() {
+		return nil, spec, fmt.Errorf("%s has images of %d values, the model was trained on %d", spec, ds.Dimension(), m.Source.Dimension())
+	}
+	return ds, spec, nil
 }
 
 // DequantizedImages returns the first n images of ds, each dequantised (sample.Dequantize: uniform

@@ -79,3 +79,34 @@ func TestDequantizedImages(t *testing.T) {
 		t.Errorf("seed 3 twice: %v, %v", x, again)
 	}
 }
+
+// NLLImages opens images of the model's dimension, refuses others and what is not an image data set,
+// and defaults to the run's test split (all of an images: folder).
+func TestNLLImages(t *testing.T) {
+	dir := t.TempDir()
+	fit, small := filepath.Join(dir, "fit.idx"), filepath.Join(dir, "small.idx")
+	writeIDX(t, fit, 2, 28)
+	writeIDX(t, small, 2, 8)
+	im, err := OpenImageModel("../models/fmnist-hold3", "idx:"+fit, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := im.Model
+	if ds, spec, err := NLLImages(m, "idx:"+fit); err != nil || ds.Len() != 2 || spec != "idx:"+fit {
+		t.Errorf("fitting images: %v, %q, %v", ds, spec, err)
+	}
+	if _, _, err := NLLImages(m, "idx:"+small); err == nil || !strings.Contains(err.Error(), "images of 64 values, the model was trained on 784") {
+		t.Errorf("8×8 images: %v", err)
+	}
+	if _, _, err := NLLImages(m, "gmm1d"); err == nil || !strings.Contains(err.Error(), "not one") {
+		t.Errorf("point data: %v", err)
+	}
+	if _, spec, _ := NLLImages(m, ""); spec != m.Config.Data+"#test" {
+		t.Errorf("default spec %q", spec)
+	}
+	folder := *m
+	folder.Config.Data = "images:" + filepath.Join(dir, "none")
+	if _, spec, err := NLLImages(&folder, ""); spec != folder.Config.Data || err == nil {
+		t.Errorf("images folder: spec %q, %v", spec, err)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -65,22 +64,9 @@ func nllCommand() *cli.Command {
 			if !imagedata.IsSpec(m.Config.Data) { // point data: nll_points.go
 				return runPointNLL(c, m, div)
 			}
-			spec := c.String("data")
-			if spec == "" {
-				spec = m.Config.Data
-				if base, _, _ := strings.Cut(spec, "#"); base == spec && !strings.HasPrefix(spec, "images:") {
-					spec += "#test"
-				}
-			}
-			if !imagedata.IsSpec(spec) {
-				return usageErr("nll evaluates image data sets; %q is not one (use holdctl eval for point data)", spec)
-			}
-			ds, err := imagedata.Open(spec, imagedata.Options{})
+			ds, spec, err := experiment.NLLImages(m, c.String("data"))
 			if err != nil {
 				return usageErr("%v", err)
-			}
-			if ds.Dimension() != m.Source.Dimension() {
-				return usageErr("%s has images of %d values, the model was trained on %d", spec, ds.Dimension(), m.Source.Dimension())
 			}
 			n := min(c.Int("n"), ds.Len())
 			if n < 1 {
