@@ -12,12 +12,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/data"
 	"holdgo/dist"
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/outpath"
-	"holdgo/internal/parallel"
 	"holdgo/sample"
 	"holdgo/tensor"
 	"holdgo/train"
@@ -48,19 +46,10 @@ func demoCommand() *cli.Command {
 	}
 }
 
-// demoSamplerSpec is the demo's sampler: --sampler at --nfe on its preferred grid (the quadratic grid
-// to ε = 1e-3; for the aligned samplers a σ-grid to σ_min); the x̂₀ and aligned samplers finish with
-// their read-out step (inside the budget).
-func demoSamplerSpec(c *cli.Context) sample.Spec {
-	name := c.String("sampler")
-	return sample.Spec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: hold.DefaultEndTime(hold.KindHOLD), Denoise: sample.HasReadout(name)}
-}
-
 func runDemo(c *cli.Context) error {
-	if spec := demoSamplerSpec(c); true {
-		if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
-			return usageErr("demo: --sampler/--nfe: %v", err)
-		}
+	spec := experiment.DemoSamplerSpec(c.String("sampler"), c.Int("nfe"))
+	if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
+		return usageErr("demo: --sampler/--nfe: %v", err)
 	}
 	hc := hold.DefaultConfig(hold.KindHOLD)
 	hc.L, hc.Alpha = c.Float64("L"), c.Float64("alpha")
@@ -137,7 +126,6 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	spec := demoSamplerSpec(c)
 	smp, err := spec.Build(m.SDE, m.Score, 2)
 	if err != nil {
 		return usageErr("demo: %v", err)
@@ -146,26 +134,11 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	threads := parallel.Threads()
-	if ranks > 1 {
-		// As in training: chunks of the samples on one thread per worker
-		// (a chunk's activations stay in its core's cache), each worker
-		// with a fork of the network scorer.
-		smp.MaxBatch, smp.Workers, threads = train.DemoSampleChunk, ranks, 1
-	}
-	t0 := time.Now()
-	prev := parallel.SetThreads(threads)
-	res, err := run(n, cfg.Seed+1)
-	parallel.SetThreads(prev)
+	q, res, sampled, err := experiment.DemoSample(smp, run, ranks, n, cfg.Seed+1)
 	if err != nil {
 		return err
 	}
-	sampled := time.Since(t0)
-	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), 2)
-	if err := experiment.WriteSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
-		return err
-	}
-	if err := data.WriteNPY32(npy, q, n, 2); err != nil {
+	if err := experiment.WriteDemoSamples(png, npy, q, n, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
 
@@ -175,14 +148,8 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	mSW, mFloor, pr := sc.SW, sc.Floor, sc.PR
 	fmt.Fprintf(c.App.Writer, "sampled %d points with sampler %s (NFE %d) in %.1fs; picture: %s\n", n, spec.Method, res.NFE, sampled.Seconds(), png)
-	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", experiment.DemoProjections, experiment.DemoReps, n)
-	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
-	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)
-	if pr != nil {
-		fmt.Fprint(c.App.Writer, pr.Text())
-	}
+	sc.WriteText(c.App.Writer, len(q)/2, n)
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil
 }

@@ -1,0 +1,63 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"holdgo/data"
+	"holdgo/hold"
+	"holdgo/internal/parallel"
+	"holdgo/sample"
+	"holdgo/train"
+)
+
+// The sampling half of holdctl demo: its sampler, the draw of the trained model, the files and the
+// report of the scores (ScoreDemo).
+
+// DemoSamplerSpec is the demo's sampler: method at nfe network evaluations on its preferred grid (the
+// quadratic grid to ε = 1e-3; for the aligned samplers a σ-grid to σ_min); the x̂₀ and aligned
+// samplers finish with their read-out step, inside the budget.
+func DemoSamplerSpec(method string, nfe int) sample.Spec {
+	return sample.Spec{Method: method, NFE: nfe, Grid: sample.PreferredGrid(method), End: hold.DefaultEndTime(hold.KindHOLD), Denoise: sample.HasReadout(method)}
+}
+
+// DemoSample draws n samples with s through draw (s's sampling function on its device) from seed and
+// returns their data block (n rows of 2-D points), the result and how long the draw took. With
+// ranks > 1 the samples go, as in training, in chunks of train.DemoSampleChunk to ranks workers of one
+// thread each (a chunk's activations stay in its core's cache), each worker with a fork of the network
+// scorer.
+func DemoSample(s *sample.Sampler, draw func(n int, seed uint64) (*sample.Result, error), ranks, n int, seed uint64) ([]float32, *sample.Result, time.Duration, error) {
+	threads := parallel.Threads()
+	if ranks > 1 {
+		s.MaxBatch, s.Workers, threads = train.DemoSampleChunk, ranks, 1
+	}
+	start := time.Now()
+	prev := parallel.SetThreads(threads)
+	res, err := draw(n, seed)
+	parallel.SetThreads(prev)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return sample.FirstBlock(res.X, n, s.SDE.Blocks(), 2), res, time.Since(start), nil
+}
+
+// WriteDemoSamples writes the n 2-D samples q as a picture titled title (WriteSamples) and as a .npy
+// of shape (n, 2).
+func WriteDemoSamples(png, npy string, q []float32, n int, title string) error {
+	if err := WriteSamples(png, q, 2, title); err != nil {
+		return err
+	}
+	return data.WriteNPY32(npy, q, n, 2)
+}
+
+// WriteText prints the scores of samples converged samples against fresh data sets of n points: the
+// sliced Wasserstein-2 distance, the floor and their ratio, and precision and recall when measured.
+func (sc *DemoScores) WriteText(w io.Writer, samples, n int) {
+	fmt.Fprintf(w, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", DemoProjections, DemoReps, n)
+	fmt.Fprintf(w, "  %d samples vs fresh data:                 %s\n", samples, sc.SW)
+	fmt.Fprintf(w, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, sc.Floor, sc.SW.Mean/sc.Floor.Mean)
+	if sc.PR != nil {
+		fmt.Fprint(w, sc.PR.Text())
+	}
+}
