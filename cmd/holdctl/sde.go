@@ -49,28 +49,16 @@ func sdeCommand() *cli.Command {
 // sdeConfig builds the configuration from the SDE kind's defaults and the flags that were set.
 func sdeConfig(c *cli.Context) hold.Config {
 	cfg := hold.DefaultConfig(c.String("sde"))
-	setInt := func(name string, dst *int) {
-		if c.IsSet(name) {
-			*dst = c.Int(name)
-		}
+	if c.IsSet("order") {
+		cfg.Order = c.Int("order")
 	}
-	setFloat := func(name string, dst *float64) {
+	for name, dst := range map[string]*float64{"L": &cfg.L, "alpha": &cfg.Alpha, "beta": &cfg.Beta, "m-inv": &cfg.MInv,
+		"friction": &cfg.Friction, "beta-min": &cfg.BetaMin, "beta-max": &cfg.BetaMax, "sigma-min": &cfg.SigmaMin,
+		"sigma-max": &cfg.SigmaMax, "horizon": &cfg.T, "t-min": &cfg.TMin} {
 		if c.IsSet(name) {
 			*dst = c.Float64(name)
 		}
 	}
-	setInt("order", &cfg.Order)
-	setFloat("L", &cfg.L)
-	setFloat("alpha", &cfg.Alpha)
-	setFloat("beta", &cfg.Beta)
-	setFloat("m-inv", &cfg.MInv)
-	setFloat("friction", &cfg.Friction)
-	setFloat("beta-min", &cfg.BetaMin)
-	setFloat("beta-max", &cfg.BetaMax)
-	setFloat("sigma-min", &cfg.SigmaMin)
-	setFloat("sigma-max", &cfg.SigmaMax)
-	setFloat("horizon", &cfg.T)
-	setFloat("t-min", &cfg.TMin)
 	return cfg
 }
 
