@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/fid"
 	"holdgo/imagedata"
 	"holdgo/internal/outpath"
@@ -91,10 +91,8 @@ func runFID(c *cli.Context) error {
 	rep, err := fid.Run(fid.Config{Ref: ref, Samples: samples, Features: ext, RefN: c.Int("ref-n"), N: c.Int("n"),
 		Batch: c.Int("batch"), ImageShape: c.String("image-shape"), SaveStats: c.String("save-stats"), KIDOnly: c.Bool("kid-only"),
 		KID: fid.KIDOptions{Subsets: c.Int("kid-subsets"), SubsetSize: c.Int("kid-subset-size"), Seed: c.Uint64("seed")},
-		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: func(side, spec string) (fid.ImageSource, *fid.SamplingReport, error) {
-			return sampleRun(c, side, spec)
-		}})
-	var ec cli.ExitCoder // an error of sampleRun
+		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: fidSampling(c).Sample})
+	var ec cli.ExitCoder // an error of samplerOn
 	var ie *fid.InputError
 	switch {
 	case errors.As(err, &ec):
@@ -107,41 +105,12 @@ func runFID(c *cli.Context) error {
 	return rep.Write(c.App.Writer, c.Bool("json"))
 }
 
-// sampleRun draws --n samples of a trained image model with the sampler flags and describes them.
-func sampleRun(c *cli.Context, flag, spec string) (fid.ImageSource, *fid.SamplingReport, error) {
-	m, err := train.LoadModel(spec, c.Bool("raw-weights"), "")
-	if err != nil {
-		return fid.ImageSource{}, nil, usageErr("fid --%s %s: not a data set, image folder, .npy or .npz, and not a trained run: %v", flag, spec, err)
-	}
-	d, ok := m.Source.(*imagedata.Dataset)
-	if !ok {
-		return fid.ImageSource{}, nil, usageErr("fid --%s %s: the run models %s, not images", flag, spec, m.Source.Name())
-	}
-	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, d.Dimension())
-	if err != nil {
-		return fid.ImageSource{}, nil, usageErr("%v", err)
-	}
-	draw, err := samplerOn(c.String("device"), s, m)
-	if err != nil {
-		return fid.ImageSource{}, nil, err
-	}
-	n := c.Int("n")
-	if err := checkBudget("n", int64(n)*int64(m.SDE.Blocks()), int64(d.Dimension())*8); err != nil {
-		return fid.ImageSource{}, nil, err
-	}
-	start := time.Now()
-	fmt.Fprintf(c.App.ErrWriter, "%s: sampling %d images with %s on %s …\n", flag, n, s.Method.Name(), c.String("device"))
-	res, err := draw(n, c.Uint64("seed"))
-	if err != nil {
-		return fid.ImageSource{}, nil, err
-	}
-	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), d.Dimension())
-	secs := time.Since(start).Seconds()
-	fmt.Fprintf(c.App.ErrWriter, "%s: %d samples, NFE %d, %.1fs\n", flag, n, res.NFE, secs)
-	rep := &fid.SamplingReport{Sampler: s.Method.Name(), Grid: c.String("grid"), NFE: res.NFE, Seed: c.Uint64("seed"), Seconds: secs, Diverged: res.Diverged}
-	rep.Measure(q, d.Dimension(), n)
-	warnDiverged(c.App.ErrWriter, res.Diverged, n, "FID leaves them out")
-	q, _ = sample.ConvergedRows(q, d.Dimension())
-	src, err := fid.RowsSource(q, d.C, d.H, d.W)
-	return src, rep, err
+// fidSampling draws --n samples of a trained image run with the sampler flags on --device.
+func fidSampling(c *cli.Context) experiment.FIDSampling {
+	return experiment.FIDSampling{Spec: samplerSpecFrom(c), N: c.Int("n"), Seed: c.Uint64("seed"), Raw: c.Bool("raw-weights"),
+		Device: c.String("device"), Log: c.App.ErrWriter,
+		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
+			return samplerOn(c.String("device"), s, m)
+		},
+		Diverged: func(diverged, n int) { warnDiverged(c.App.ErrWriter, diverged, n, "FID leaves them out") }}
 }
