@@ -1,19 +1,75 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
 
 	"holdgo/data"
+	"holdgo/dist"
 	"holdgo/hold"
 	"holdgo/internal/parallel"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
-// The sampling half of holdctl demo: its sampler, the draw of the trained model, the files and the
-// report of the scores (ScoreDemo).
+// holdctl demo after its checks: the training on local ranks (TrainDemo), the sampler, the draw of the
+// trained model, the files and the report of the scores (ScoreDemo).
+
+// DemoTraining is the training half of holdctl demo.
+type DemoTraining struct {
+	Config train.RunConfig // train.DemoConfig; TrainDemo sets its ranks
+	Device tensor.Device
+	// Session holds the fresh run directory, the log and the progress writer (rank 0's); TrainDemo
+	// gives each rank a copy with the configuration, the resume hint, its trainer and communicator.
+	Session    train.Session
+	Prog       string                 // the program, in the message that ends every rank (train.EndRanks)
+	ResumeHint func(ranks int) string // how to finish an interrupted training
+	// Fix turns a rank's error, the trainer's refusal of Device (a *DeviceError) or the training loop's,
+	// into the command's.
+	Fix func(error) error
+}
+
+// DeviceError is the trainer's refusal of the device.
+type DeviceError struct{ Err error }
+
+func (e *DeviceError) Error() string { return e.Err.Error() }
+func (e *DeviceError) Unwrap() error { return e.Err }
+
+// DemoRanksOn is how many local ranks the demo trains and samples on with dev: train.DemoRanks on the
+// CPU, one on another device.
+func DemoRanksOn(dev tensor.Device) int {
+	if dev != tensor.CPU {
+		return 1
+	}
+	return train.DemoRanks
+}
+
+// TrainDemo trains t.Config on DemoRanksOn(t.Device) local ranks: each rank its shard of the batch, its
+// trainer (rank 0's state broadcast) and the session's loop (rank 0 logs and writes the checkpoint).
+// It returns rank 0's error.
+func TrainDemo(ctx context.Context, t DemoTraining) error {
+	ranks := DemoRanksOn(t.Device)
+	cfg := t.Config
+	cfg.Ranks = ranks
+	return train.LocalRanks(ranks, t.Prog, func(comm dist.Communicator) error {
+		tr, err := cfg.NewTrainer(comm)
+		if err != nil {
+			return err
+		}
+		if err := tr.Broadcast(); err != nil {
+			return err
+		}
+		if err := tr.SetDevice(t.Device); err != nil {
+			return t.Fix(&DeviceError{err})
+		}
+		s := t.Session
+		s.Config, s.ResumeHint, s.Trainer, s.Comm = cfg, t.ResumeHint(ranks), tr, comm
+		return t.Fix(s.Loop(ctx, 1000))
+	})
+}
 
 // DemoSamplerSpec is the demo's sampler: method at nfe network evaluations on its preferred grid (the
 // quadratic grid to ε = 1e-3; for the aligned samplers a σ-grid to σ_min); the x̂₀ and aligned

@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"holdgo/hold"
 	"holdgo/internal/parallel"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -50,5 +54,45 @@ func TestDemoSampleAndScores(t *testing.T) {
 	(&DemoScores{SW: sample.Stat{Mean: 0.02, SE: 0.001}, Floor: sample.Stat{Mean: 0.01, SE: 0.001}}).WriteText(&sb, 59, 60)
 	if lines := strings.Split(strings.TrimSpace(sb.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[1], "59 samples") || !strings.HasSuffix(lines[2], "(ratio 2.00)") {
 		t.Errorf("report:\n%s", sb.String())
+	}
+}
+
+// TrainDemo trains a few steps on two local ranks on the CPU and writes the run's checkpoint; a
+// device the trainer refuses reaches Fix as a DeviceError, on one rank.
+func TestTrainDemo(t *testing.T) {
+	if DemoRanksOn(tensor.CPU) != train.DemoRanks || DemoRanksOn(tensor.Reference) != 1 {
+		t.Errorf("ranks %d on the CPU, %d on the reference", DemoRanksOn(tensor.CPU), DemoRanksOn(tensor.Reference))
+	}
+	dir, lock, err := train.FreshRunDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	logFile, err := train.OpenLog(filepath.Join(dir, train.LogFile), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	var hinted []int
+	td := DemoTraining{Config: train.DemoConfig(3, 1, train.TimesMixed, train.DemoLR, 4, 2, 0.02), Device: tensor.CPU, Prog: "test",
+		Session:    train.Session{Dir: dir, Log: logFile, Out: io.Discard},
+		ResumeHint: func(ranks int) string { hinted = append(hinted, ranks); return "" },
+		Fix:        func(err error) error { return err }}
+	if err := TrainDemo(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(train.CheckpointPath(dir)); err != nil || len(hinted) != train.DemoRanks || hinted[0] != train.DemoRanks {
+		t.Errorf("checkpoint: %v; hints for %v ranks", err, hinted)
+	}
+	var de *DeviceError
+	td.Device = tensor.Reference
+	td.Fix = func(err error) error {
+		if !errors.As(err, &de) {
+			t.Errorf("Fix(%v), want a DeviceError", err)
+		}
+		return err
+	}
+	if err := TrainDemo(context.Background(), td); !errors.As(err, &de) {
+		t.Errorf("reference device: %v", err)
 	}
 }

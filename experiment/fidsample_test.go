@@ -18,7 +18,9 @@ func TestFIDSampling(t *testing.T) {
 	var log strings.Builder
 	diverged := -1
 	f := FIDSampling{Spec: sample.Spec{Method: "em", NFE: 3, Grid: sample.GridQuadratic, End: 1e-3}, N: 2, Seed: 1, Device: "cpu", Log: &log,
-		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) { return s.Sample, nil },
+		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
+			return s.Sample, nil
+		},
 		Diverged: func(d, n int) {
 			if n != 2 {
 				t.Errorf("Diverged(%d, %d)", d, n)
@@ -40,7 +42,9 @@ func TestFIDSampling(t *testing.T) {
 		t.Errorf("no run: %v", err)
 	}
 	errDevice := errors.New("no device")
-	f.On = func(*sample.Sampler, *train.Model) (func(int, uint64) (*sample.Result, error), error) { return nil, errDevice }
+	f.On = func(*sample.Sampler, *train.Model) (func(int, uint64) (*sample.Result, error), error) {
+		return nil, errDevice
+	}
 	if _, _, err := f.Sample("samples", "../models/fmnist-hold3"); err != errDevice {
 		t.Errorf("On's error: %v", err)
 	}

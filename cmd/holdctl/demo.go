@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,12 +12,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/dist"
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/outpath"
 	"holdgo/sample"
-	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -108,15 +106,19 @@ func runDemo(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ownSignals()
-	ranks := train.DemoRanks
-	if dev != tensor.CPU {
-		ranks = 1
-	}
-	cfg.Ranks = ranks
-	if err := train.LocalRanks(ranks, "holdctl", func(comm dist.Communicator) error {
-		return demoRank(ctx, c, cfg, comm, dev, &train.Session{Dir: runDir, Config: cfg, Log: logFile, Out: c.App.ErrWriter,
-			ResumeHint: fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)})
-	}); err != nil {
+	err = experiment.TrainDemo(ctx, experiment.DemoTraining{Config: cfg, Device: dev, Prog: "holdctl",
+		Session: train.Session{Dir: runDir, Log: logFile, Out: c.App.ErrWriter},
+		ResumeHint: func(ranks int) string {
+			return fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)
+		},
+		Fix: func(err error) error {
+			var de *experiment.DeviceError
+			if errors.As(err, &de) {
+				return usageErr("demo: --device %s: %v", c.String("device"), de.Err)
+			}
+			return cliError(err)
+		}})
+	if err != nil {
 		return err
 	}
 	trained := time.Since(begin)
@@ -134,7 +136,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	q, res, sampled, err := experiment.DemoSample(smp, run, ranks, n, cfg.Seed+1)
+	q, res, sampled, err := experiment.DemoSample(smp, run, experiment.DemoRanksOn(dev), n, cfg.Seed+1)
 	if err != nil {
 		return err
 	}
@@ -152,22 +154,4 @@ func runDemo(c *cli.Context) error {
 	sc.WriteText(c.App.Writer, len(q)/2, n)
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil
-}
-
-// demoRank is one local rank of the demo's training: its shard of the
-// batch, the trainer and the loop of s (rank 0 logs and writes the
-// checkpoint).
-func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *train.Session) error {
-	tr, err := cfg.NewTrainer(comm)
-	if err != nil {
-		return err
-	}
-	if err := tr.Broadcast(); err != nil {
-		return err
-	}
-	if err := tr.SetDevice(dev); err != nil {
-		return usageErr("demo: --device %s: %v", c.String("device"), err)
-	}
-	s.Trainer, s.Comm = tr, comm
-	return cliError(s.Loop(ctx, 1000))
 }
