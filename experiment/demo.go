@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"holdgo/data"
 	"holdgo/dist"
 	"holdgo/hold"
+	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
+	"holdgo/internal/runlock"
 	"holdgo/sample"
 	"holdgo/tensor"
 	"holdgo/train"
@@ -17,6 +21,31 @@ import (
 
 // holdctl demo after its checks: the training on local ranks (TrainDemo), the sampler, the draw of the
 // trained model, the files and the report of the scores (ScoreDemo).
+
+// DemoDir prepares the demo's output directory dir (made if missing; a file or a run directory of
+// holdctl train is refused): the paths of its samples' picture and .npy, which guard must let it
+// write, and a fresh run directory in it (train.FreshRunDir: nothing there is removed or replaced),
+// locked. Every error is about the input.
+func DemoDir(dir string, guard *outpath.Guard) (png, npy, runDir string, lock *runlock.Lock, err error) {
+	png, npy = filepath.Join(dir, "samples.png"), filepath.Join(dir, "samples.npy")
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return "", "", "", nil, fmt.Errorf("--out %s is a file, not a directory", dir)
+	}
+	if outpath.IsRunDir(dir) {
+		return "", "", "", nil, fmt.Errorf("--out %s is a run directory of holdctl train; give another directory", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", "", nil, err
+	}
+	if err := guard.Check(png, outpath.PNG); err != nil {
+		return "", "", "", nil, err
+	}
+	if err := guard.Check(npy, outpath.NPY); err != nil {
+		return "", "", "", nil, err
+	}
+	runDir, lock, err = train.FreshRunDir(dir)
+	return png, npy, runDir, lock, err
+}
 
 // DemoTraining is the training half of holdctl demo.
 type DemoTraining struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
 	"holdgo/sample"
 	"holdgo/tensor"
@@ -94,5 +95,43 @@ func TestTrainDemo(t *testing.T) {
 	}
 	if err := TrainDemo(context.Background(), td); !errors.As(err, &de) {
 		t.Errorf("reference device: %v", err)
+	}
+}
+
+// DemoDir makes the directory and a fresh run-N in it, and refuses a file, a run directory and
+// samples the guard refuses.
+func TestDemoDir(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "out")
+	png, npy, runDir, lock, err := DemoDir(dir, outpath.New(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.Release()
+	if png != filepath.Join(dir, "samples.png") || npy != filepath.Join(dir, "samples.npy") || runDir != filepath.Join(dir, "run-1") {
+		t.Errorf("%s, %s, %s", png, npy, runDir)
+	}
+	if _, _, again, lock, err := DemoDir(dir, outpath.New(false)); err != nil || again != filepath.Join(dir, "run-2") {
+		t.Errorf("second run: %s, %v", again, err)
+	} else {
+		lock.Release()
+	}
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, _, err := DemoDir(file, outpath.New(false)); err == nil || !strings.Contains(err.Error(), "is a file") {
+		t.Errorf("a file: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, train.CheckpointFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, _, err := DemoDir(runDir, outpath.New(false)); err == nil || !strings.Contains(err.Error(), "run directory") {
+		t.Errorf("a run directory: %v", err)
+	}
+	g := outpath.New(false)
+	g.Input(png)
+	if _, _, _, _, err := DemoDir(dir, g); !errors.Is(err, outpath.ErrRefused) {
+		t.Errorf("samples.png an input: %v", err)
 	}
 }

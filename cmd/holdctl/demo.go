@@ -66,27 +66,7 @@ func runDemo(c *cli.Context) error {
 	if err := checkBudget("n", int64(n)*3, 2*8*8); err != nil { // the state of every sample, float64, with scratch
 		return err
 	}
-	guard := outpath.New(c.Bool("force"))
-	png, npy := filepath.Join(dir, "samples.png"), filepath.Join(dir, "samples.npy")
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return usageErr("demo: --out %s is a file, not a directory", dir)
-	}
-	if outpath.IsRunDir(dir) {
-		return usageErr("demo: --out %s is a run directory of holdctl train; give another directory", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usageErr("demo: %v", err)
-	}
-	for _, o := range []struct {
-		path string
-		kind outpath.Kind
-	}{{png, outpath.PNG}, {npy, outpath.NPY}} {
-		if err := guard.Check(o.path, o.kind); err != nil {
-			return usageErr("demo: %v", err)
-		}
-	}
-	// The run goes into a fresh DIR/run-N: nothing there is removed or replaced.
-	runDir, lock, err := train.FreshRunDir(dir)
+	png, npy, runDir, lock, err := experiment.DemoDir(dir, outpath.New(c.Bool("force")))
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
