@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"holdgo/imagedata"
+	"holdgo/sample"
 	"holdgo/train"
 )
 
@@ -56,4 +57,24 @@ func OpenImageModel(ckpt, spec string, n int) (*ImageModel, error) {
 			test.Len(), test.C, test.H, test.W, n, ds.C, ds.H, ds.W)}
 	}
 	return &ImageModel{Model: m, Data: ds, Images: test, Spec: spec}, nil
+}
+
+// TrajectoryFigure writes the paper's Figures 8–9 for im to path (a PNG grid, tiles repeated scale
+// times): n samples drawn with s and n of im.Images noised forward, every channel of their state at nt
+// times (TrajectoryTimes; times on one grid point count once), a row per channel and a column per
+// time. It returns the times and the sampler's result.
+func (im *ImageModel) TrajectoryFigure(path string, s *sample.Sampler, nt, n, scale int, seed uint64) ([]float64, *sample.Result, error) {
+	times, err := TrajectoryTimes(im.Model, s.Grid, nt)
+	if err != nil {
+		return nil, nil, err
+	}
+	tiles, res, err := Trajectory(im.Model, s, im.Images, times, n, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := im.Data
+	if err := imagedata.WriteGrid(path, tiles, 2*n*im.SDE.Blocks()*len(times), d.C, d.H, d.W, len(times), scale); err != nil {
+		return nil, nil, err
+	}
+	return times, res, nil
 }

@@ -3,10 +3,13 @@ package experiment
 import (
 	"encoding/binary"
 	"errors"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"holdgo/sample"
 )
 
 // writeIDX writes n blank images of side×side as an IDX file.
@@ -52,5 +55,37 @@ func TestOpenImageModel(t *testing.T) {
 	}
 	if _, err := OpenImageModel(filepath.Join(dir, "none"), "idx:"+fit, 1); err == nil || errors.As(err, &de) {
 		t.Errorf("missing checkpoint: %v", err)
+	}
+}
+
+// TrajectoryFigure writes a grid of 2 paths × n samples × 3 channels rows and one column per time.
+func TestTrajectoryFigure(t *testing.T) {
+	dir := t.TempDir()
+	imgs := filepath.Join(dir, "imgs.idx")
+	writeIDX(t, imgs, 2, 28)
+	im, err := OpenImageModel("../models/fmnist-hold3", "idx:"+imgs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sample.Spec{Method: "em", NFE: 4, Grid: sample.GridQuadratic, End: 1e-3}.Build(im.SDE, im.Score, im.Data.Dimension())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "traj.png")
+	times, res, err := im.TrajectoryFigure(out, s, 3, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(times) < 2 || len(times) > 3 || res.NFE != 4 {
+		t.Errorf("times %v, NFE %d", times, res.NFE)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil || cfg.Height != 2+2*3*(28+2) || cfg.Width != 2+len(times)*(28+2) {
+		t.Errorf("%d×%d PNG, %v", cfg.Width, cfg.Height, err)
 	}
 }

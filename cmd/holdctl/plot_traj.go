@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/imagedata"
 )
 
 // The paper's Figures 8–9 for a trained image model: every channel of the state (q, p, s; four for
@@ -55,22 +54,13 @@ func runPlotTrajectory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	m, ds, spec := im.Model, im.Data, im.Spec
-	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, ds.Dimension())
+	m := im.Model
+	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, im.Data.Dimension())
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	times, err := experiment.TrajectoryTimes(m, s.Grid, nt)
+	times, res, err := im.TrajectoryFigure(out, s, nt, n, scale, c.Uint64("seed"))
 	if err != nil {
-		return err
-	}
-	nt = len(times) // times that fall on the same grid point count once
-	tiles, res, err := experiment.Trajectory(m, s, im.Images, times, n, c.Uint64("seed"))
-	if err != nil {
-		return err
-	}
-	blocks := m.SDE.Blocks()
-	if err := imagedata.WriteGrid(out, tiles, 2*n*blocks*nt, ds.C, ds.H, ds.W, nt, scale); err != nil {
 		return err
 	}
 	var labels []string
@@ -78,7 +68,7 @@ func runPlotTrajectory(c *cli.Context) error {
 		labels = append(labels, fmt.Sprintf("%.4g", t))
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d samples × %d channels, sampler %s (NFE %d), then %d test images of %s forward; columns at t = %s\n",
-		out, n, blocks, s.Method.Name(), res.NFE, n, spec, strings.Join(labels, ", "))
+		out, n, m.SDE.Blocks(), s.Method.Name(), res.NFE, n, im.Spec, strings.Join(labels, ", "))
 	return nil
 }
 
