@@ -117,17 +117,32 @@ func FlowPanel(kind string, paths int, tol float64, seed uint64) (plot.HeatPanel
 			LineColor: color.NRGBA{R: 255, G: 255, B: 255, A: 220}, LineWidth: 0.8}}, nil
 }
 
-// FlowPanels are the panels of Figure 1, one FlowPanel per SDE kind in order.
-func FlowPanels(kinds []string, paths int, tol float64, seed uint64) ([]plot.HeatPanel, error) {
+// FlowFigure writes Figure 1 (holdctl plot flow) to path: a row of FlowPanels, one per SDE kind in order.
+func FlowFigure(path string, kinds []string, paths int, tol float64, seed uint64) error {
 	var panels []plot.HeatPanel
 	for _, kind := range kinds {
 		p, err := FlowPanel(kind, paths, tol, seed)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		panels = append(panels, p)
 	}
-	return panels, nil
+	if err := plot.HeatmapRow(path, panels); err != nil {
+		return fmt.Errorf("plot flow: %w", err)
+	}
+	return nil
+}
+
+// BlocksFigure writes Figure 4 (holdctl plot blocks) to path: a row of BlockPanels.
+func BlocksFigure(path string, m *train.Model, spec sample.Spec, paths int, seed uint64) error {
+	panels, err := BlockPanels(m, spec, paths, seed)
+	if err != nil {
+		return fmt.Errorf("plot blocks: %w", err)
+	}
+	if err := plot.HeatmapRow(path, panels); err != nil {
+		return fmt.Errorf("plot blocks: %w", err)
+	}
+	return nil
 }
 
 // BlockPanels are the panels of Figure 4 (holdctl plot blocks): for each block of m's state (an oracle
@@ -242,6 +257,24 @@ func MomentsRows(cldCkpt, holdCkpt string, steps int, grid string) ([]MomentsRow
 		rows[i].Sampler = s
 	}
 	return rows, nil
+}
+
+// MomentsFigure writes Figure 5 (holdctl plot moments) to path: for each row, n samples at six moments
+// of its steps steps on grid (MomentPanels), six panels a row.
+func MomentsFigure(path string, rows []MomentsRow, steps, n int, grid string, seed uint64) error {
+	var panels []plot.Panel
+	for _, r := range rows {
+		ps, err := MomentPanels(r.Model, r.Sampler, r.Label, steps, n, seed)
+		if err != nil {
+			return fmt.Errorf("plot moments %s: %w", r.Kind, err)
+		}
+		panels = append(panels, ps...)
+	}
+	title := fmt.Sprintf("CLD (SSCS) and HOLD (Lie–Trotter), %d samples at six moments of %d steps (%s grid)", n, steps, grid)
+	if err := plot.ScatterGrid(path, panels, plot.GridOptions{Title: title, Cols: 6, PanelSize: 260, MarkerRadius: 0.6}); err != nil {
+		return fmt.Errorf("plot moments: %w", err)
+	}
+	return nil
 }
 
 // MomentPanels samples n points of m with s (Lie–Trotter on a grid of steps steps) and returns six

@@ -1,12 +1,15 @@
 package experiment
 
 import (
+	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/sample"
+	"holdgo/train"
 )
 
 // LossSeries averages the last smooth logged losses (all so far at the start) at each logged step.
@@ -43,13 +46,46 @@ func TestMomentsRows(t *testing.T) {
 	}
 }
 
-// FlowPanels has one panel per kind, in order.
-func TestFlowPanels(t *testing.T) {
-	panels, err := FlowPanels([]string{hold.KindVP, hold.KindHOLD}, 2, 1e-3, 1)
+// FlowFigure writes a row of one panel per kind; an unknown kind is an error.
+func TestFlowFigure(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "flow.png")
+	if err := FlowFigure(out, []string{hold.KindVP, hold.KindHOLD}, 2, 1e-3, 1); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(panels) != 2 || panels[0].Opt.Title[:2] != "VP" || len(panels[1].Paths) != 2 {
-		t.Errorf("%d panels: %q, %d paths", len(panels), panels[0].Opt.Title, len(panels[1].Paths))
+	defer f.Close()
+	if cfg, err := png.DecodeConfig(f); err != nil || !(cfg.Width > cfg.Height) {
+		t.Errorf("%d×%d, %v", cfg.Width, cfg.Height, err)
+	}
+	if err := FlowFigure(out, []string{"nope"}, 2, 1e-3, 1); err == nil {
+		t.Error("unknown kind: no error")
+	}
+}
+
+// MomentsFigure and BlocksFigure write their PNGs for the oracles.
+func TestMomentsAndBlocksFigures(t *testing.T) {
+	dir := t.TempDir()
+	rows, err := MomentsRows("", "", 10, "quadratic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := MomentsFigure(filepath.Join(dir, "m.png"), rows, 10, 50, "quadratic", 1); err != nil {
+		t.Fatal(err)
+	}
+	m, err := train.Oracle1D(hold.KindHOLD, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sample.Spec{Method: "lt", Steps: 10, Grid: sample.GridQuadratic, End: 1e-3}
+	if err := BlocksFigure(filepath.Join(dir, "b.png"), m, spec, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"m.png", "b.png"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/outpath"
-	"holdgo/plot"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -132,12 +131,8 @@ func runPlotFlow(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}); err != nil {
 		return err
 	}
-	panels, err := experiment.FlowPanels(kinds, c.Int("paths"), c.Float64("tol"), c.Uint64("seed"))
-	if err != nil {
+	if err := experiment.FlowFigure(out, kinds, c.Int("paths"), c.Float64("tol"), c.Uint64("seed")); err != nil {
 		return err
-	}
-	if err := plot.HeatmapRow(out, panels); err != nil {
-		return fmt.Errorf("plot flow: %w", err)
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (%s; exact oracle score of the paper's 1-D mixture)\n", out, strings.Join(kinds, ", "))
 	return nil
@@ -162,12 +157,8 @@ func runPlotBlocks(c *cli.Context) error {
 	if err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
-	panels, err := experiment.BlockPanels(m, spec, c.Int("paths"), c.Uint64("seed"))
-	if err != nil {
-		return fmt.Errorf("plot blocks: %w", err)
-	}
-	if err := plot.HeatmapRow(out, panels); err != nil {
-		return fmt.Errorf("plot blocks: %w", err)
+	if err := experiment.BlocksFigure(out, m, spec, c.Int("paths"), c.Uint64("seed")); err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.SDE.Blocks(), spec.Method)
 	return nil
@@ -189,17 +180,8 @@ func runPlotMoments(c *cli.Context) error {
 	if err != nil {
 		return usageErr("plot moments: %v", err)
 	}
-	var panels []plot.Panel
-	for _, r := range rows {
-		ps, err := experiment.MomentPanels(r.Model, r.Sampler, r.Label, steps, n, c.Uint64("seed"))
-		if err != nil {
-			return fmt.Errorf("plot moments %s: %w", r.Kind, err)
-		}
-		panels = append(panels, ps...)
-	}
-	title := fmt.Sprintf("CLD (SSCS) and HOLD (Lie–Trotter), %d samples at six moments of %d steps (%s grid)", n, steps, c.String("grid"))
-	if err := plot.ScatterGrid(out, panels, plot.GridOptions{Title: title, Cols: 6, PanelSize: 260, MarkerRadius: 0.6}); err != nil {
-		return fmt.Errorf("plot moments: %w", err)
+	if err := experiment.MomentsFigure(out, rows, steps, n, c.String("grid"), c.Uint64("seed")); err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (CLD: %s, HOLD: %s)\n", out, rows[0].Label, rows[1].Label)
 	return nil
