@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -103,17 +103,9 @@ func runExperimentSamplers(c *cli.Context) error {
 		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: c.Int("floor-reps"), Workers: c.Int("workers"),
 		SigmaMin: c.Float64("sigma-min"),
 	}
-	for _, g := range cfg.Grids {
-		if !slices.Contains(sample.GridKinds, g) {
-			return samplersErr("unknown grid %q (want %s)", g, strings.Join(sample.GridKinds, ", "))
-		}
-	}
 	tab, err := experiment.MixtureStudy(cfg)
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown study sampler") {
-			return samplersErr("%v", err)
-		}
-		return fmt.Errorf("holdctl experiment samplers: %w", err)
+		return studyErr(err)
 	}
 	err = writeStudy(c, func(w io.Writer) error {
 		if format == "csv" {
@@ -144,10 +136,7 @@ func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
 	tab, err := experiment.ImageStudy(experiment.ImageStudyConfig{Images: flat, Dim: dim, Samplers: c.StringSlice("samplers"),
 		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: c.Int("samples"), Seed: c.Uint64("seed"), EndTime: ends, Workers: c.Int("workers")})
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown study sampler") {
-			return samplersErr("%v", err)
-		}
-		return fmt.Errorf("holdctl experiment samplers: %w", err)
+		return studyErr(err)
 	}
 	return writeStudy(c, tab.WriteMarkdown)
 }
@@ -155,6 +144,15 @@ func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
 // samplersErr is an error of experiment samplers' parameters: exit status 2.
 func samplersErr(format string, args ...any) error {
 	return cli.Exit("holdctl experiment samplers: "+fmt.Sprintf(format, args...), exitBadParams)
+}
+
+// studyErr is a study's error: one of its parameters (experiment.ParamError) exits 2, another 1.
+func studyErr(err error) error {
+	var pe *experiment.ParamError
+	if errors.As(err, &pe) {
+		return samplersErr("%v", err)
+	}
+	return fmt.Errorf("holdctl experiment samplers: %w", err)
 }
 
 // maxNFE bounds the NFE of a study cell.
