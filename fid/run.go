@@ -16,15 +16,18 @@ type Config struct {
 	// Ref and Samples each name a data set (KIND:PATH), a folder of images, a .npy of images, a
 	// trained run (Sample draws its images) or a statistics file (.npz).
 	Ref, Samples string
-	Features     Extractor // nil only when both sides are statistics
-	RefN         int       // use at most this many reference images (0: all)
-	N            int       // use at most this many images of Samples
-	Batch        int       // images per feature-network batch
-	ImageShape   string    // C,H,W of .npy images ("": NPYImageShape's default)
-	SaveStats    string    // write the reference statistics to this .npz ("": none)
-	KIDOnly      bool      // KID only: no FD
-	KID          KIDOptions
-	Log          io.Writer // progress and notes
+	// Features is the feature network; when it is nil and a side is images, Run opens FeatureSpec
+	// (OpenExtractor: inception:WEIGHTS or a classifier checkpoint).
+	Features    Extractor
+	FeatureSpec string
+	RefN        int    // use at most this many reference images (0: all)
+	N           int    // use at most this many images of Samples
+	Batch       int    // images per feature-network batch
+	ImageShape  string // C,H,W of .npy images ("": NPYImageShape's default)
+	SaveStats   string // write the reference statistics to this .npz ("": none)
+	KIDOnly     bool   // KID only: no FD
+	KID         KIDOptions
+	Log         io.Writer // progress and notes
 	// RunFile is the checkpoint file of a run directory: a directory without one is a folder of images.
 	RunFile string
 	// Sample draws the images of the trained run spec (side "ref" or "samples") and says how (nil
@@ -32,11 +35,23 @@ type Config struct {
 	Sample func(side, spec string) (ImageSource, *SamplingReport, error)
 }
 
-// Run reads both sides (statistics, or images whose features it computes), writes the reference
+// Run opens the feature network unless both sides are statistics, reads both sides (statistics, or
+// images whose features it computes), writes the reference
 // statistics if asked, and reports FD (unless KIDOnly) and, when both sides are images, KID. Errors of
 // the input are *InputError; an error of Sample that is not comes back wrapped in one that names the
 // side (errors.As still finds it).
 func Run(cfg Config) (Report, error) {
+	if cfg.Features == nil && !(IsNPZ(cfg.Ref) && IsNPZ(cfg.Samples)) {
+		if cfg.FeatureSpec == "" {
+			return Report{}, &InputError{Msg: fmt.Sprintf("fid needs --features inception:WEIGHTS (%s) or a classifier checkpoint from 'holdctl classifier train'", InceptionHelp)}
+		}
+		ext, err := OpenExtractor(cfg.FeatureSpec)
+		if err != nil {
+			return Report{}, &InputError{Msg: "fid: " + err.Error()}
+		}
+		fmt.Fprintf(cfg.Log, "features: %s\n", ext.Name())
+		cfg.Features = ext
+	}
 	a, err := cfg.side("ref", cfg.Ref, cfg.RefN)
 	if err != nil {
 		return Report{}, err

@@ -89,3 +89,30 @@ func TestRun(t *testing.T) {
 		t.Errorf("Sample's error: %v", err)
 	}
 }
+
+// Without Features, Run needs FeatureSpec unless both sides are statistics, and refuses one it cannot
+// open; two statistics files need none.
+func TestRunOpensFeatures(t *testing.T) {
+	dir := t.TempDir()
+	stats := filepath.Join(dir, "a.npz")
+	st, err := ComputeStats([]float32{0, 1, 1, 0, 2, 2, 1, 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveStats(stats, st); err != nil {
+		t.Fatal(err)
+	}
+	var ie *InputError
+	cfg := Config{Ref: stats, Samples: filepath.Join(dir, "x.npy"), Log: io.Discard}
+	if _, err := Run(cfg); !errors.As(err, &ie) || !strings.HasPrefix(ie.Msg, "fid needs --features") {
+		t.Errorf("no features: %v", err)
+	}
+	cfg.FeatureSpec = filepath.Join(dir, "none.safetensors")
+	if _, err := Run(cfg); !errors.As(err, &ie) || !strings.HasPrefix(ie.Msg, "fid: --features ") {
+		t.Errorf("features that do not open: %v", err)
+	}
+	cfg.Samples, cfg.FeatureSpec = stats, ""
+	if rep, err := Run(cfg); err != nil || rep.FID == nil || !(*rep.FID < 1e-9) || rep.Features != "statistics files" {
+		t.Errorf("two statistics files: %+v, %v", rep, err)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -76,19 +75,7 @@ func runFID(c *cli.Context) error {
 			return err
 		}
 	}
-	bothStats := fid.IsNPZ(ref) && fid.IsNPZ(samples)
-	var ext fid.Extractor
-	if !bothStats {
-		if feat == "" {
-			return usageErr("fid needs --features inception:WEIGHTS (%s) or a classifier checkpoint from 'holdctl classifier train'", fid.InceptionHelp)
-		}
-		var err error
-		if ext, err = fid.OpenExtractor(feat); err != nil {
-			return cli.Exit("holdctl: fid: "+err.Error(), 2)
-		}
-		fmt.Fprintf(c.App.ErrWriter, "features: %s\n", ext.Name())
-	}
-	rep, err := fid.Run(fid.Config{Ref: ref, Samples: samples, Features: ext, RefN: c.Int("ref-n"), N: c.Int("n"),
+	rep, err := fid.Run(fid.Config{Ref: ref, Samples: samples, FeatureSpec: feat, RefN: c.Int("ref-n"), N: c.Int("n"),
 		Batch: c.Int("batch"), ImageShape: c.String("image-shape"), SaveStats: c.String("save-stats"), KIDOnly: c.Bool("kid-only"),
 		KID: fid.KIDOptions{Subsets: c.Int("kid-subsets"), SubsetSize: c.Int("kid-subset-size"), Seed: c.Uint64("seed")},
 		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: fidSampling(c).Sample})
