@@ -12,6 +12,11 @@ import (
 // exitBadParams is the exit status for invalid parameters.
 const exitBadParams = 2
 
+// paramErr is an error of cmd's parameters, "holdctl CMD: …": exit status 2.
+func paramErr(cmd, format string, args ...any) error {
+	return cli.Exit("holdctl "+cmd+": "+fmt.Sprintf(format, args...), exitBadParams)
+}
+
 // sdeCommand prints perturbation-kernel quantities of an SDE:
 //
 //	holdctl sde --sde hold --order 3 --L 2 --alpha 0.02 --t 0.5 --json
@@ -63,31 +68,28 @@ func sdeConfig(c *cli.Context) hold.Config {
 }
 
 func runSDE(c *cli.Context) error {
-	badParams := func(format string, args ...any) error {
-		return cli.Exit("holdctl sde: "+fmt.Sprintf(format, args...), exitBadParams)
-	}
 	cfg := sdeConfig(c)
 	sde, err := hold.New(cfg)
 	if err != nil {
-		return badParams("%v", err)
+		return paramErr("sde", "%v", err)
 	}
 	t := cfg.T
 	if c.IsSet("t") {
 		t = c.Float64("t")
 		if err := sde.CheckTime(t); err != nil {
-			return badParams("%v", err)
+			return paramErr("sde", "%v", err)
 		}
 	}
 	var out hold.Report
 	switch {
 	case c.IsSet("astep"):
 		if out, err = sde.AStepReport(t, c.Float64("astep")); err != nil {
-			return badParams("%v", err)
+			return paramErr("sde", "%v", err)
 		}
 	case c.IsSet("t"):
 		out = sde.KernelReport(t)
 	default:
-		return badParams("give --t (kernel at time t) or --astep (A-step size h)")
+		return paramErr("sde", "give --t (kernel at time t) or --astep (A-step size h)")
 	}
 	if !c.Bool("json") {
 		return out.WriteText(c.App.Writer)
