@@ -9,6 +9,7 @@ import (
 	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/imagedata"
+	"holdgo/sample"
 	"holdgo/train"
 )
 
@@ -108,5 +109,33 @@ func TestNLLImages(t *testing.T) {
 	folder.Config.Data = "images:" + filepath.Join(dir, "none")
 	if _, spec, err := NLLImages(&folder, ""); spec != folder.Config.Data || err == nil {
 		t.Errorf("images folder: spec %q, %v", spec, err)
+	}
+}
+
+// ImageNLL is sample.NLL of the dequantised images (seed) with the ODE's seed+1 and the 8-bit offset.
+func TestImageNLL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imgs.idx")
+	writeIDX(t, path, 2, 28)
+	im, err := OpenImageModel("../models/fmnist-hold3", "idx:"+path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	div := im.Score.(sample.DivScorer)
+	cfg := sample.LikelihoodConfig{Eps: 0.5, RTol: 0.9, ATol: 0.9, MaxBatch: 1}
+	got, err := ImageNLL(im.Model, div, im.Images, 1, cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := DequantizedImages(im.Images, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OffsetBits = sample.OffsetCentered8Bit
+	want, err := sample.NLL(im.SDE, div, x, 784, cfg, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.BitsPerDim != want.BitsPerDim || got.NFE != want.NFE {
+		t.Errorf("%v bits/dim at NFE %d, want %v at %d", got.BitsPerDim, got.NFE, want.BitsPerDim, want.NFE)
 	}
 }

@@ -78,15 +78,10 @@ func nllCommand() *cli.Command {
 			if err := checkBudget("n", int64(n), int64(ds.Dimension())*8); err != nil {
 				return err
 			}
-			d := ds.Dimension()
-			x, err := experiment.DequantizedImages(ds, n, c.Uint64("seed"))
-			if err != nil {
-				return err
-			}
 			cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
-				Estimator: c.String("estimator"), OffsetBits: sample.OffsetCentered8Bit, MaxBatch: c.Int("batch"), Gauge: c.String("gauge")}
+				Estimator: c.String("estimator"), MaxBatch: c.Int("batch"), Gauge: c.String("gauge")}
 			start := time.Now()
-			res, err := sample.NLL(m.SDE, div, x, d, cfg, c.Uint64("seed")+1)
+			res, err := experiment.ImageNLL(m, div, ds, n, cfg, c.Uint64("seed"))
 			if err != nil {
 				return err
 			}
