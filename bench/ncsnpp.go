@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -46,8 +47,15 @@ func NCSNppCasesFor(models []string) ([]NCSNppCase, error) {
 }
 
 // NCSNppAll times every case (NCSNpp, on the worker pool's threads, which each row records) and then,
-// unless torch is nil, PyTorch's peer of the same networks on as many threads (Torch).
-func NCSNppAll(cases []NCSNppCase, repeats int, torch *TorchOptions) ([]NCSNppRow, error) {
+// unless torch is nil, PyTorch's peer of the same networks on as many threads (Torch). With a profile
+// writer, a pprof CPU profile of the whole is written to it.
+func NCSNppAll(cases []NCSNppCase, repeats int, torch *TorchOptions, profile io.Writer) ([]NCSNppRow, error) {
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var rows []NCSNppRow
 	for _, bc := range cases {
 		r, err := NCSNpp(bc, repeats)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -122,5 +123,14 @@ func TestNCSNppCasesFor(t *testing.T) {
 	}
 	if _, err := NCSNppCasesFor([]string{"ncsnpp-small", "resnet"}); err == nil || !strings.Contains(err.Error(), `"resnet"`) {
 		t.Errorf("unknown preset: %v", err)
+	}
+}
+
+// NCSNppAll without cases or PyTorch times nothing, and writes the profile asked for.
+func TestNCSNppAllProfile(t *testing.T) {
+	var prof bytes.Buffer
+	rows, err := NCSNppAll(nil, 1, nil, &prof)
+	if err != nil || len(rows) != 0 || prof.Len() == 0 {
+		t.Errorf("%d rows, %d profile bytes, %v", len(rows), prof.Len(), err)
 	}
 }

@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -42,23 +42,20 @@ func benchNCSNppCommand() *cli.Command {
 				return usageErr("%v", err)
 			}
 			defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
+			var profile io.Writer // --cpuprofile
 			if path := c.String("cpuprofile"); path != "" {
 				f, err := os.Create(path)
 				if err != nil {
 					return err
 				}
-				if err := pprof.StartCPUProfile(f); err != nil {
-					f.Close()
-					return err
-				}
 				defer f.Close()
-				defer pprof.StopCPUProfile()
+				profile = f
 			}
 			var torch *bench.TorchOptions // --python "": no PyTorch
 			if py := c.String("python"); py != "" {
 				torch = &bench.TorchOptions{Python: py, Script: c.String("script"), ISAs: isas, Warn: c.App.ErrWriter}
 			}
-			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), torch)
+			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), torch, profile)
 			if err != nil {
 				return err
 			}
