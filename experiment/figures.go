@@ -133,6 +133,18 @@ func FlowFigure(path string, kinds []string, paths int, tol float64, seed uint64
 	return nil
 }
 
+// BlocksModel is what Figure 4 draws: the oracle of HOLD-order on the paper's 1-D mixture and the
+// sampler method with steps steps on the quadratic grid to HOLD's end time (rtol = atol = 1e-5 for the
+// adaptive ODE). An unknown method or order is an error.
+func BlocksModel(method string, steps, order int) (*train.Model, sample.Spec, error) {
+	spec := sample.Spec{Method: method, Steps: steps, Grid: sample.GridQuadratic, End: hold.DefaultEndTime(hold.KindHOLD), Tol: 1e-5}
+	if _, err := sample.Lookup(method); err != nil {
+		return nil, spec, err
+	}
+	m, err := train.Oracle1D(hold.KindHOLD, order)
+	return m, spec, err
+}
+
 // BlocksFigure writes Figure 4 (holdctl plot blocks) to path: a row of BlockPanels.
 func BlocksFigure(path string, m *train.Model, spec sample.Spec, paths int, seed uint64) error {
 	panels, err := BlockPanels(m, spec, paths, seed)

@@ -9,7 +9,6 @@ import (
 
 	"holdgo/hold"
 	"holdgo/sample"
-	"holdgo/train"
 )
 
 // LossSeries averages the last smooth logged losses (all so far at the start) at each logged step.
@@ -75,11 +74,18 @@ func TestMomentsAndBlocksFigures(t *testing.T) {
 	if err := MomentsFigure(filepath.Join(dir, "m.png"), rows, 10, 50, "quadratic", 1); err != nil {
 		t.Fatal(err)
 	}
-	m, err := train.Oracle1D(hold.KindHOLD, 3)
-	if err != nil {
-		t.Fatal(err)
+	m, spec, err := BlocksModel("lt", 10, 3)
+	if err != nil || m.SDE.Blocks() != 3 || spec.Grid != sample.GridQuadratic || spec.Steps != 10 {
+		t.Fatalf("%+v, %v", spec, err)
 	}
-	spec := sample.Spec{Method: "lt", Steps: 10, Grid: sample.GridQuadratic, End: 1e-3}
+	for _, bad := range []struct {
+		method string
+		order  int
+	}{{"nope", 3}, {"lt", 7}} {
+		if _, _, err := BlocksModel(bad.method, 10, bad.order); err == nil {
+			t.Errorf("BlocksModel(%q, 10, %d): no error", bad.method, bad.order)
+		}
+	}
 	if err := BlocksFigure(filepath.Join(dir, "b.png"), m, spec, 2, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"holdgo/hold"
 	"holdgo/internal/outpath"
 	"holdgo/sample"
-	"holdgo/train"
 )
 
 // plotCommand draws the paper's figures:
@@ -86,13 +85,8 @@ func plotCommand() *cli.Command {
 
 // checkPNGOut validates an output picture path before any work is done,
 // through the output guard (no input of the command, no run's file, a PNG
-// or nothing replaced).
-func checkPNGOut(flag, path string, inputs ...string) error {
-	return checkPNGOutForce(false, flag, path, inputs...)
-}
-
-// checkPNGOutForce is checkPNGOut where --force may replace another kind of file.
-func checkPNGOutForce(force bool, flag, path string, inputs ...string) error {
+// or, with force, another kind of file replaced).
+func checkPNGOut(force bool, flag, path string, inputs ...string) error {
 	if filepath.Ext(path) != ".png" {
 		return usageErr("--%s %s: want a .png file", flag, path)
 	}
@@ -116,7 +110,7 @@ const (
 
 func runPlotFlow(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOutForce(c.Bool("force"), "out", out); err != nil {
+	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
 		return err
 	}
 	kinds := c.StringSlice("sdes")
@@ -140,7 +134,7 @@ func runPlotFlow(c *cli.Context) error {
 
 func runPlotBlocks(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOutForce(c.Bool("force"), "out", out); err != nil {
+	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
 		return err
 	}
 	if c.Int("paths") < 1 || c.Int("steps") < 1 {
@@ -149,11 +143,7 @@ func runPlotBlocks(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}, intRange{name: "steps", lo: 1, hi: maxPlotSteps}); err != nil {
 		return err
 	}
-	spec := sample.Spec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: hold.DefaultEndTime(hold.KindHOLD), Tol: 1e-5}
-	if _, err := sample.Lookup(spec.Method); err != nil {
-		return usageErr("plot blocks: %v", err)
-	}
-	m, err := train.Oracle1D(hold.KindHOLD, c.Int("order"))
+	m, spec, err := experiment.BlocksModel(c.String("sampler"), c.Int("steps"), c.Int("order"))
 	if err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
@@ -166,7 +156,7 @@ func runPlotBlocks(c *cli.Context) error {
 
 func runPlotMoments(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOutForce(c.Bool("force"), "out", out, c.String("cld"), c.String("hold")); err != nil {
+	if err := checkPNGOut(c.Bool("force"), "out", out, c.String("cld"), c.String("hold")); err != nil {
 		return err
 	}
 	steps, n := c.Int("steps"), c.Int("n")

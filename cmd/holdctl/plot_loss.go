@@ -27,7 +27,7 @@ func plotLossCommand() *cli.Command {
 
 func runPlotLoss(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOut("out", out); err != nil {
+	if err := checkPNGOut(false, "out", out); err != nil {
 		return err
 	}
 	smooth := c.Int("smooth")

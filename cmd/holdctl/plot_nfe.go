@@ -35,7 +35,7 @@ func plotNFECommand() *cli.Command {
 			if path == "" {
 				return usageErr("plot nfe: --csv FILE is required (the output of experiment samplers --format csv or experiment nfe)")
 			}
-			if err := checkPNGOutForce(c.Bool("force"), "out", c.String("out"), path); err != nil {
+			if err := checkPNGOut(c.Bool("force"), "out", c.String("out"), path); err != nil {
 				return err
 			}
 			series, metric, err := experiment.ReadNFECSVFile(path, c.String("metric"), c.String("grid"))

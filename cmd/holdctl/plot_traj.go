@@ -40,7 +40,7 @@ func plotTrajectoryCommand() *cli.Command {
 
 func runPlotTrajectory(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOut("out", out); err != nil {
+	if err := checkPNGOut(false, "out", out); err != nil {
 		return err
 	}
 	n, nt, scale := c.Int("n"), c.Int("times"), c.Int("scale")
