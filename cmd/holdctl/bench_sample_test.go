@@ -32,10 +32,10 @@ func TestCLIBenchSample(t *testing.T) {
 	if !(rep.Seconds > 0) || !(rep.Forward > 0) {
 		t.Fatalf("times %v s and %v ms", rep.Seconds, rep.Forward)
 	}
-	if want := rep.Seconds / 6 * 1e3; math.Abs(rep.MsPerEval-want) > 1e-9*want {
+	if want := rep.Seconds / 6 * 1e3; !(math.Abs(rep.MsPerEval-want) <= 1e-9*want) {
 		t.Errorf("ms per evaluation per image %v, want seconds/(NFE·batch) = %v", rep.MsPerEval, want)
 	}
-	if math.Abs(rep.PerSec-2/rep.Seconds) > 1e-9*rep.PerSec || math.Abs(rep.Overhead-(rep.MsPerEval/rep.Forward-1)) > 1e-9 {
+	if !(math.Abs(rep.PerSec-2/rep.Seconds) <= 1e-9*rep.PerSec) || !(math.Abs(rep.Overhead-(rep.MsPerEval/rep.Forward-1)) <= 1e-9) {
 		t.Errorf("images/s %v or overhead %v inconsistent with %v s, %v and %v ms", rep.PerSec, rep.Overhead, rep.Seconds, rep.MsPerEval, rep.Forward)
 	}
 	if out := mustRun(t, args...).stdout; !strings.Contains(out, "forward pass alone") || !strings.Contains(out, "images/s") {
