@@ -122,34 +122,8 @@ func (g *Tape) DropoutFrom(x *Value, p float64, s *rng.Stream, first int) *Value
 	}, x)
 }
 
-// dropouter is a device with a fused dropout kernel (cuda.Device).
-type dropouter interface {
-	DropoutFrom(y, x *tensor.Tensor, s rng.Stream, p float64, first uint64) error
-}
-
-// dropout sets y = x·mask on x's device and returns y.
+// dropout sets y = x·mask on x's device (tensor.Dropout: the fused op regenerates the mask from
+// its counters) and returns y.
 func (g *Tape) dropout(y, x *tensor.Tensor, s rng.Stream, p float64, first int) *tensor.Tensor {
-	if x.OnHost() {
-		s.DropoutFrom(y.Data(), x.Data(), p, uint64(first))
-		return y
-	}
-	if x.Device() == tensor.Reference { // the plain definition, through host copies
-		in, out := make([]float32, x.Len()), make([]float32, y.Len())
-		if err := x.Buffer().Read(in); err != nil {
-			panic("autograd: Dropout: " + err.Error())
-		}
-		s.DropoutFrom(out, in, p, uint64(first))
-		if err := y.Buffer().Write(out); err != nil {
-			panic("autograd: Dropout: " + err.Error())
-		}
-		return y
-	}
-	d, ok := x.Device().(dropouter)
-	if !ok {
-		panic(fmt.Sprintf("autograd: Dropout: device %s has no dropout kernel", x.Device().Name()))
-	}
-	if err := d.DropoutFrom(y, x, s, p, uint64(first)); err != nil {
-		panic("autograd: Dropout: " + err.Error())
-	}
-	return y
+	return tensor.Dropout(y, x, s, p, uint64(first))
 }

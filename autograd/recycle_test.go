@@ -1,11 +1,12 @@
-package autograd
+package autograd_test
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
+	"holdgo/autograd"
 	"holdgo/tensor"
+	"holdgo/tensor/optest"
 )
 
 // TestRecycleEveryOp runs every gradient case with its inputs and its output
@@ -15,34 +16,32 @@ import (
 // and poisoning: an op whose closure reads a tensor it did not save reads NaN
 // (poison) or another tensor's values (on).
 func TestRecycleEveryOp(t *testing.T) {
-	for _, name := range Differentiable {
-		for ci, c := range gradCases[name] {
-			t.Run(fmt.Sprintf("%s/%d", name, ci), func(t *testing.T) {
-				want := recycledGrads(c, RecycleOff)
-				for _, mode := range []Recycle{RecycleOn, RecyclePoison} {
-					got := recycledGrads(c, mode)
-					for i := range want {
-						for j := range want[i] {
-							if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
-								t.Fatalf("mode %d: input %d element %d: %v, without recycling %v", mode, i, j, got[i][j], want[i][j])
-							}
+	for _, c := range optest.GradCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			want := recycledGrads(c, autograd.RecycleOff)
+			for _, mode := range []autograd.Recycle{autograd.RecycleOn, autograd.RecyclePoison} {
+				got := recycledGrads(c, mode)
+				for i := range want {
+					for j := range want[i] {
+						if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+							t.Fatalf("mode %d: input %d element %d: %v, without recycling %v", mode, i, j, got[i][j], want[i][j])
 						}
 					}
 				}
-			})
-		}
+			}
+		})
 	}
 }
 
-func recycledGrads(c gradCase, mode Recycle) [][]float32 {
+func recycledGrads(c optest.GradCase, mode autograd.Recycle) [][]float32 {
 	rng := tensor.NewRNG(11)
-	g := NewTape(tensor.CPU)
+	g := autograd.NewTape(tensor.CPU)
 	g.SetRecycle(mode)
-	leaves := make([]*Value, len(c.inputs))
-	mids := make([]*Value, len(c.inputs))
-	for i, sh := range c.inputs {
+	leaves := make([]*autograd.Value, len(c.Inputs))
+	mids := make([]*autograd.Value, len(c.Inputs))
+	for i, sh := range c.Inputs {
 		x := tensor.RandN(rng, sh...)
-		if c.positive {
+		if c.Positive {
 			for j, v := range x.Data() {
 				x.Data()[j] = float32(math.Abs(float64(v))) + 0.5
 			}
@@ -50,7 +49,7 @@ func recycledGrads(c gradCase, mode Recycle) [][]float32 {
 		leaves[i] = g.Var(x)
 		mids[i] = g.MulScalar(leaves[i], 1)
 	}
-	out := g.MulScalar(c.f(g, mids), 1)
+	out := g.MulScalar(c.F(g, mids), 1)
 	out.Grad = tensor.RandN(rng, out.Shape()...)
 	g.BackwardFrom(out)
 	grads := make([][]float32, len(leaves))
@@ -62,11 +61,11 @@ func recycledGrads(c gradCase, mode Recycle) [][]float32 {
 
 // TestRecycleKeepsWhatCallerOwns checks what stays valid after a recycling
 // sweep: the leaves with their gradients and the output; intermediate
-// gradients are dropped, and a second sweep is refused. With RecyclePoison
+// gradients are dropped, and a second sweep is refused. With autograd.RecyclePoison
 // anything freed that the caller still holds reads NaN.
 func TestRecycleKeepsWhatCallerOwns(t *testing.T) {
-	for _, mode := range []Recycle{RecycleOn, RecyclePoison} {
-		g := NewTape(tensor.CPU)
+	for _, mode := range []autograd.Recycle{autograd.RecycleOn, autograd.RecyclePoison} {
+		g := autograd.NewTape(tensor.CPU)
 		g.SetRecycle(mode)
 		x := g.Var(tensor.FromSlice([]float32{1, 2}, 2))
 		mid := g.Exp(x)

@@ -149,3 +149,18 @@ func Ops(dev tensor.Device, tol float64) (rows []OpsRow, failed int) {
 
 // WriteOps prints the supported-ops matrix of device as Markdown.
 var WriteOps = optest.WriteMatrix
+
+// OpsPerf times every case of the op table whose name contains filter on dev (optest's performance
+// mode: one dispatch's median time, GFLOP/s and GB/s); failed counts the cases that could not run.
+func OpsPerf(dev tensor.Device, filter string, minTime time.Duration) (rows []optest.PerfResult, failed int) {
+	rows = optest.PerfTable(dev, filter, minTime)
+	for _, r := range rows {
+		if r.Err != nil {
+			failed++
+		}
+	}
+	return rows, failed
+}
+
+// WriteOpsPerf prints OpsPerf's rows as Markdown.
+var WriteOpsPerf = optest.WritePerf

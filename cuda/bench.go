@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 
-	"holdgo/hold"
 	"holdgo/rng"
 	"holdgo/tensor"
 )
@@ -176,24 +175,28 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 	fup, fdown := on(tensor.Zeros(planes, 4*side, 4*side)), on(tensor.Zeros(planes, side, side))
 	// Adam and EMA over n parameters.
 	p, g, m, v := on(tensor.RandN(rng, n)), on(tensor.RandN(rng, n)), on(tensor.Zeros(n)), on(tensor.Zeros(n))
-	// HOLD-3: B = 256 samples of n/(256·3) dimensions.
-	sde, herr := hold.New(hold.DefaultConfig(hold.KindHOLD))
-	if herr != nil {
-		return nil, herr
-	}
+	// HOLD-3's shapes: B = 256 samples of n/(256·3) dimensions, with coefficients of HOLD's form
+	// (the kernels' cost does not depend on their values; package hold computes the real ones).
 	batch := 256
 	dim := max(n/(batch*3), 1)
-	times := make([]float64, batch)
-	for i := range times {
-		times[i] = 1e-3 + 6.9*rng.Float64()
+	coefHost := make([]float32, batch*tensor.PerturbCoefLen)
+	var lt tensor.BlockAffine
+	lt.Blocks, lt.Halves, lt.BScale, lt.BScore = 3, 2, 1.01, 0.02
+	for b := range batch {
+		c := make([]float64, 32)
+		for r := range 3 {
+			for j := 0; j <= r; j++ {
+				c[4*r+j], c[16+4*r+j] = 0.5*rng.Float64(), 0.1*rng.Float64()
+				lt.A[0].Exp[r][j], lt.A[0].Chol[r][j] = c[4*r+j], c[16+4*r+j]
+			}
+		}
+		tensor.PutFloat64s(coefHost[b*tensor.PerturbCoefLen:], c)
 	}
+	lt.A[1] = lt.A[0]
+	coef := on(tensor.FromSlice(coefHost, len(coefHost)))
 	q0, eps := on(tensor.RandN(rng, batch, dim)), on(tensor.RandN(rng, batch, 3*dim))
 	state, target := on(tensor.Zeros(batch, 3*dim)), on(tensor.Zeros(batch, dim))
 	score, z1, z2 := on(tensor.RandN(rng, batch, dim)), on(tensor.RandN(rng, batch, 3*dim)), on(tensor.RandN(rng, batch, 3*dim))
-	lt, lerr := NewLTStep(sde, 1, 0.02, 0.02, sde.Ell(1), false)
-	if lerr != nil {
-		return nil, lerr
-	}
 	// GEMM.
 	k := o.GemmSize
 	ga, gb, gc := on(tensor.RandN(rng, k, k)), on(tensor.RandN(rng, k, k)), on(tensor.Zeros(k, k))
@@ -237,9 +240,9 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 		{"fir down ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fdown.Len()), 0, func() error { return dev.UpFirDn2D(fdown, fx, fk, down) }},
 		{"adam", sz(n), 7 * f * float64(n), 0, func() error { return dev.Adam(p, g, m, v, 0.9, 0.999, 1e-8, 1e-4, 10) }},
 		{"ema", sz(n), 3 * f * float64(n), 0, func() error { return dev.EMA(m, p, 0.999) }},
-		{"hold perturb", sz(batch, 3*dim), 8 * f * hb, 0, func() error { return dev.Perturb(sde, times, q0, eps, nil, state, target) }},
-		{"lt_step fused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return dev.LieTrotterStep(state, score, z1, z2, lt) }},
-		{"lt_step unfused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return dev.LieTrotterUnfused(state, score, z1, z2, lt) }},
+		{"hold perturb", sz(batch, 3*dim), 8 * f * hb, 0, func() error { return tensor.Err(tensor.Perturb(state, target, coef, q0, eps, nil, 3)) }},
+		{"lt_step fused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return tensor.Err(tensor.BlockStep(state, score, []*tensor.Tensor{z1, z2}, lt)) }},
+		{"lt_step unfused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return dev.LieTrotterUnfused(state, score, []*tensor.Tensor{z1, z2}, lt) }},
 		{"sgemm kernel", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(false)},
 	}
 	if dev.gemm != nil {

@@ -12,6 +12,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"unsafe"
 
@@ -69,6 +70,16 @@ type buffer struct {
 
 func (b *buffer) Device() tensor.Device { return b.dev }
 func (b *buffer) Len() int              { return b.n }
+
+// Slice returns n elements from offset on as a buffer that aliases b's memory and keeps it alive.
+func (b *buffer) Slice(offset, n int) (tensor.Buffer, error) {
+	if offset < 0 || n < 0 || offset+n > b.n {
+		return nil, fmt.Errorf("cuda: view of %d elements at %d in a buffer of %d", n, offset, b.n)
+	}
+	v := &buffer{dev: b.dev, ptr: b.ptr + uintptr(4*offset), n: n}
+	runtime.AddCleanup(v, func(p *buffer) { runtime.KeepAlive(p) }, b)
+	return v, nil
+}
 
 func (b *buffer) Read(dst []float32) error {
 	if len(dst) != b.n {
@@ -199,6 +210,14 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		return err
 	}
 	n := out.Len()
+	switch op.Kind {
+	case tensor.OpFillNormal, tensor.OpDropout, tensor.OpFourierEmbedding, tensor.OpPositionalEmbedding, tensor.OpAdam,
+		tensor.OpEMA, tensor.OpSumSq, tensor.OpScoreLoss, tensor.OpPerturb, tensor.OpBlockAffine:
+		if n >= 1<<31 {
+			return fmt.Errorf("%d elements: %w", n, tensor.ErrUnsupported)
+		}
+		return d.fusedOp(op, out, in, o, ip) // fusedops.go
+	}
 	if n == 0 && op.Kind != tensor.OpSliceAdd && op.Kind != tensor.OpScatterAdd {
 		return nil
 	}
@@ -207,6 +226,9 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 	}
 	switch op.Kind {
 	case tensor.OpFill:
+		if op.Scalar == 0 && !math.Signbit(float64(op.Scalar)) { // a memset, no launch (zeroing gradients)
+			return d.be.Zero(o, 4*n)
+		}
 		return d.launch("hg_fill", grid1D(n), new(args).i32(n).f32(op.Scalar).ptr(o))
 	case tensor.OpCopy:
 		if o == ip[0] {

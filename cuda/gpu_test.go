@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"holdgo/tensor"
 	"holdgo/tensor/optest"
 )
 
@@ -31,10 +32,18 @@ func TestGPUKernels(t *testing.T) {
 	runKernelSuite(t, dev)
 	// The tiled SGEMM kernel too (the suite's MatMul ran on cuBLAS).
 	dev.gemm = nil
-	s := &suite{t: t, dev: dev}
-	s.rng = newSuiteRNG()
-	t.Run("hg_sgemm", s.matmul)
+	s := &suite{t: t, dev: dev, rng: newSuiteRNG()}
+	t.Run("hg_sgemm", func(t *testing.T) { s.table(t, tensor.OpMatMul) })
 	t.Logf("pool: %+v", dev.PoolStats())
+}
+
+// The gradient mode of the backend table on a real GPU in strict FP32 (TF32's relative error of
+// about 1e-3 is above the mode's tolerance).
+func TestGPUGradients(t *testing.T) {
+	dev := openGPU(t)
+	dev.StrictFP32 = true
+	defer func() { dev.StrictFP32 = false }()
+	optest.CheckGrad(t, dev, "strict FP32")
 }
 
 // The backend table (tensor/optest) on a real GPU: in strict FP32 against the reference at the

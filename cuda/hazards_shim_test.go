@@ -15,14 +15,14 @@ import (
 // The hazards a GPU exposes and the shim alone would not: each guard is exercised here on the shim.
 
 // hg_sgemm splits the rows over several launches where ⌈M/64⌉ exceeds gridDim.y's limit: with the
-// limit lowered to one tile every product taller than 64 rows is split, and the GEMM cases of the
-// suite (plain, transposed, batched, broadcast, β) must still match the reference.
+// limit lowered to one tile every product taller than 64 rows is split, and the MatMul cases of the
+// backend table (plain, transposed, batched, broadcast, β) must still match the reference.
 func TestShimSgemmRowSplit(t *testing.T) {
 	defer func(v int) { maxGridY = v }(maxGridY)
 	maxGridY = 1
 	be := &shim.Backend{}
 	s := &suite{t: t, dev: NewDevice(be), rng: newSuiteRNG()}
-	s.matmul(t)
+	s.table(t, tensor.OpMatMul)
 	if before := be.Launches["hg_sgemm"]; before == 0 {
 		t.Fatal("no hg_sgemm launch")
 	}

@@ -57,7 +57,7 @@ func (a *args) ptr(p uintptr) *args { a.slots = append(a.slots, uint64(p)); retu
 
 // ptr64 appends the address of float64 data (a C double*), which must be 8-byte aligned: a
 // misaligned double load faults on a GPU (misaligned address) and is silently fine on the host
-// shim, so the layouts that put doubles after floats (StagedBatch, the step statistics) are
+// shim, so the layouts that put doubles after floats (train's staged batch, the step statistics) are
 // checked here rather than trusted.
 func (a *args) ptr64(p uintptr) *args {
 	if p%8 != 0 && a.err == nil {

@@ -83,6 +83,15 @@ func TestShimBackendTable(t *testing.T) {
 	}
 }
 
+// The gradient mode of the backend table on the shim device: every differentiable op's backward
+// pass, run on the device, against Richardson-extrapolated finite differences of the Reference's
+// float64-accurate forward pass (optest.RunGrad; a 0.1 % error of a backward rule fails it).
+func TestShimGradients(t *testing.T) {
+	dev := NewDevice(&shim.Backend{})
+	dev.ConvChunkBytes = 4 << 10
+	optest.CheckGrad(t, dev, "shim")
+}
+
 // trafficBackend counts the host↔device traffic and synchronisations of the shim.
 type trafficBackend struct {
 	*shim.Backend

@@ -2,16 +2,21 @@ package cuda
 
 import (
 	"fmt"
-	"math"
+	"slices"
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/hold/holdops"
 	"holdgo/optim"
 	"holdgo/tensor"
+	"holdgo/tensor/optest"
 )
 
-// The kernel suite, in the spirit of ggml's test-backend-ops: every op of the tensor op list and
-// every fused family on awkward sizes, compared with the Go reference by normalised MSE. It runs
+// The kernel suite: the backend table (tensor/optest, ggml's test-backend-ops) on the device, and
+// what the table cannot express — device methods below the op list (softmax and group-norm passes,
+// im2col, chunked convolutions, the FIR kernel, Adam and EMA without the guard, the Philox
+// streams, the training step's and the samplers' fused kernels) — against Go references by
+// normalised MSE. It runs
 // on any Device: the host shim in CI (shim_test.go, -tags cudashim) and a GPU where there is one
 // (gpu_test.go, -tags cuda).
 
@@ -89,18 +94,37 @@ func (s *suite) compare(name string, tol float64, f func(in ...*tensor.Tensor) *
 	s.check(name, s.host(got), s.host(f(ref...)), tol)
 }
 
-var awkward = []int{0, 1, 3, 17, 1000, 4099}
+// table runs the cases of the backend table (tensor/optest) of the given kinds (all when none) on
+// the device under test against tensor.Reference, in strict FP32 (the element-wise maps, data movement,
+// reductions and GEMMs that the suite tested with case lists of its own are the table's); the
+// shim's and a GPU's own table tests (TestShimBackendTable, TestGPUBackendTable) also print the
+// supported-ops matrix.
+func (s *suite) table(t *testing.T, kinds ...tensor.OpKind) {
+	defer func(v bool) { s.dev.StrictFP32 = v }(s.dev.StrictFP32)
+	s.dev.StrictFP32 = true
+	ran := 0
+	for _, c := range optest.Cases() {
+		if len(kinds) > 0 && !slices.Contains(kinds, c.Kind) {
+			continue
+		}
+		ran++
+		switch r := optest.Run(s.dev, c); {
+		case r.Err != nil:
+			t.Errorf("%s: %v", c.Name, r.Err)
+		case !(r.NMSE <= tolReduce):
+			t.Errorf("%s: normalised MSE %.3g > %.0g against the reference", c.Name, r.NMSE, tolReduce)
+		}
+	}
+	if ran == 0 {
+		t.Fatalf("no case of %v in the table", kinds)
+	}
+}
 
 func newSuiteRNG() *tensor.RNG { return tensor.NewRNG(7) }
 
 func runKernelSuite(t *testing.T, dev *Device) {
 	s := &suite{t: t, dev: dev, rng: newSuiteRNG()}
-	t.Run("elementwise", s.elementwise)
-	t.Run("broadcast", s.broadcast)
-	t.Run("layout", s.layout)
-	t.Run("reduce", s.reduce)
-	t.Run("matmul", s.matmul)
-	t.Run("image ops", s.imageOps)
+	t.Run("op table", func(t *testing.T) { s.table(t) })
 	t.Run("softmax", s.softmax)
 	t.Run("groupnorm", s.groupNorm)
 	t.Run("im2col", s.im2col)
@@ -114,155 +138,6 @@ func runKernelSuite(t *testing.T, dev *Device) {
 	t.Run("train step", s.trainStep)     // train_suite_test.go
 	t.Run("staged batch", s.stagedBatch) // train_suite_test.go
 	t.Run("time embedding", s.timeEmbed) // train_suite_test.go
-}
-
-func (s *suite) elementwise(t *testing.T) {
-	s.t = t
-	unary := map[string]func(out, a *tensor.Tensor) *tensor.Tensor{
-		"Neg": tensor.Neg, "Exp": tensor.Exp, "Log": tensor.Log, "Sqrt": tensor.Sqrt, "Square": tensor.Square,
-		"Tanh": tensor.Tanh, "Sigmoid": tensor.Sigmoid, "SiLU": tensor.SiLU,
-		"AddScalar": func(o, a *tensor.Tensor) *tensor.Tensor { return tensor.AddScalar(o, a, 0.37) },
-		"MulScalar": func(o, a *tensor.Tensor) *tensor.Tensor { return tensor.MulScalar(o, a, -1.7) },
-	}
-	pair := map[string]func(out, a, b *tensor.Tensor) *tensor.Tensor{
-		"SiLUGrad": tensor.SiLUGrad, "TanhGrad": tensor.TanhGrad, "SigmoidGrad": tensor.SigmoidGrad,
-		"Add": tensor.Add, "Sub": tensor.Sub, "Mul": tensor.Mul, "Div": tensor.Div,
-	}
-	for _, n := range awkward {
-		for name, f := range unary {
-			x := s.randn(n)
-			if name == "Log" || name == "Sqrt" {
-				x = s.randu(0.05, 4, n)
-			}
-			s.compare(fmt.Sprintf("%s/%d", name, n), tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return f(nil, in[0]) }, x)
-		}
-		for name, f := range pair {
-			b := s.randn(n)
-			if name == "Div" {
-				b = s.randu(0.5, 2, n)
-			}
-			s.compare(fmt.Sprintf("%s/%d", name, n), tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return f(nil, in[0], in[1]) }, s.randn(n), b)
-		}
-		s.compare(fmt.Sprintf("Fill/%d", n), tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Fill(in[0], 2.5) }, s.randn(n))
-		s.compare(fmt.Sprintf("Copy/%d", n), tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Copy(nil, in[0]) }, s.randn(n))
-	}
-	// In place: the destination aliases an operand.
-	s.compare("Add in place", tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Add(in[0], in[0], in[1]) }, s.randn(33), s.randn(33))
-	s.compare("Exp in place", tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Exp(in[0], in[0]) }, s.randn(33))
-}
-
-func (s *suite) broadcast(t *testing.T) {
-	s.t = t
-	cases := [][2][]int{
-		{{3, 1, 5}, {4, 5}}, {{17}, {1}}, {{1}, {17}}, {{2, 3}, {2, 3}}, {{0, 3}, {3}},
-		{{2, 3, 4, 5, 6, 7, 2}, {3, 1, 5, 1, 7, 1}}, {{6, 1, 1, 9}, {1, 5, 7, 1}}, {{1000, 1}, {1, 17}},
-	}
-	ops := map[string]func(out, a, b *tensor.Tensor) *tensor.Tensor{
-		"Add": tensor.Add, "Sub": tensor.Sub, "Mul": tensor.Mul, "Div": tensor.Div, "Eq": tensor.Eq,
-	}
-	for _, c := range cases {
-		for name, f := range ops {
-			a, b := s.randn(c[0]...), s.randn(c[1]...)
-			if name == "Div" {
-				b = s.randu(0.5, 2, c[1]...)
-			}
-			if name == "Eq" { // small integers, so that some compare equal
-				for _, x := range []*tensor.Tensor{a, b} {
-					for i, v := range x.Data() {
-						x.Data()[i] = float32(math.Round(float64(v)))
-					}
-				}
-			}
-			s.compare(fmt.Sprintf("%s %v %v", name, c[0], c[1]), tolElementwise,
-				func(in ...*tensor.Tensor) *tensor.Tensor { return f(nil, in[0], in[1]) }, a, b)
-		}
-	}
-}
-
-func (s *suite) layout(t *testing.T) {
-	s.t = t
-	for _, c := range []struct {
-		shape, axes []int
-	}{{[]int{2, 3, 4, 5}, []int{3, 1, 0, 2}}, {[]int{17, 3}, []int{1, 0}}, {[]int{1, 1000}, []int{1, 0}},
-		{[]int{2, 3, 2, 3, 2, 3, 2}, []int{6, 4, 2, 0, 1, 3, 5}}, {[]int{0, 3}, []int{1, 0}}, {[]int{4, 5, 6}, []int{0, 1, 2}}} {
-		axes := c.axes
-		s.compare(fmt.Sprintf("Permute %v %v", c.shape, axes), tolElementwise,
-			func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Permute(nil, in[0], axes...) }, s.randn(c.shape...))
-	}
-	for _, axis := range []int{0, 1, 2} {
-		sa, sb, sc := []int{3, 4, 5}, []int{3, 4, 5}, []int{3, 4, 5}
-		sa[axis], sb[axis], sc[axis] = 1, 17, 0
-		s.compare(fmt.Sprintf("Concat axis %d", axis), tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.Concat(nil, axis, in...)
-		}, s.randn(sa...), s.randn(sb...), s.randn(sc...))
-		s.compare(fmt.Sprintf("Slice axis %d", axis), tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.Slice(nil, in[0], axis, 1, 3)
-		}, s.randn(4, 5, 6))
-		small := []int{4, 5, 6}
-		small[axis] = 2
-		s.compare(fmt.Sprintf("SliceAdd axis %d", axis), tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.SliceAdd(in[0], in[1], axis, 1)
-		}, s.randn(4, 5, 6), s.randn(small...))
-	}
-	idx := []int{4, 0, 4, 2, 2, 2, 1}
-	s.compare("Gather", tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Gather(nil, in[0], idx) }, s.randn(5, 3, 7))
-	s.compare("ScatterAdd", tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.ScatterAdd(in[0], in[1], idx) },
-		s.randn(5, 3, 7), s.randn(7, 3, 7))
-	s.compare("Gather empty", tolElementwise, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Gather(nil, in[0], nil) }, s.randn(5, 3))
-}
-
-func (s *suite) reduce(t *testing.T) {
-	s.t = t
-	cases := []struct {
-		shape []int
-		axes  []int
-	}{
-		{[]int{3, 17, 5}, []int{0}}, {[]int{3, 17, 5}, []int{1}}, {[]int{3, 17, 5}, []int{2}},
-		{[]int{3, 17, 5}, []int{0, 2}}, {[]int{3, 17, 5}, []int{0, 1}}, {[]int{3, 17, 5}, nil},
-		{[]int{4099}, nil}, {[]int{5, 1000}, []int{1}}, {[]int{1000, 3}, []int{0}}, {[]int{1, 1}, []int{0}},
-		{[]int{2, 0, 3}, []int{1}}, {[]int{0, 4}, []int{1}}, {[]int{2, 3, 4, 5}, []int{1, 3}},
-	}
-	for _, c := range cases {
-		axes := c.axes
-		s.compare(fmt.Sprintf("Sum %v %v", c.shape, axes), tolReduce,
-			func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Sum(nil, in[0], axes...) }, s.randn(c.shape...))
-		s.compare(fmt.Sprintf("Max %v %v", c.shape, axes), tolReduce,
-			func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Max(nil, in[0], axes...) }, s.randn(c.shape...))
-	}
-	x := s.randn(4, 300)
-	x.Data()[310] = float32(math.NaN())
-	s.compare("Max propagates NaN", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Max(nil, in[0], 1) }, x)
-}
-
-func (s *suite) matmul(t *testing.T) {
-	s.t = t
-	for _, c := range [][3]int{{1, 1, 1}, {3, 17, 5}, {65, 33, 70}, {64, 64, 64}, {129, 1, 3}, {2, 0, 3}, {17, 100, 1}} {
-		m, k, n := c[0], c[1], c[2]
-		for _, ta := range []bool{false, true} {
-			for _, tb := range []bool{false, true} {
-				sa, sb := []int{m, k}, []int{k, n}
-				if ta {
-					sa = []int{k, m}
-				}
-				if tb {
-					sb = []int{n, k}
-				}
-				s.compare(fmt.Sprintf("MatMul %v ta=%v tb=%v", c, ta, tb), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-					return tensor.MatMul(nil, in[0], in[1], ta, tb)
-				}, s.randn(sa...), s.randn(sb...))
-			}
-		}
-	}
-	s.compare("MatMul batched", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.MatMul(nil, in[0], in[1], false, true) },
-		s.randn(2, 3, 17, 5), s.randn(2, 3, 9, 5))
-	s.compare("MatMul shared right", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.MatMul(nil, in[0], in[1], false, false) },
-		s.randn(4, 17, 5), s.randn(5, 9))
-	s.compare("MatMul shared left", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.MatMul(nil, in[0], in[1], true, false) },
-		s.randn(5, 17), s.randn(4, 5, 9))
-	s.compare("MatMulAcc beta", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-		return tensor.MatMulAcc(in[2], in[0], in[1], false, false, 0.5)
-	},
-		s.randn(33, 20), s.randn(20, 70), s.randn(33, 70))
 }
 
 // fused runs a device method on device copies of host inputs and returns the host values of the
@@ -436,7 +311,11 @@ func (s *suite) hold(t *testing.T) {
 				if aux != nil {
 					da = d[4]
 				}
-				return s.dev.Perturb(sde, times, d[0], d[1], da, d[2], d[3])
+				coef := make([]float32, batch*tensor.PerturbCoefLen)
+				for i, tt := range times {
+					holdops.PutPerturbCoefficients(coef[i*tensor.PerturbCoefLen:], sde, tt)
+				}
+				return tensor.Err(tensor.Perturb(d[2], d[3], s.to(s.dev, tensor.FromSlice(coef, len(coef))), d[0], d[1], da, n))
 			}, in...)
 			s.check(fmt.Sprintf("Perturb %s %v state", name, c), got[2], ref.State, tolElementwise)
 			s.check(fmt.Sprintf("Perturb %s %v target", name, c), got[3], ref.Target, tolElementwise)
@@ -480,10 +359,8 @@ func (s *suite) lieTrotter(t *testing.T) {
 			x, score := s.randn(c.batch, n*c.dim), s.randn(c.batch, c.dim)
 			z1, z2 := s.randn(c.batch, n*c.dim), s.randn(c.batch, n*c.dim)
 			ell := sde.Ell(tt)
-			st, err := NewLTStep(sde, tt, c.h, c.hNext, ell, c.exact)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := holdops.LieTrotter(sde, tt, c.h, c.hNext, ell, c.exact)
+			z := []*tensor.Tensor{z1, z2}[:st.Halves]
 			// Reference: package hold's own B and A steps in float64.
 			want := toF64(x.Data())
 			sc := toF64(score.Data())
@@ -506,11 +383,13 @@ func (s *suite) lieTrotter(t *testing.T) {
 				}
 			}
 			for _, fused := range []bool{true, false} {
-				run := s.dev.LieTrotterStep
+				run := func(x, score *tensor.Tensor, z []*tensor.Tensor, a tensor.BlockAffine) error {
+					return tensor.Err(tensor.BlockStep(x, score, z, a))
+				}
 				if !fused {
 					run = s.dev.LieTrotterUnfused
 				}
-				got := s.fused("Lie–Trotter", func(d []*tensor.Tensor) error { return run(d[0], d[1], d[2], d[3], st) }, x, score, z1, z2)
+				got := s.fused("Lie–Trotter", func(d []*tensor.Tensor) error { return run(d[0], d[1], d[2:2+len(z)], st) }, x, score, z1, z2)
 				s.check(fmt.Sprintf("LieTrotter %s fused=%v %+v", name, fused, c), got[0], toF32(want), tolElementwise)
 			}
 		}
@@ -519,26 +398,6 @@ func (s *suite) lieTrotter(t *testing.T) {
 
 // imageOps checks softmax, group norm and FIR resampling through the tensor API against
 // tensor.Reference.
-func (s *suite) imageOps(t *testing.T) {
-	s.t = t
-	for _, shape := range [][]int{{1, 1}, {3, 17}, {2, 5, 1000}} {
-		s.compare(fmt.Sprintf("Softmax %v", shape), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor { return tensor.Softmax(nil, in[0]) }, s.randn(shape...))
-		s.compare(fmt.Sprintf("SoftmaxGrad %v", shape), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.SoftmaxGrad(nil, in[0], in[1])
-		}, s.randu(0, 1, shape...), s.randn(shape...))
-	}
-	for _, c := range [][4]int{{1, 4, 1, 1}, {2, 8, 17, 4}, {2, 64, 9, 16}} {
-		s.compare(fmt.Sprintf("GroupNorm %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.GroupNorm(nil, in[0], in[1], in[2], c[3], 1e-5)
-		}, s.randn(c[0], c[1], c[2]), s.randn(c[1]), s.randn(c[1]))
-	}
-	for _, g := range []tensor.FIRGeom{tensor.FIRUpsample, tensor.FIRDownsample, tensor.FIRBlur} {
-		s.compare(fmt.Sprintf("UpFIRDn2d %+v", g), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.UpFIRDn2d(nil, in[0], g)
-		}, s.randn(2, 3, 8, 6))
-	}
-}
-
 // conv checks Conv2d and its gradients against tensor.Reference on awkward shapes (stride 1 and 2,
 // padding, 1×1, odd sizes, batch 1 and 3), with the default chunk bound (one chunk) and with a
 // bound so small that every sample is a chunk of its own, and with a bound of two samples.

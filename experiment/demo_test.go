@@ -58,8 +58,14 @@ func TestDemoSampleAndScores(t *testing.T) {
 	}
 }
 
+// refusingDevice is a device that allocates nothing: the trainer cannot move to it.
+type refusingDevice struct{ tensor.Device }
+
+func (refusingDevice) Name() string                     { return "refusing" }
+func (refusingDevice) Alloc(int) (tensor.Buffer, error) { return nil, errors.New("no memory") }
+
 // TrainDemo trains a few steps on two local ranks on the CPU and writes the run's checkpoint; a
-// device the trainer refuses reaches Fix as a DeviceError, on one rank.
+// device the trainer cannot move to reaches Fix as a DeviceError, on one rank.
 func TestTrainDemo(t *testing.T) {
 	if DemoRanksOn(tensor.CPU) != train.DemoRanks || DemoRanksOn(tensor.Reference) != 1 {
 		t.Errorf("ranks %d on the CPU, %d on the reference", DemoRanksOn(tensor.CPU), DemoRanksOn(tensor.Reference))
@@ -86,7 +92,7 @@ func TestTrainDemo(t *testing.T) {
 		t.Errorf("checkpoint: %v; hints for %v ranks", err, hinted)
 	}
 	var de *DeviceError
-	td.Device = tensor.Reference
+	td.Device = refusingDevice{tensor.Reference}
 	td.Fix = func(err error) error {
 		if !errors.As(err, &de) {
 			t.Errorf("Fix(%v), want a DeviceError", err)

@@ -20,6 +20,8 @@ type FIDSampling struct {
 	Raw    bool      // the raw weights instead of the EMA
 	Device string    // where the draw runs, for the progress line
 	Log    io.Writer // progress
+	// Prepare readies the trained image model before its sampler is built (nil: nothing to do).
+	Prepare func(m *train.Model) error
 	// On returns s's sampling function for m on the device (Sampler.Sample, or SampleOn there).
 	On func(s *sample.Sampler, m *train.Model) (func(n int, seed uint64) (*sample.Result, error), error)
 	// Diverged reports how many of the n samples diverged (FID leaves them out).
@@ -28,7 +30,7 @@ type FIDSampling struct {
 
 // Sample draws N samples of the trained image run spec for side ("ref" or "samples"), reporting to
 // Log, and serves the converged ones with how they were drawn and came out. Errors of the input are
-// *fid.InputError; On's errors come back as they are.
+// *fid.InputError; Prepare's and On's errors come back as they are.
 func (f FIDSampling) Sample(side, spec string) (fid.ImageSource, *fid.SamplingReport, error) {
 	m, err := train.LoadModel(spec, f.Raw, "")
 	if err != nil {
@@ -37,6 +39,11 @@ func (f FIDSampling) Sample(side, spec string) (fid.ImageSource, *fid.SamplingRe
 	d, ok := m.Source.(*imagedata.Dataset)
 	if !ok {
 		return fid.ImageSource{}, nil, &fid.InputError{Msg: fmt.Sprintf("fid --%s %s: the run models %s, not images", side, spec, m.Source.Name())}
+	}
+	if f.Prepare != nil {
+		if err := f.Prepare(m); err != nil {
+			return fid.ImageSource{}, nil, err
+		}
 	}
 	s, err := f.Spec.Build(m.SDE, m.Score, d.Dimension())
 	if err != nil {

@@ -3,7 +3,8 @@ package hold
 import "math"
 
 // The coefficients of the fused kernels, in one place: the CPU kernels of this package and the
-// CUDA kernels (package cuda, kernels/hold.cu and kernels/lietrotter.cu) both read them from here.
+// fused device ops (tensor.Perturb, tensor.BlockStep; laid out by hold/holdops, applied by every
+// device, on CUDA by kernels/hold.cu and kernels/lietrotter.cu) both read them from here.
 
 // PerturbMaps returns the affine map of the fused reparameterisation at time t:
 // x_t[r] = Σ_j M[r][j]·x0_j + Σ_{j≤r} C[r][j]·ε_j for the objective's kernel, where x0_0 = q0 and,

@@ -274,35 +274,14 @@ func (m *NCSNpp) Forward(g *autograd.Tape, x *autograd.Value, t []float32) *auto
 	return m.forward(g, x, tensor.FromSlice(t, len(t)))
 }
 
-// embedder is a device with the time-embedding kernels (cuda.Device).
-type embedder interface {
-	FourierEmbedding(out, t, w *tensor.Tensor) error
-	PositionalEmbedding(out, t *tensor.Tensor, dim int) error
-}
-
-// embedOn returns the time embedding of the times t (B) on t's device.
+// embedOn returns the time embedding of the times t (B) on t's device (the fused ops
+// tensor.FourierEmbedding and tensor.PositionalEmbedding).
 func (m *NCSNpp) embedOn(g *autograd.Tape, t *tensor.Tensor) *tensor.Tensor {
-	if t.OnHost() {
-		return m.Embed(t.Data())
-	}
-	e, ok := t.Device().(embedder)
-	if !ok {
-		panic(fmt.Sprintf("ncsnpp: device %s has no time-embedding kernel", t.Device().Name()))
-	}
-	var err error
-	var out *tensor.Tensor
 	if m.fourier >= 0 {
 		w := m.Params.Value(m.fourier).T
-		out = g.Temp(t.Len(), 2*w.Len())
-		err = e.FourierEmbedding(out, t, w.Reshape(w.Len()))
-	} else {
-		out = g.Temp(t.Len(), m.Config.NF)
-		err = e.PositionalEmbedding(out, t, m.Config.NF)
+		return tensor.FourierEmbedding(g.Temp(t.Len(), 2*w.Len()), t, w.Reshape(w.Len()))
 	}
-	if err != nil {
-		panic("ncsnpp: time embedding: " + err.Error())
-	}
-	return out
+	return tensor.PositionalEmbedding(g.Temp(t.Len(), m.Config.NF), t, m.Config.NF)
 }
 
 // forward is Forward with the times as a tensor on the network's device.

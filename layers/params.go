@@ -33,12 +33,6 @@ type Params struct {
 	dev              tensor.Device
 }
 
-// Viewer is a device that can alias part of a tensor's memory (cuda.Device.View).
-type Viewer interface {
-	tensor.Device
-	View(t *tensor.Tensor, offset int, shape ...int) (*tensor.Tensor, error)
-}
-
 // NewParams lays out the specs contiguously, in order, zero-initialised.
 func NewParams(specs []Spec) *Params {
 	p := &Params{specs: slices.Clone(specs), dev: tensor.CPU}
@@ -102,15 +96,21 @@ func (p *Params) Index(name string) (int, error) {
 // ZeroGrad clears the gradient buffer (on the device where the parameters live).
 func (p *Params) ZeroGrad() {
 	if p.DevGrad != nil {
-		if z, ok := p.dev.(interface{ Zero(*tensor.Tensor) error }); ok {
-			if err := z.Zero(p.DevGrad); err == nil {
-				return
-			}
-		}
-		tensor.Fill(p.DevGrad, 0)
+		tensor.Fill(p.DevGrad, 0) // a failure travels with DevGrad to the step's check
 		return
 	}
 	clear(p.Grad)
+}
+
+// GradErr returns the first error carried by a parameter's gradient (a device op of the backward
+// pass that failed; tensor.OpError), without waiting for the device.
+func (p *Params) GradErr() error {
+	for _, v := range p.values {
+		if err := tensor.Err(v.Grad, p.DevGrad); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Device is where the parameters live.
@@ -134,10 +134,6 @@ func (p *Params) ToDevice(dev tensor.Device) error {
 		}
 		return nil
 	}
-	v, ok := dev.(Viewer)
-	if !ok {
-		return fmt.Errorf("parameters cannot live on device %s (it cannot alias its memory)", dev.Name())
-	}
 	data, err := tensor.FromSlice(p.Data, len(p.Data)).ToDevice(dev)
 	if err != nil {
 		return fmt.Errorf("parameters to %s: %w", dev.Name(), err)
@@ -145,11 +141,11 @@ func (p *Params) ToDevice(dev tensor.Device) error {
 	grad := tensor.New(dev, len(p.Grad))
 	values := make([]*autograd.Value, len(p.specs))
 	for i, s := range p.specs {
-		d, err := v.View(data, p.offsets[i], s.Shape...)
+		d, err := tensor.View(data, p.offsets[i], s.Shape...)
 		if err != nil {
 			return err
 		}
-		g, err := v.View(grad, p.offsets[i], s.Shape...)
+		g, err := tensor.View(grad, p.offsets[i], s.Shape...)
 		if err != nil {
 			return err
 		}

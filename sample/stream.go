@@ -16,15 +16,27 @@ type StreamResult struct {
 // sample — instead of keeping them, so any n runs in the memory of one
 // chunk. Chunks run serially; Record is not supported.
 func (s *Sampler) Each(n int, seed uint64, emit func(first int, x []float64) error) (StreamResult, error) {
-	var res StreamResult
 	if err := s.validate(); err != nil {
-		return res, err
-	}
-	if n < 1 {
-		return res, fmt.Errorf("sample: want at least one sample, got %d", n)
+		return StreamResult{}, err
 	}
 	if len(s.Record) > 0 {
-		return res, fmt.Errorf("sample: Each does not record trajectories")
+		return StreamResult{}, fmt.Errorf("sample: Each does not record trajectories")
+	}
+	return s.chunks(n, seed, emit, func(x []float64, batch int, key uint64) (int, error) {
+		philoxPrior(s.SDE, x, batch, key)
+		nfe, _, err := s.run(x, batch, &philoxNoise{key: key})
+		return nfe, err
+	})
+}
+
+// chunks is the one chunk loop of Each and EachOn: chunks of MaxBatch samples, chunk c drawn by
+// run from the generator ChunkSeed(seed, c) into x (batch × n·d, the final states), counted and
+// handed to emit in order.
+func (s *Sampler) chunks(n int, seed uint64, emit func(first int, x []float64) error,
+	run func(x []float64, batch int, key uint64) (int, error)) (StreamResult, error) {
+	var res StreamResult
+	if n < 1 {
+		return res, fmt.Errorf("sample: want at least one sample, got %d", n)
 	}
 	maxBatch := s.MaxBatch
 	if maxBatch == 0 {
@@ -36,9 +48,7 @@ func (s *Sampler) Each(n int, seed uint64, emit func(first int, x []float64) err
 		lo := c * maxBatch
 		batch := min(n-lo, maxBatch)
 		xs := x[:batch*row]
-		key := ChunkSeed(seed, c)
-		philoxPrior(s.SDE, xs, batch, key)
-		nfe, _, err := s.run(xs, batch, &philoxNoise{key: key})
+		nfe, err := run(xs, batch, ChunkSeed(seed, c))
 		if err != nil {
 			return res, err
 		}

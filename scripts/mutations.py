@@ -1029,6 +1029,24 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "Winograd chunk padding: rows copied one column left (no left border)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "copy(line[1:], src[y*wc.w:(y+1)*wc.w])",
+  "new": "copy(line[0:], src[y*wc.w:(y+1)*wc.w])",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Winograd chunk padding: the first image's rows start one tile row late",
+  "file": "tensor/cpu_winograd.go",
+  "old": "tyA = t0 % per / wc.tw",
+  "new": "tyA = t0%per/wc.tw + 1",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
   "label": "Winograd padded input: rows copied one column left (no left border)",
   "file": "tensor/cpu_winograd.go",
   "old": "copy(row[1:], src[y*wc.w:(y+1)*wc.w])",
@@ -1174,18 +1192,18 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "hg_dropout offset off by one (first-1 for first > 0)",
-  "file": "cuda/random.go",
-  "old": "new(args).i64(x.Len()).u64(first).stream(s)",
-  "new": "new(args).i64(x.Len()).u64(max(first, 1)-1).stream(s)",
+  "file": "cuda/fusedops.go",
+  "old": "new(args).i64(n).u64(first).stream(s)",
+  "new": "new(args).i64(n).u64(max(first, 1)-1).stream(s)",
   "pkg": "./cuda",
   "run": "TestShimKernels",
   "tags": "cudashim"
  },
  {
   "label": "hg_dropout offset cut to 32 bits",
-  "file": "cuda/random.go",
-  "old": "new(args).i64(x.Len()).u64(first).stream(s)",
-  "new": "new(args).i64(x.Len()).u64(uint64(uint32(first))).stream(s)",
+  "file": "cuda/fusedops.go",
+  "old": "new(args).i64(n).u64(first).stream(s)",
+  "new": "new(args).i64(n).u64(uint64(uint32(first))).stream(s)",
   "pkg": "./cuda",
   "run": "TestShimKernels",
   "tags": "cudashim"
@@ -1386,6 +1404,15 @@ MUTATIONS = json.loads(r"""
   "new": "h*w >= 49 && max(ci, co) >= 17 &&",
   "pkg": "./tensor",
   "run": "TestWinogradRule",
+  "tags": ""
+ },
+ {
+  "label": "softmax's shift for a negative scale from the largest entry instead of the smallest",
+  "file": "tensor/cpu_norm.go",
+  "old": "return s * min(lo[0], lo[1], lo[2], lo[3])",
+  "new": "return s * max(hi[0], hi[1], hi[2], hi[3])",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
   "tags": ""
  },
  {

@@ -2,7 +2,7 @@
 """Side-by-side CPU benchmark: holdgo against numpy/OpenBLAS and PyTorch, in one run.
 
 Usage (from the repository root, after `make build`):
-    /usr/bin/python3 scripts/peer_bench.py [--threads 1,2] [--repeats 11] [--rounds 3] [--holdctl bin/holdctl]
+    /usr/bin/python3 scripts/peer_bench.py [--threads 1,2] [--repeats 11] [--rounds 3] [--holdctl bin/holdctl] [--isa avx2]
 
 Needs Debian's python3-numpy, python3-torch and an OpenBLAS (libopenblas0-pthread). It unsets
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for the peers (set on this workplace's machines, they select
@@ -25,6 +25,14 @@ import argparse, json, os, subprocess, sys, time
 
 for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     os.environ.pop(v, None)
+# --isa avx2 (issue 30): both sides on their AVX2 kernels on any machine, holdgo through HOLDGO_ISA and
+# OpenBLAS through OPENBLAS_CORETYPE (Haswell: its AVX2/FMA kernels, which it also runs on Zen).
+# The children (this script again, with --child) inherit the choice through HOLDGO_PEER_ISA.
+if "--isa" in sys.argv and sys.argv[sys.argv.index("--isa") + 1] == "avx2":
+    os.environ["HOLDGO_PEER_ISA"] = "avx2"
+if os.environ.get("HOLDGO_PEER_ISA") == "avx2":
+    os.environ["HOLDGO_ISA"] = "avx2"
+    os.environ["OPENBLAS_CORETYPE"] = "Haswell"
 
 SHAPES = [  # name, m, k, n, transA, transB
     ("square256", 256, 256, 256, False, False),
@@ -140,6 +148,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=11)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--holdctl", default="bin/holdctl")
+    ap.add_argument("--isa", default="best", choices=["best", "avx2"],
+                    help="avx2: holdgo (HOLDGO_ISA) and OpenBLAS (OPENBLAS_CORETYPE=Haswell) on their AVX2 kernels")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--omp", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--no-gemm", action="store_true", help=argparse.SUPPRESS)
@@ -152,7 +162,8 @@ def main():
         return 0
 
     import numpy, torch
-    print(f"numpy {numpy.__version__}, torch {torch.__version__}; {a.rounds} rounds × median of {a.repeats}")
+    print(f"numpy {numpy.__version__}, torch {torch.__version__}; {a.rounds} rounds × median of {a.repeats}; "
+          f"kernels: {'AVX2 forced on both sides' if a.isa == 'avx2' else 'each at its best'}")
     for threads in [int(t) for t in a.threads.split(",")]:
         rounds = []
         for _ in range(a.rounds):

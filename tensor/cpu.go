@@ -64,6 +64,14 @@ func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		cpuImageOp(op, out, in) // cpu_conv.go, cpu_norm.go, cpu_fir.go
 	default:
+		if isFused(op.Kind) { // the plain loops of fused.go
+			in32 := make([][]float32, len(in))
+			for i, t := range in {
+				in32[i] = t.data
+			}
+			fusedExec(op, o, out, in, in32)
+			return nil
+		}
 		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
 	}
 	return nil

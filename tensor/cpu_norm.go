@@ -166,14 +166,39 @@ func cpuSoftmax(op Op, out *Tensor, in []*Tensor) {
 				vec.Scale(dst, dst, s)
 				continue
 			}
-			m := float32(math.Inf(-1))
-			for _, v := range row {
-				m = max(m, s*v)
-			}
+			m := scaledMax(row, s)
 			vec.Scale(dst, row, s)
 			vec.AddScalar(dst, dst, -m)
 			vec.Exp(dst, dst)
 			vec.Scale(dst, dst, 1/vec.Sum(dst))
 		}
 	})
+}
+
+// scaledMax returns max_i s·row[i] for a non-empty row, as s·max(row) for s ≥ 0 and s·min(row) for
+// s < 0 (rounding s·v is monotone in v, so this is the same float32), with four independent
+// comparisons per step instead of the builtin max's NaN-propagating sequence: a NaN in the row is
+// skipped here, and the softmax of that row comes out NaN all the same (through its exp and sum).
+func scaledMax(row []float32, s float32) float32 {
+	hi := [4]float32{row[0], row[0], row[0], row[0]}
+	lo := hi
+	i := 0
+	for ; i+4 <= len(row); i += 4 {
+		for j := range 4 {
+			v := row[i+j]
+			if v > hi[j] {
+				hi[j] = v
+			}
+			if v < lo[j] {
+				lo[j] = v
+			}
+		}
+	}
+	for ; i < len(row); i++ {
+		hi[0], lo[0] = max(hi[0], row[i]), min(lo[0], row[i])
+	}
+	if s < 0 {
+		return s * min(lo[0], lo[1], lo[2], lo[3])
+	}
+	return s * max(hi[0], hi[1], hi[2], hi[3])
 }

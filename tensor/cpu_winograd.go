@@ -285,8 +285,6 @@ func (wc *winoConv) uStride() int { return wc.co*wc.ci + 16 }
 
 // run computes dst from src for every chunk of tiles.
 func (wc *winoConv) run() {
-	wc.padInput()
-	defer wc.releasePadded()
 	chunks := (wc.tiles + wc.chunkTiles - 1) / wc.chunkTiles
 	a2 := wc.alg.alpha * wc.alg.alpha
 	if chunks == 1 {
@@ -373,6 +371,18 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 			}
 		}
 	} else {
+		// The eight-patch kernel reads channel c of the chunk's images from a
+		// small padded copy made just before (padChunk), which stays in L1/L2:
+		// a padded copy of the whole input, written and read back through
+		// memory, cost about a tenth of an ncsnpp-small forward pass.
+		var local8 []float32
+		img0 := t0 / per
+		if x8 = wc.x8(); x8 {
+			hp, wp := wc.th*4+2, wc.tw*4+2
+			lb := getScratch(((t1-1)/per-img0+1)*hp*wp + 8)
+			defer putScratch(lb)
+			local8 = *lb
+		}
 		for c := c0; c < c1; c++ {
 			img, ty, tx := t0/per, t0%per/wc.tw, t0%wc.tw
 			next := func() {
@@ -383,14 +393,16 @@ func (wc *winoConv) inputTransform(v []float32, t0, t1, c0, c1 int) {
 				}
 			}
 			local := 0
-			if x8 {
-				hwp := wc.hp * wc.wp
+			if x8 && nt >= 8 {
+				wp := wc.tw*4 + 2
+				hwp := (wc.th*4 + 2) * wp
+				wc.padChunk(local8, c, t0, t1)
 				for ; local+8 <= nt; local += 8 {
 					for l := range offs {
-						offs[l] = (img*wc.ci+c)*hwp + ty*4*wc.wp + tx*4
+						offs[l] = (img-img0)*hwp + ty*4*wp + tx*4
 						next()
 					}
-					winoIn43x8G(v, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr, wc.vStride, wc.padded, &offs, wc.wp, &buf)
+					winoIn43x8G(v, (local/wc.nr*wc.ci+c)*wc.nr+local%wc.nr, wc.vStride, local8, &offs, wp, &buf)
 				}
 			}
 			for ; local < nt; local++ {
@@ -668,7 +680,9 @@ func (wc *winoConv) x8() bool { return wc.alg.m == 4 && wc.nr%8 == 0 && winoX8()
 // (tw·4+2)), when the eight-patch kernel runs: its gather then reads every
 // patch as six whole rows, without the edge cases that most tiles of a
 // 7×7 to 28×28 image hit (they took 10 % of an ncsnpp-small training step).
-// The copy is about the size of the input; the transform reads 2.25× that.
+// The weight gradient's transform (vByChannel) reads it; the forward and
+// input-gradient transform pad each channel of a chunk just before they read
+// it (padChunk).
 func (wc *winoConv) padInput() {
 	if !wc.x8() {
 		return
@@ -690,6 +704,40 @@ func (wc *winoConv) padInput() {
 			clear(dst[(wc.h+1)*wc.wp:])
 		}
 	})
+}
+
+// padChunk writes into dst channel c of the images of tiles [t0, t1) with
+// padInput's zero border, one (th·4+2) × (tw·4+2) plane per image from the
+// chunk's first, but only the rows the chunk's patches read: for tile rows
+// tyA…tyB of an image the padded rows 4·tyA … 4·tyB+5, and the row after
+// (the eight-float gather of a row's last patch reads two floats into it);
+// the 8 floats after the last plane are zeroed for the same reason.
+func (wc *winoConv) padChunk(dst []float32, c, t0, t1 int) {
+	per, hp, wp := wc.th*wc.tw, wc.th*4+2, wc.tw*4+2
+	img0, img1 := t0/per, (t1-1)/per
+	for img := img0; img <= img1; img++ {
+		tyA, tyB := 0, wc.th-1
+		if img == img0 {
+			tyA = t0 % per / wc.tw
+		}
+		if img == img1 {
+			tyB = (t1 - 1) % per / wc.tw
+		}
+		plane := dst[(img-img0)*hp*wp : (img-img0+1)*hp*wp]
+		src := wc.src[(img*wc.ci+c)*wc.h*wc.w : (img*wc.ci+c+1)*wc.h*wc.w]
+		for r := 4 * tyA; r < min(hp, 4*tyB+7); r++ {
+			line := plane[r*wp : (r+1)*wp]
+			if y := r - 1; y >= 0 && y < wc.h {
+				line[0] = 0
+				copy(line[1:], src[y*wc.w:(y+1)*wc.w])
+				clear(line[1+wc.w:])
+			} else {
+				clear(line)
+			}
+		}
+	}
+	end := (img1 - img0 + 1) * hp * wp
+	clear(dst[end : end+8])
 }
 
 func (wc *winoConv) releasePadded() {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"holdgo/rng"
 )
 
 // OpKind names one entry of the op list. Every device implements an op or
@@ -53,6 +55,17 @@ const (
 	OpGroupNormSiLU                    // out = silu(GroupNorm(in0 x; in1 γ, in2 β)) in one pass (Groups, eps Scalar)
 	OpGroupNormSiLUGrad                // out = dz = in3 dy·silu'(z), z = GroupNorm(in0 x; in1 γ, in2 β) recomputed
 	OpSin                              // out = sin(in0) (Fourier features; cos x = sin(x + π/2))
+	// The fused families (fused.go), in this order (isFused):
+	OpFillNormal          // out = normal draws of Stream (rng.Stream.FillNormal)
+	OpDropout             // out = in0·mask of Stream from element First, p = Coef[0] (rng.Stream.DropoutFrom)
+	OpFourierEmbedding    // out (B, 2·W) = sin, cos of log(in0 t)·in1 w·2π
+	OpPositionalEmbedding // out (B, dim) = the sinusoidal embedding of in0 t
+	OpAdam                // out params −= clipped Adam of in0 grads; in1 m, in2 v updated; in3 stats (Coef)
+	OpEMA                 // out shadow −= (1 − Coef[0])·(shadow − in0 params) unless in1 stats is non-finite
+	OpSumSq               // out stats[1] = Σ in0²
+	OpScoreLoss           // out grad = 2·(in0 − in1)/Coef[0]; in2 stats[0] = Σ (in0 − in1)²/Coef[0]
+	OpPerturb             // out x = M·x0 + C·ε (in0 coef, in1 q0, in2 ε, in4 aux); in3 target = −ε_last
+	OpBlockAffine         // out x ← A-halves(B(x, in0 score)) with the noises that follow (BlockAffine)
 	numOps
 )
 
@@ -64,6 +77,8 @@ var opNames = [numOps]string{
 	"Conv2d", "Conv2dGradInput", "Conv2dGradWeight", "GroupNorm", "GroupNormGrad", "GroupNormParamGrad",
 	"Softmax", "SoftmaxGrad", "UpFIRDn2d", "GroupNormSiLU", "GroupNormSiLUGrad",
 	"Sin",
+	"FillNormal", "Dropout", "FourierEmbedding", "PositionalEmbedding", "Adam", "EMA", "SumSq", "ScoreLoss",
+	"Perturb", "BlockAffine",
 }
 
 func (k OpKind) String() string {
@@ -94,6 +109,12 @@ type Op struct {
 	Stride, Pad    int     // OpConv2d*: stride and zero padding; OpUpFIRDn2d: Pad = padding before
 	Pad1, Up, Down int     // OpUpFIRDn2d: padding after, up- and down-sampling factors
 	Groups         int     // OpGroupNorm*
+
+	Stream rng.Stream // OpFillNormal, OpDropout: the counter-based stream
+	First  uint64     // OpDropout: the mask element of out's first element
+	Coef   []float64  // float64 settings of the fused ops (fused.go): OpDropout [p]; OpAdam [β1, β2, ε, lr/bc1, √bc2, maxNorm]; OpEMA [decay]; OpScoreLoss [batch]; OpBlockAffine (BlockAffine.Coef)
+	Blocks int        // OpPerturb, OpBlockAffine: the state's blocks n (B, n·d)
+	Halves int        // OpBlockAffine: the A-halves after the B update
 }
 
 // ErrUnsupported is returned by a device for an op it does not implement.
@@ -102,11 +123,12 @@ var ErrUnsupported = errors.New("op not supported on this device")
 // Device runs the op list on its own memory. CPU is the host implementation,
 // Reference the plain definitions every other device is tested against
 // (tensor/optest), and *cuda.Device (package cuda) the GPU. Exec receives
-// shapes already checked by the op functions of this package. A device's
-// fused kernels outside the op list (dropout, time embeddings, the HOLD
-// reparameterisation, Adam, …) are methods of its own type, found by callers
-// through small interfaces or, in train and sample, by using *cuda.Device
-// directly (docs/architecture.md#the-device-seam).
+// shapes already checked by the op functions of this package. The fused
+// families a training step and a device-resident sampler need (Philox fill
+// and dropout, the time embeddings, the loss, clipped Adam and EMA, the HOLD
+// reparameterisation and the block-affine sampler step; fused.go) are ops of
+// the list like any other, so train, sample, layers and autograd see a device
+// only through this interface (docs/architecture.md#the-device-seam).
 type Device interface {
 	Name() string
 	Alloc(n int) (Buffer, error)
@@ -119,6 +141,9 @@ type Buffer interface {
 	Len() int
 	Read(dst []float32) error  // device → host
 	Write(src []float32) error // host → device
+	// Slice returns the n elements from offset on as a buffer of their own that aliases this
+	// one's memory and keeps it alive (View).
+	Slice(offset, n int) (Buffer, error)
 }
 
 // OpError is the error an op's result carries when the op could not run: its
@@ -183,7 +208,7 @@ func ObserveOps(f func(Op)) (stop func()) {
 // readsOut reports whether op accumulates into its destination.
 func readsOut(op Op) bool {
 	switch op.Kind {
-	case OpSliceAdd, OpScatterAdd:
+	case OpSliceAdd, OpScatterAdd, OpAdam, OpEMA, OpSumSq, OpBlockAffine:
 		return true
 	case OpMatMul, OpConv2dGradInput, OpConv2dGradWeight:
 		return op.Beta != 0

@@ -44,6 +44,10 @@ func (b *fakeBuffer) Write(src []float32) error {
 	return nil
 }
 
+func (b *fakeBuffer) Slice(offset, n int) (Buffer, error) {
+	return &fakeBuffer{b.dev, b.cells[offset : offset+n]}, nil
+}
+
 func cells(t *Tensor) []float64 { return t.Buffer().(*fakeBuffer).cells }
 
 func (d *fakeDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {

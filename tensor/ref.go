@@ -37,6 +37,13 @@ func (b *refBuffer) Write(src []float32) error {
 	return nil
 }
 
+func (b *refBuffer) Slice(offset, n int) (Buffer, error) {
+	if offset < 0 || n < 0 || offset+n > len(b.data) {
+		return nil, fmt.Errorf("slice of %d elements at %d in a buffer of %d", n, offset, len(b.data))
+	}
+	return &refBuffer{b.data[offset : offset+n : offset+n]}, nil
+}
+
 func refData(t *Tensor) []float32 { return t.buf.(*refBuffer).data }
 
 // forEach calls f with every multi-index of shape in row-major order.
@@ -200,6 +207,14 @@ func (refDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d, OpGroupNormSiLU, OpGroupNormSiLUGrad:
 		refImageOp(op, out, in) // ref_image.go
 	default:
+		if isFused(op.Kind) { // fused.go's plain loops are their own reference
+			in32 := make([][]float32, len(in))
+			for i, t := range in {
+				in32[i] = refData(t)
+			}
+			fusedExec(op, o, out, in, in32)
+			return nil
+		}
 		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
 	}
 	return nil

@@ -63,6 +63,15 @@ func LoadModel(path string, raw bool, trainData string) (*Model, error) {
 	return &Model{Config: cfg, SDE: built.SDE, Score: &NetworkScorer{SDE: built.SDE, Net: built.Net}, Source: built.Source}, nil
 }
 
+// SetForwardMemory gives a trained model's network scorer a memory budget for one forward pass in
+// bytes (NetworkScorer.MemoryBudget; 0 keeps passes of DefaultForwardBatch samples); an exact score
+// (OracleModel) has no network and ignores it.
+func (m *Model) SetForwardMemory(bytes int64) {
+	if ns, ok := m.Score.(*NetworkScorer); ok {
+		ns.MemoryBudget = bytes
+	}
+}
+
 // LoadModelOf loads a checkpoint (EMA weights) and checks that it is of SDE kind; errors name the
 // flag --kind.
 func LoadModelOf(kind, ckpt string) (*Model, error) {

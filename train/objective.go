@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"holdgo/autograd"
-	"holdgo/cuda"
 	"holdgo/hold"
+	"holdgo/hold/holdops"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -72,10 +72,11 @@ type DataFunc func(r *rng.RNG, dst []float32)
 // the target with the SDE's fused reparameterisation (BCSM or DSM as the SDE's
 // objective says) and records ‖E_θ(x_t, t) − target‖², summed over
 // dimensions and averaged over the batch. On the host it uses hold.SDE.Perturb
-// and hold.Loss; on a CUDA device the batch and its times and reparameterisation
+// and hold.Loss; on another device the batch and its times and reparameterisation
 // coefficients go up in one copy, the noise is drawn on the device (the same
-// numbers as on the host) and the fused kernels form x_t, the loss and its
-// gradient there. Buffers are reused across steps.
+// numbers as on the host) and the fused ops (tensor.FillNormal, Perturb,
+// ScoreLoss) form x_t, the loss and its gradient there. Buffers are reused
+// across steps.
 func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int, times TimeSampling) (LossFunc, error) {
 	return ShardScoreLoss(sde, net, data, Shard{Global: batch, Len: batch}, dim, times)
 }
@@ -101,8 +102,8 @@ func (s Shard) whole() bool { return s.First == 0 && s.Len == s.Global }
 // streams. The loss and its gradient are divided by the global batch, so
 // the ranks' losses and gradients sum to the single-process ones. NCSN++
 // dropout draws each sample's masks at its place in the whole batch
-// (layers.NCSNpp.SetDropoutFrom), on the host and on a device alike (the
-// CUDA dropout kernel takes the mask offset).
+// (layers.NCSNpp.SetDropoutFrom), on the host and on a device alike
+// (tensor.Dropout takes the mask offset).
 func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard, dim int, times TimeSampling) (LossFunc, error) {
 	if shard.Global < 1 || shard.Len < 1 || shard.First < 0 || shard.First+shard.Len > shard.Global {
 		return nil, fmt.Errorf("shard of samples [%d, %d) of a batch of %d", shard.First, shard.First+shard.Len, shard.Global)
@@ -135,7 +136,7 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 	if !shard.whole() {
 		whole = make([]float32, shard.Global*dim)
 	}
-	var gpu *deviceLoss
+	var onDevice *deviceLoss
 	return func(c *StepContext) (*autograd.Value, error) {
 		g := c.Tape
 		data(c.RNG, whole)
@@ -153,13 +154,13 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 			defer dropout.SetDropout(nil)
 		}
 		if c.Device != nil {
-			if gpu == nil || gpu.dev != c.Device {
+			if onDevice == nil || onDevice.dev != c.Device {
 				var err error
-				if gpu, err = newDeviceLoss(c.Device, shard, n, dim, dsm); err != nil {
+				if onDevice, err = newDeviceLoss(c.Device, shard, n, dim, dsm); err != nil {
 					return nil, err
 				}
 			}
-			return gpu.record(c, sde, net, b)
+			return onDevice.record(c, sde, net, b)
 		}
 		c.Stream(rng.StreamNoise).FillNormalFrom(b.Noise, uint64(shard.First*n*dim))
 		if dsm {
@@ -184,16 +185,16 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 // deviceLoss is ScoreLoss's device memory. The noise of a shard is a view
 // into the whole batch's noise (epsAll, auxAll), drawn whole on the device.
 type deviceLoss struct {
-	dev                       *cuda.Device
-	staged                    *cuda.StagedBatch
+	dev                       tensor.Device
+	staged                    *stagedBatch
 	global                    int
 	epsAll, auxAll            *tensor.Tensor
 	eps, aux, x, target, grad *tensor.Tensor
 }
 
-func newDeviceLoss(dev *cuda.Device, shard Shard, n, dim int, dsm bool) (*deviceLoss, error) {
+func newDeviceLoss(dev tensor.Device, shard Shard, n, dim int, dsm bool) (*deviceLoss, error) {
 	batch := shard.Len
-	sb, err := dev.NewStagedBatch(batch, dim)
+	sb, err := newStagedBatch(dev, batch, dim)
 	if err != nil {
 		return nil, err
 	}
@@ -207,45 +208,88 @@ func newDeviceLoss(dev *cuda.Device, shard Shard, n, dim int, dsm bool) (*device
 			return nil, err
 		}
 	}
-	return l, nil
+	return l, tensor.Err(l.x, l.target, l.grad)
 }
 
 // shardOn allocates a whole batch of width values per sample on dev and
 // returns it with the view of the shard's rows (the same tensor twice for
 // the whole batch).
-func shardOn(dev *cuda.Device, shard Shard, width int) (all, part *tensor.Tensor, err error) {
+func shardOn(dev tensor.Device, shard Shard, width int) (all, part *tensor.Tensor, err error) {
 	all = tensor.New(dev, shard.Global, width)
-	if shard.whole() {
-		return all, all, nil
+	if err := all.Err(); err != nil || shard.whole() {
+		return all, all, err
 	}
-	part, err = dev.View(all, shard.First*width, shard.Len, width)
+	part, err = tensor.View(all, shard.First*width, shard.Len, width)
 	return all, part, err
 }
 
 // record runs the step's reparameterisation, forward pass and loss on the device.
 func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, b hold.Batch) (*autograd.Value, error) {
-	copy(l.staged.HostData(), b.Data)
-	if err := l.staged.Upload(sde, b.Times); err != nil {
+	copy(l.staged.hostData(), b.Data)
+	if err := l.staged.upload(sde, b.Times); err != nil {
 		return nil, err
 	}
-	if err := l.dev.FillNormal(l.epsAll, c.Stream(rng.StreamNoise)); err != nil {
-		return nil, err
-	}
+	tensor.FillNormal(l.epsAll, c.Stream(rng.StreamNoise))
 	if l.aux != nil {
-		if err := l.dev.FillNormal(l.auxAll, c.Stream(rng.StreamAux)); err != nil {
-			return nil, err
-		}
+		tensor.FillNormal(l.auxAll, c.Stream(rng.StreamAux))
 	}
-	if err := l.staged.Perturb(sde.Blocks(), l.eps, l.aux, l.x, l.target); err != nil {
-		return nil, err
-	}
+	tensor.Perturb(l.x, l.target, l.staged.coef, l.staged.data, l.eps, l.aux, sde.Blocks())
 	g := c.Tape
-	out := net.ScoreForward(g, g.Const(l.x), g.Const(l.staged.Times))
-	if err := c.Stats.ShardScoreLoss(l.grad, out.T, l.target, l.global); err != nil {
-		return nil, err
-	}
+	out := net.ScoreForward(g, g.Const(l.x), g.Const(l.staged.times))
+	tensor.ScoreLoss(l.grad, out.T, l.target, c.Stats, l.global)
 	out.Grad = l.grad
 	return out, nil
+}
+
+// stagedBatch is a training step's host inputs in one device buffer, uploaded by one copy: the
+// float64 coefficients of the fused reparameterisation (holdops.PutPerturbCoefficients,
+// tensor.PerturbCoefLen slots per sample; first, so that they are 8-byte aligned), the data
+// batch q0 (B×d) and the times (B, float32 for the network).
+type stagedBatch struct {
+	coef, data, times *tensor.Tensor // views into dev
+	host              []float32
+	dev               *tensor.Tensor
+	batch, dim        int
+}
+
+func newStagedBatch(dev tensor.Device, batch, dim int) (*stagedBatch, error) {
+	nc := tensor.PerturbCoefLen * batch
+	sb := &stagedBatch{host: make([]float32, nc+batch*dim+batch), batch: batch, dim: dim}
+	sb.dev = tensor.New(dev, len(sb.host))
+	if err := sb.dev.Err(); err != nil {
+		return nil, err
+	}
+	var err error
+	if sb.coef, err = tensor.View(sb.dev, 0, nc); err != nil {
+		return nil, err
+	}
+	if sb.data, err = tensor.View(sb.dev, nc, batch, dim); err != nil {
+		return nil, err
+	}
+	sb.times, err = tensor.View(sb.dev, nc+batch*dim, batch)
+	return sb, err
+}
+
+// hostData is the host side of data, to be filled before upload.
+func (sb *stagedBatch) hostData() []float32 {
+	nc := tensor.PerturbCoefLen * sb.batch
+	return sb.host[nc : nc+sb.batch*sb.dim]
+}
+
+// upload stores the reparameterisation coefficients of the times and the times next to the data
+// and copies the whole batch to the device.
+func (sb *stagedBatch) upload(sde *hold.SDE, times []float64) error {
+	if len(times) != sb.batch {
+		return fmt.Errorf("staged batch of %d samples given %d times", sb.batch, len(times))
+	}
+	for b, t := range times {
+		holdops.PutPerturbCoefficients(sb.host[b*tensor.PerturbCoefLen:], sde, t)
+		sb.host[tensor.PerturbCoefLen*sb.batch+sb.batch*sb.dim+b] = float32(t)
+	}
+	if err := sb.dev.Buffer().Write(sb.host); err != nil {
+		return fmt.Errorf("upload batch to %s: %w", sb.dev.Device().Name(), err)
+	}
+	return nil
 }
 
 // NetworkScorer turns a trained score network into a hold.Scorer: the last
@@ -258,10 +302,17 @@ type NetworkScorer struct {
 	// GB for ncsnpp-small, which ended in the out-of-memory killer on a 23 GB machine). Each sample's
 	// score is computed by the same operations whatever the split.
 	ForwardBatch int
+	// MemoryBudget, where ForwardBatch is 0 and MemoryBudget > 0, chooses the forward batch from the
+	// memory a forward pass holds: the first call runs one pass of at most ProbeBatch samples, reads
+	// the tape's tensor memory (activations, weights excluded) per sample, and from then on passes
+	// MemoryBudget / that many samples (at least 1, at most MaxForwardBatch). Per scorer: each worker's
+	// fork holds its own. Every sample's score is the same up to float32 rounding whatever the split.
+	MemoryBudget int64
 
-	tape *autograd.Tape
-	x, t *tensor.Tensor
-	out  []float32
+	tape  *autograd.Tape
+	chunk int // the forward batch MemoryBudget chose (0 until the first call measured it)
+	x, t  *tensor.Tensor
+	out   []float32
 }
 
 // Network is the score network (sample.Networked).
@@ -271,7 +322,7 @@ func (s *NetworkScorer) Network() layers.ScoreNet { return s.Net }
 // and its own tape and buffers, for another goroutine (the network's
 // forward pass only reads the parameters).
 func (s *NetworkScorer) Fork() hold.Scorer {
-	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch}
+	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch, MemoryBudget: s.MemoryBudget, chunk: s.chunk}
 }
 
 // Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
@@ -288,11 +339,23 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a network from %d to %d values",
 			len(x), batch, len(dst), state, d)
 	}
-	chunk := s.ForwardBatch
-	if chunk <= 0 {
+	chunk, lo := s.ForwardBatch, 0
+	switch {
+	case chunk > 0:
+	case s.MemoryBudget <= 0:
 		chunk = DefaultForwardBatch
+	case s.chunk > 0:
+		chunk = s.chunk
+	default: // measure a pass of at most ProbeBatch samples, then size the others from it
+		lo = min(batch, ProbeBatch)
+		if err := s.scoreChunk(dst[:lo*d], x[:lo*width], t[:lo]); err != nil {
+			return err
+		}
+		perSample := max(1, s.tape.MemBytes()/int64(lo))
+		s.chunk = int(min(max(1, s.MemoryBudget/perSample), MaxForwardBatch))
+		chunk = s.chunk
 	}
-	for lo := 0; lo < batch; lo += chunk {
+	for ; lo < batch; lo += chunk {
 		hi := min(batch, lo+chunk)
 		if err := s.scoreChunk(dst[lo*d:hi*d], x[lo*width:hi*width], t[lo:hi]); err != nil {
 			return err
@@ -301,8 +364,18 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 	return nil
 }
 
-// DefaultForwardBatch is NetworkScorer's largest forward pass when ForwardBatch is 0.
-const DefaultForwardBatch = 64
+// NetworkScorer's forward batches: DefaultForwardBatch where neither ForwardBatch nor MemoryBudget is
+// set; ProbeBatch samples in the pass that measures the memory per sample for MemoryBudget, and at
+// most MaxForwardBatch in a pass it sizes.
+const (
+	DefaultForwardBatch = 64
+	ProbeBatch          = 8
+	MaxForwardBatch     = 4096
+)
+
+// ForwardBatchChosen is the forward batch MemoryBudget chose (0 before the first Score call or
+// where ForwardBatch or no budget decides).
+func (s *NetworkScorer) ForwardBatchChosen() int { return s.chunk }
 
 // scoreChunk is Score for one forward pass.
 func (s *NetworkScorer) scoreChunk(dst, x, t []float64) error {

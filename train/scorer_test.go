@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"holdgo/autograd"
 	"holdgo/hold"
 	"holdgo/layers"
 	"holdgo/rng"
@@ -114,6 +115,63 @@ func TestNetworkScorerForkSamples(t *testing.T) {
 // pass of one sample takes other GEMM kernels, measured 6e-8 relative), so a wrong offset or a stale
 // buffer fails it.
 func TestNetworkScorerForwardBatch(t *testing.T) {
+	const batch, d = 7, 64
+	sde, net, x, ts := tinyScorerFixture(t, batch, 0.8)
+	whole, split := make([]float64, batch*d), make([]float64, batch*d)
+	if err := (&NetworkScorer{SDE: sde, Net: net, ForwardBatch: batch}).Score(whole, x, ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&NetworkScorer{SDE: sde, Net: net, ForwardBatch: 3}).Score(split, x, ts); err != nil {
+		t.Fatal(err)
+	}
+	for i := range whole {
+		if !(math.Abs(whole[i]-split[i]) <= 1e-6*math.Max(1e-3, math.Abs(whole[i]))) {
+			t.Fatalf("score %d: %v in one pass of 7, %v in passes of 3", i, whole[i], split[i])
+		}
+	}
+}
+
+// TestNetworkScorerMemoryBudget: with a memory budget the first call measures a pass of ProbeBatch
+// samples and sizes the other passes from it (budget / bytes per sample, from 1 to MaxForwardBatch),
+// and every sample's score is the one a single pass gives up to float32 rounding.
+func TestNetworkScorerMemoryBudget(t *testing.T) {
+	const batch, d = 23, 64
+	sde, net, x, ts := tinyScorerFixture(t, batch, 0.25)
+	n := sde.Blocks()
+	// The bytes per sample, measured here on a tape of our own.
+	g := autograd.NewTape(tensor.CPU)
+	g.SetNoGrad(true)
+	probe := tensor.FromSlice(toF32(x[:ProbeBatch*n*d]), ProbeBatch, n*d)
+	net.ScoreForward(g, g.Const(probe), g.Const(tensor.FromSlice(toF32(ts[:ProbeBatch]), ProbeBatch)))
+	perSample := g.MemBytes() / ProbeBatch
+	whole := make([]float64, batch*d)
+	if err := (&NetworkScorer{SDE: sde, Net: net, ForwardBatch: batch}).Score(whole, x, ts); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		budget int64
+		want   int
+	}{{5 * perSample, 5}, {5*perSample + perSample/2, 5}, {1, 1}, {1 << 50, MaxForwardBatch}} {
+		s := &NetworkScorer{SDE: sde, Net: net, MemoryBudget: c.budget}
+		got := make([]float64, batch*d)
+		if err := s.Score(got, x, ts); err != nil {
+			t.Fatal(err)
+		}
+		if s.ForwardBatchChosen() != c.want {
+			t.Errorf("budget %d bytes (%d per sample): forward batch %d, want %d", c.budget, perSample, s.ForwardBatchChosen(), c.want)
+		}
+		for i := range whole {
+			if !(math.Abs(whole[i]-got[i]) <= 1e-6*math.Max(1e-3, math.Abs(whole[i]))) {
+				t.Fatalf("budget %d: score %d: %v in one pass, %v", c.budget, i, whole[i], got[i])
+			}
+		}
+	}
+}
+
+// tinyScorerFixture is an ncsnpp-tiny on 8×8 single-channel images under HOLD-3 with random weights
+// (N(0, 0.05²)), batch N(0, 1) states and the times 0.1 + dt·i.
+func tinyScorerFixture(t *testing.T, batch int, dt float64) (*hold.SDE, *layers.NCSNpp, []float64, []float64) {
+	t.Helper()
 	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
 	if err != nil {
 		t.Fatal(err)
@@ -128,25 +186,21 @@ func TestNetworkScorerForwardBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng.New(8).FillNormal(net.Params.Data, 0, 0.05)
-	const batch, d = 7, 64
 	r := rng.New(9)
-	x, ts := make([]float64, batch*n*d), make([]float64, batch)
+	x, ts := make([]float64, batch*n*64), make([]float64, batch)
 	for i := range x {
 		x[i] = r.Normal()
 	}
 	for i := range ts {
-		ts[i] = 0.1 + 0.8*float64(i)
+		ts[i] = 0.1 + dt*float64(i)
 	}
-	whole, split := make([]float64, batch*d), make([]float64, batch*d)
-	if err := (&NetworkScorer{SDE: sde, Net: net, ForwardBatch: batch}).Score(whole, x, ts); err != nil {
-		t.Fatal(err)
+	return sde, net, x, ts
+}
+
+func toF32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
 	}
-	if err := (&NetworkScorer{SDE: sde, Net: net, ForwardBatch: 3}).Score(split, x, ts); err != nil {
-		t.Fatal(err)
-	}
-	for i := range whole {
-		if !(math.Abs(whole[i]-split[i]) <= 1e-6*math.Max(1e-3, math.Abs(whole[i]))) {
-			t.Fatalf("score %d: %v in one pass of 7, %v in passes of 3", i, whole[i], split[i])
-		}
-	}
+	return out
 }

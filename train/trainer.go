@@ -13,7 +13,6 @@ import (
 
 	"holdgo/autograd"
 	"holdgo/checkpoint"
-	"holdgo/cuda"
 	"holdgo/dist"
 	"holdgo/layers"
 	"holdgo/optim"
@@ -59,7 +58,7 @@ func (o Options) Validate() error {
 // the counter-based streams c.Stream(id), which depend only on the seed and
 // the step. It returns either a one-element loss value (host only), or the
 // network output with its gradient already seeded, the loss then set in
-// c.Loss (host) or reduced into c.Stats (device).
+// c.Loss (host) or reduced into c.Stats (a device: tensor.ScoreLoss).
 type LossFunc func(c *StepContext) (*autograd.Value, error)
 
 // StepContext is what a LossFunc sees of a training step.
@@ -70,9 +69,10 @@ type StepContext struct {
 	Step int // steps done before this one
 	Loss float64
 
-	// Device, when the step runs on a CUDA device: the loss goes into Stats.
-	Device *cuda.Device
-	Stats  *cuda.StepStats
+	// Device, when the step runs on a device other than the CPU: the loss goes
+	// into the step statistics Stats (tensor.StatsLen slots on Device).
+	Device tensor.Device
+	Stats  *tensor.Tensor
 }
 
 // Stream is the counter-based stream id of this step.
@@ -94,7 +94,7 @@ var ErrNonFinite = errors.New("non-finite loss or gradient")
 // Trainer performs optimisation steps on a parameter set.
 //
 // On the host (the default) Params, Adam, EMA hold the state. After
-// SetDevice(cuda device) the parameters, gradients, Adam moments and EMA
+// SetDevice(a device other than tensor.CPU) the parameters, gradients, Adam moments and EMA
 // weights live in flat device buffers and a step runs without a host
 // synchronisation: the loss and gradient norm are reduced on the device and
 // read back only by Read (TrainStep reads every step; Advance(false) does not).
@@ -109,12 +109,12 @@ type Trainer struct {
 	RNG    *tensor.RNG
 	Step   int
 
-	loss LossFunc
-	tape *autograd.Tape
-	ctx  StepContext
-	gpu  *deviceState
-	comm dist.Communicator // nil or one rank: no communication
-	host []float32         // a device step's gradients and scalars staged for the all-reduce
+	loss     LossFunc
+	tape     *autograd.Tape
+	ctx      StepContext
+	onDevice *deviceState      // nil on the host
+	comm     dist.Communicator // nil or one rank: no communication
+	host     []float32         // a device step's gradients and scalars staged for the all-reduce
 	// reduceTime is the wall time spent in the steps' all-reduce calls (with the wait for
 	// the slowest rank).
 	reduceTime time.Duration
@@ -124,12 +124,13 @@ type Trainer struct {
 // (including the wait for the slowest rank; 0 on one rank).
 func (t *Trainer) ReduceTime() time.Duration { return t.reduceTime }
 
-// deviceState is the optimizer state on a CUDA device.
+// deviceState is the optimizer state on a device.
 type deviceState struct {
-	dev          *cuda.Device
+	dev          tensor.Device
 	m, v, shadow *tensor.Tensor
-	stats        *cuda.StepStats
-	last         Stats // the last step's host-side numbers (step, learning rate)
+	stats        *tensor.Tensor // the step statistics (tensor.StatsLen slots)
+	host         []float32      // their host copy for the all-reduce
+	last         Stats          // the last step's host-side numbers (step, learning rate)
 }
 
 // New returns a trainer at step 0 with the random stream seeded from opt.Seed.
@@ -162,7 +163,7 @@ func (t *Trainer) Broadcast() error {
 	if !t.parallel() {
 		return nil
 	}
-	if t.gpu != nil {
+	if t.onDevice != nil {
 		return errors.New("broadcast the training state before SetDevice")
 	}
 	for _, buf := range [][]float32{t.Params.Data, t.Adam.M, t.Adam.V, t.EMA.Shadow} {
@@ -212,15 +213,17 @@ func (t *Trainer) nonFiniteRanks(count int) error {
 
 // Device is where the trainer's state lives.
 func (t *Trainer) Device() tensor.Device {
-	if t.gpu != nil {
-		return t.gpu.dev
+	if t.onDevice != nil {
+		return t.onDevice.dev
 	}
 	return tensor.CPU
 }
 
 // SetDevice moves the training state (parameters, Adam's moments, EMA
-// weights) to dev, tensor.CPU or a *cuda.Device, copying its current values:
-// call it after New and Restore.
+// weights) to dev, copying its current values: call it after New and
+// Restore. On tensor.CPU a step runs the host path (optim, hold); on any
+// other device it runs the op list and its fused families (tensor/fused.go),
+// which the device implements or refuses with tensor.ErrUnsupported.
 func (t *Trainer) SetDevice(dev tensor.Device) error {
 	if dev == t.Device() {
 		return nil
@@ -232,36 +235,33 @@ func (t *Trainer) SetDevice(dev tensor.Device) error {
 		if err := t.Params.ToDevice(tensor.CPU); err != nil {
 			return err
 		}
-		t.gpu, t.tape = nil, autograd.NewTape(tensor.CPU)
+		t.onDevice, t.tape = nil, autograd.NewTape(tensor.CPU)
 		return nil
 	}
-	cd, ok := dev.(*cuda.Device)
-	if !ok {
-		return fmt.Errorf("training runs on cpu or cuda, not on device %s", dev.Name())
-	}
-	if err := t.Params.ToDevice(cd); err != nil {
+	if err := t.Params.ToDevice(dev); err != nil {
 		return err
 	}
-	g := &deviceState{dev: cd}
+	g := &deviceState{dev: dev, host: make([]float32, tensor.StatsLen)}
 	var err error
 	for _, b := range []struct {
 		dst  **tensor.Tensor
 		host []float32
 	}{{&g.m, t.Adam.M}, {&g.v, t.Adam.V}, {&g.shadow, t.EMA.Shadow}} {
-		if *b.dst, err = tensor.FromSlice(b.host, len(b.host)).ToDevice(cd); err != nil {
-			return fmt.Errorf("optimizer state to %s: %w", cd.Name(), err)
+		if *b.dst, err = tensor.FromSlice(b.host, len(b.host)).ToDevice(dev); err != nil {
+			return fmt.Errorf("optimizer state to %s: %w", dev.Name(), err)
 		}
 	}
-	if g.stats, err = cd.NewStepStats(); err != nil {
+	g.stats = tensor.New(dev, tensor.StatsLen)
+	if err := g.stats.Err(); err != nil {
 		return err
 	}
-	t.gpu, t.tape = g, autograd.NewTape(cd)
+	t.onDevice, t.tape = g, autograd.NewTape(dev)
 	return nil
 }
 
 // download brings the host copies of a device trainer's state up to date.
 func (t *Trainer) download() error {
-	if t.gpu == nil {
+	if t.onDevice == nil {
 		return nil
 	}
 	if err := t.Params.Download(); err != nil {
@@ -270,9 +270,9 @@ func (t *Trainer) download() error {
 	for _, b := range []struct {
 		src  *tensor.Tensor
 		host []float32
-	}{{t.gpu.m, t.Adam.M}, {t.gpu.v, t.Adam.V}, {t.gpu.shadow, t.EMA.Shadow}} {
+	}{{t.onDevice.m, t.Adam.M}, {t.onDevice.v, t.Adam.V}, {t.onDevice.shadow, t.EMA.Shadow}} {
 		if err := b.src.Buffer().Read(b.host); err != nil {
-			return fmt.Errorf("optimizer state from %s: %w", t.gpu.dev.Name(), err)
+			return fmt.Errorf("optimizer state from %s: %w", t.onDevice.dev.Name(), err)
 		}
 	}
 	return nil
@@ -280,7 +280,7 @@ func (t *Trainer) download() error {
 
 // upload sends the host state to the device (after Restore).
 func (t *Trainer) upload() error {
-	if t.gpu == nil {
+	if t.onDevice == nil {
 		return nil
 	}
 	if err := t.Params.Upload(); err != nil {
@@ -289,9 +289,9 @@ func (t *Trainer) upload() error {
 	for _, b := range []struct {
 		dst  *tensor.Tensor
 		host []float32
-	}{{t.gpu.m, t.Adam.M}, {t.gpu.v, t.Adam.V}, {t.gpu.shadow, t.EMA.Shadow}} {
+	}{{t.onDevice.m, t.Adam.M}, {t.onDevice.v, t.Adam.V}, {t.onDevice.shadow, t.EMA.Shadow}} {
 		if err := b.dst.Buffer().Write(b.host); err != nil {
-			return fmt.Errorf("optimizer state to %s: %w", t.gpu.dev.Name(), err)
+			return fmt.Errorf("optimizer state to %s: %w", t.onDevice.dev.Name(), err)
 		}
 	}
 	return nil
@@ -310,14 +310,14 @@ func (t *Trainer) Advance(read bool) (Stats, error) {
 	t.tape.Reset()
 	t.Params.ZeroGrad()
 	t.ctx = StepContext{Tape: t.tape, RNG: t.RNG, Seed: t.Opt.Seed, Step: t.Step}
-	if t.gpu != nil {
-		t.ctx.Device, t.ctx.Stats = t.gpu.dev, t.gpu.stats
+	if t.onDevice != nil {
+		t.ctx.Device, t.ctx.Stats = t.onDevice.dev, t.onDevice.stats
 	}
 	l, err := t.loss(&t.ctx)
 	if err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
-	if t.gpu != nil {
+	if t.onDevice != nil {
 		return t.deviceStep(l, read)
 	}
 	loss := t.ctx.Loss
@@ -363,24 +363,28 @@ func (t *Trainer) lr() float64 {
 // deviceStep finishes a step on the device from the seeded output l.
 func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 	if l.Grad == nil {
-		return Stats{}, fmt.Errorf("step %d: the loss on %s must seed the output's gradient", t.Step+1, t.gpu.dev.Name())
+		return Stats{}, fmt.Errorf("step %d: the loss on %s must seed the output's gradient", t.Step+1, t.onDevice.dev.Name())
 	}
-	g := t.gpu
+	g := t.onDevice
+	if err := tensor.Err(l.T, l.Grad); err != nil { // the forward pass or the loss failed on the device
+		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
+	}
 	t.tape.BackwardFrom(l)
+	if err := t.Params.GradErr(); err != nil {
+		return Stats{}, fmt.Errorf("step %d: backward: %w", t.Step+1, err)
+	}
 	if t.parallel() {
 		if err := t.reduceDevice(); err != nil {
 			return Stats{}, err
 		}
 	}
-	if err := g.stats.GradNorm(t.Params.DevGrad); err != nil {
-		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
-	}
+	tensor.SumSq(g.stats, t.Params.DevGrad)
 	lr := t.lr()
 	a := t.Adam
-	if err := g.stats.ClipAdam(t.Params.DevData, t.Params.DevGrad, g.m, g.v, a.Beta1, a.Beta2, a.Eps, lr, a.Step+1, t.Opt.GradClip); err != nil {
-		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
-	}
-	if err := g.stats.EMA(g.shadow, t.Params.DevData, t.EMA.NextDecay()); err != nil {
+	tensor.Adam(t.Params.DevData, t.Params.DevGrad, g.m, g.v, g.stats,
+		tensor.AdamStep{Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, LR: lr, Step: a.Step + 1, MaxNorm: t.Opt.GradClip})
+	tensor.EMA(g.shadow, t.Params.DevData, g.stats, t.EMA.NextDecay())
+	if err := tensor.Err(g.stats, t.Params.DevData, g.shadow); err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
 	a.Step++
@@ -400,7 +404,7 @@ func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 // Read). CUDA-aware MPI or NCCL would reduce in device memory instead; this
 // build has neither.
 func (t *Trainer) reduceDevice() error {
-	g := t.gpu
+	g := t.onDevice
 	n := t.Params.Len()
 	if t.host == nil {
 		t.host = make([]float32, n+layers.ReduceSlots)
@@ -408,10 +412,10 @@ func (t *Trainer) reduceDevice() error {
 	if err := t.Params.DevGrad.Buffer().Read(t.host[:n]); err != nil {
 		return fmt.Errorf("step %d: gradients to the host: %w", t.Step+1, err)
 	}
-	loss, err := g.stats.Loss()
-	if err != nil {
-		return fmt.Errorf("step %d: %w", t.Step+1, err)
+	if err := g.stats.Buffer().Read(g.host); err != nil {
+		return fmt.Errorf("step %d: read the step's loss: %w", t.Step+1, err)
 	}
+	loss := tensor.StatsLoss(g.host)
 	bad := math.IsNaN(loss) || math.IsInf(loss, 0)
 	sum, count, err := t.allreduce(t.host, loss, bad)
 	if err != nil {
@@ -423,7 +427,11 @@ func (t *Trainer) reduceDevice() error {
 	if err := t.Params.DevGrad.Buffer().Write(t.host[:n]); err != nil {
 		return fmt.Errorf("step %d: gradients to %s: %w", t.Step+1, g.dev.Name(), err)
 	}
-	return g.stats.SetLoss(sum)
+	tensor.SetStatsLoss(g.host, sum)
+	if err := g.stats.Buffer().Write(g.host); err != nil {
+		return fmt.Errorf("step %d: write the step's loss: %w", t.Step+1, err)
+	}
+	return nil
 }
 
 // Read returns the last step's statistics. On a device it waits for the step
@@ -431,16 +439,19 @@ func (t *Trainer) reduceDevice() error {
 // since the previous Read was not finite (and so skipped) it returns an error
 // wrapping ErrNonFinite.
 func (t *Trainer) Read() (Stats, error) {
-	if t.gpu == nil {
+	if t.onDevice == nil {
 		return Stats{}, errors.New("Read is for device trainers; TrainStep returns the host statistics")
 	}
-	st := t.gpu.last
-	loss, norm, skipped, err := t.gpu.stats.Read()
+	st := t.onDevice.last
+	loss, norm, skipped, err := tensor.ReadStats(t.onDevice.stats)
 	if err != nil {
 		return Stats{}, err
 	}
 	st.Loss, st.GradNorm = loss, norm
 	if skipped > 0 {
+		if err := tensor.ClearSkipped(t.onDevice.stats); err != nil {
+			return st, err
+		}
 		return st, fmt.Errorf("by step %d: %d step(s) had a non-finite loss or gradient (last loss %v, gradient norm %v) and were skipped: %w",
 			t.Step, skipped, loss, norm, ErrNonFinite)
 	}

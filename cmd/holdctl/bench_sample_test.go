@@ -50,3 +50,27 @@ func TestCLIBenchSample(t *testing.T) {
 		t.Errorf("bench sample on an empty directory: want an error naming the checkpoint, got %s", r)
 	}
 }
+
+// 'sample --forward-mib' sizes the forward passes from a memory budget: the samples equal those of
+// the default passes up to float32 rounding; a negative budget is a usage error.
+func TestCLISampleForwardMemory(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"sample", "--ckpt", "../../models/fmnist-hold3", "--sampler", "a-ddim", "--grid", "vpmatched", "--nfe", "3",
+		"--clip", "1", "--n", "10", "--seed", "4"}
+	mustRun(t, append(args, "--out", dir+"/a.npy")...)
+	mustRun(t, append(args, "--forward-mib", "1", "--out", dir+"/b.npy")...)
+	aa, _ := readNPYShape(t, dir+"/a.npy")
+	bb, _ := readNPYShape(t, dir+"/b.npy")
+	a, b := aa.Data, bb.Data
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("%d and %d values", len(a), len(b))
+	}
+	for i := range a {
+		if !(math.Abs(a[i]-b[i]) <= 1e-4) {
+			t.Fatalf("value %d: %v with passes of 64, %v with a 1 MiB budget", i, a[i], b[i])
+		}
+	}
+	if r := holdctl(t, append(args, "--forward-mib", "-1", "--out", dir+"/c.npy")...); r.code != 2 || !strings.Contains(r.stderr, "--forward-mib") {
+		t.Errorf("--forward-mib -1: want exit 2 naming the flag, got %s", r)
+	}
+}

@@ -11,12 +11,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/cuda"
 	"holdgo/data"
 	"holdgo/experiment"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/sample"
+	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -32,7 +32,18 @@ func samplerFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "denoise", Usage: "final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"},
 		&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the adaptive ODE sampler"},
 		&cli.Float64Flag{Name: "eta", Value: 1, Usage: "xanc: 1 the exact Gaussian-posterior step, 0 xddim, in between the DDIM-style blend"},
+		&cli.IntFlag{Name: "forward-mib", Usage: "trained networks: memory for one forward pass's activations in MiB, from which the forward batch is chosen (measured on a first pass of 8 samples; 0: passes of 64 samples)"},
 	}
+}
+
+// forwardMemory applies --forward-mib to a trained model (a usage error outside [0, 2^20]).
+func forwardMemory(c *cli.Context, m *train.Model) error {
+	mib := c.Int("forward-mib")
+	if mib < 0 || mib > 1<<20 {
+		return usageErr("--forward-mib must be in [0, %d], got %d", 1<<20, mib)
+	}
+	m.SetForwardMemory(int64(mib) << 20)
+	return nil
 }
 
 func samplerSpecFrom(c *cli.Context) sample.Spec {
@@ -41,8 +52,8 @@ func samplerSpecFrom(c *cli.Context) sample.Spec {
 }
 
 // samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
-// Sampler.SampleOn with the checkpoint's network moved to a CUDA device (lt and em; the other
-// samplers run on the host with the network on the device, see sampleDevice).
+// Sampler.SampleOn with the checkpoint's network moved to the device (the samplers of
+// Sampler.OnDevice; the others run on the host with the network on the device, see sampleDevice).
 func samplerOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed uint64) (*sample.Result, error), error) {
 	cd, net, err := sampleDevice(device, s, m)
 	if err != nil || cd == nil {
@@ -62,9 +73,9 @@ func eachOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed 
 	}, nil
 }
 
-// sampleDevice opens --device for sampling: nil for the CPU, or the CUDA device with the
-// checkpoint's network moved onto it.
-func sampleDevice(device string, s *sample.Sampler, m *train.Model) (*cuda.Device, layers.ScoreNet, error) {
+// sampleDevice opens --device for sampling: nil for the CPU, or the device with the checkpoint's
+// network moved onto it (Sampler.DeviceFor).
+func sampleDevice(device string, s *sample.Sampler, m *train.Model) (tensor.Device, layers.ScoreNet, error) {
 	dev, err := openDevice(device)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
@@ -142,6 +153,9 @@ func sampleCommand() *cli.Command {
 			}
 			if err != nil {
 				return usageErr("%v", err)
+			}
+			if err := forwardMemory(c, m); err != nil {
+				return err
 			}
 			n, dim := c.Int("n"), m.Source.Dimension()
 			if n < 1 || uint64(n) > math.MaxInt64/4/uint64(dim) {

@@ -49,8 +49,6 @@ func main() {
 	}
 	writeTranspose16(&out)
 	writeCopyRows(&out)
-	writePeak(&out, "fmaPeakAVX512", "Z", 24)
-	writePeak(&out, "fmaPeakAVX2", "Y", 12)
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -160,23 +158,6 @@ func (s spec) write(w *bytes.Buffer) {
 	}
 	p("VZEROUPPER")
 	p("RET")
-}
-
-// writePeak emits a loop of independent register-only FMAs (as many chains
-// as the kernel's accumulators): the machine's FMA ceiling, which the
-// benchmarks quote next to the kernels.
-func writePeak(w *bytes.Buffer, name, reg string, chains int) {
-	fmt.Fprintf(w, "\n// func %s(n int)\n// n iterations of %d independent FMAs on %s registers.\n", name, chains, reg)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-8\n", name)
-	fmt.Fprintf(w, "\tMOVQ n+0(FP), CX\n")
-	for i := 0; i < chains; i++ {
-		fmt.Fprintf(w, "\tVXORPS %s%d, %s%d, %s%d\n", reg, i, reg, i, reg, i)
-	}
-	fmt.Fprintf(w, "\tTESTQ CX, CX\n\tJZ %s_done\n%s_loop:\n", name, name)
-	for i := 0; i < chains; i++ {
-		fmt.Fprintf(w, "\tVFMADD231PS %s%d, %s%d, %s%d\n", reg, chains, reg, chains+1, reg, i)
-	}
-	fmt.Fprintf(w, "\tDECQ CX\n\tJNZ %s_loop\n%s_done:\n\tVZEROUPPER\n\tRET\n", name, name)
 }
 
 // writeTranspose16 emits the AVX-512 packer for a strided operand: it reads

@@ -35,7 +35,7 @@ var benchShapes = []struct {
 // GFLOP/s of wall-clock time and GFLOP per CPU-second of the process
 // ("GFLOP/cpu-s": per-core throughput, which stays meaningful when other
 // processes share the cores; with threads=2 it is the per-core average).
-// Compare with BenchmarkPeakFMA, the core's measured FMA ceiling. Run with e.g.
+// Compare with the core's measured FMA ceiling (holdctl bench peak, internal/peak). Run with e.g.
 //
 //	go test ./internal/gemm -run '^$' -bench 'Sgemm/square512/' -benchtime 20x
 func BenchmarkSgemm(b *testing.B) {

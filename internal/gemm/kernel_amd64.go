@@ -59,11 +59,6 @@ func transpose16(dst *float32, dstStride int, src *float32, offs *[16]int, block
 //go:noescape
 func copyRows(dst *float32, dstStride int, src *float32, srcStride int, n int, loadMask, storeMask uint32)
 
-// fmaPeakAVX512 and fmaPeakAVX2 run n iterations of 24 (12) independent
-// register-only FMAs: the benchmarks' measure of the machine's FMA ceiling.
-func fmaPeakAVX512(n int)
-func fmaPeakAVX2(n int)
-
 // Cache blocks: a B micro-panel (kc×nr floats) stays in L1 while the kernel
 // walks an A block of mc rows (kept in L2); the kc×nc block of packed B lives
 // in L2/L3.

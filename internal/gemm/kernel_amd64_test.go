@@ -37,26 +37,6 @@ func BenchmarkMicro(b *testing.B) {
 	}
 }
 
-// BenchmarkPeakFMA measures the FMA ceiling of one core: register-only FMAs,
-// as many independent chains as the kernel keeps accumulators, nothing else.
-func BenchmarkPeakFMA(b *testing.B) {
-	for _, p := range []struct {
-		isa   string
-		run   func(int)
-		flops int // per iteration
-	}{{AVX512, fmaPeakAVX512, 24 * 32}, {AVX2, fmaPeakAVX2, 12 * 16}} {
-		if !slices.Contains(Levels(), p.isa) {
-			continue
-		}
-		b.Run(p.isa, func(b *testing.B) {
-			for range b.N {
-				p.run(1000)
-			}
-			b.ReportMetric(float64(p.flops)*1000*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
-
 // TestPackersAVX512 checks the AVX-512 packers against pack.go's plain-Go
 // ones, bit for bit, over ragged and full panels, every k tail (0…40 covers
 // 0, 1 and 2 transpose blocks plus tails), both layouts of the source, odd

@@ -109,7 +109,7 @@ func baseCases() map[tensor.OpKind][]opCase {
 			return f(nil, d(x), d(tensor.RandN(r, 33, 65)))
 		}}}
 	}
-	return map[tensor.OpKind][]opCase{
+	m := map[tensor.OpKind][]opCase{
 		tensor.OpFill: {{"Fill", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 			return tensor.Fill(d(tensor.Zeros(3, 5)), 2.5)
 		}}},
@@ -185,6 +185,51 @@ func baseCases() map[tensor.OpKind][]opCase {
 			return tensor.ScatterAdd(d(tensor.RandN(r, 6, 2, 3)), d(tensor.RandN(r, 4, 2, 3)), []int{5, 0, 0, 3})
 		}}},
 	}
+	extraCases(m)
+	return m
+}
+
+// extraCases are the awkward operands a device's kernels get wrong most easily, beyond the shapes
+// above: a destination that aliases an operand, broadcasting and permuting over seven axes, a reduction
+// over a long vector and over inner axes, NaN through Max, the batched operand on the left of a MatMul
+// with a shared right one, and an empty index list.
+func extraCases(m map[tensor.OpKind][]opCase) {
+	add := func(k tensor.OpKind, name string, run func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor) {
+		m[k] = append(m[k], opCase{name, run})
+	}
+	add(tensor.OpAdd, "Add in place", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		a := d(tensor.RandN(r, 33))
+		return tensor.Add(a, a, d(tensor.RandN(r, 33)))
+	})
+	add(tensor.OpExp, "Exp in place", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		a := d(tensor.RandN(r, 4099))
+		return tensor.Exp(a, a)
+	})
+	for _, p := range [][2][]int{{{2, 3, 4, 5, 6, 7, 2}, {3, 1, 5, 1, 7, 1}}, {{6, 1, 1, 9}, {1, 5, 7, 1}}, {{1000, 1}, {1, 17}}, {{0, 3}, {3}}} {
+		add(tensor.OpMul, fmt.Sprintf("Mul%v%v", p[0], p[1]), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.Mul(nil, d(tensor.RandN(r, p[0]...)), d(tensor.RandN(r, p[1]...)))
+		})
+	}
+	add(tensor.OpPermute, "Permute7", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		return tensor.Permute(nil, d(tensor.RandN(r, 2, 3, 2, 3, 2, 3, 2)), 6, 4, 2, 0, 1, 3, 5)
+	})
+	add(tensor.OpSum, "Sum[4099]", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		return tensor.Sum(nil, d(tensor.RandN(r, 4099)))
+	})
+	add(tensor.OpSum, "Sum[2 3 4 5][1 3]", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		return tensor.Sum(nil, d(tensor.RandN(r, 2, 3, 4, 5)), 1, 3)
+	})
+	add(tensor.OpMax, "Max NaN", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		x := tensor.RandN(r, 4, 300)
+		x.Data()[310] = float32(math.NaN())
+		return tensor.Max(nil, d(x), 1)
+	})
+	add(tensor.OpMatMul, "MatMul shared left", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		return tensor.MatMul(nil, d(tensor.RandN(r, 5, 17)), d(tensor.RandN(r, 4, 5, 9)), true, false)
+	})
+	add(tensor.OpGather, "Gather empty", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+		return tensor.Gather(nil, d(tensor.RandN(r, 5, 3)), nil)
+	})
 }
 
 // imageCases are the image ops (conv.go, norm.go, fir.go): awkward sizes (1, odd, non-multiples of

@@ -24,6 +24,7 @@ type Case struct {
 func Cases() []Case {
 	m := baseCases()
 	imageCases(m)
+	fusedCases(m)
 	var out []Case
 	for _, k := range tensor.Ops() {
 		for _, c := range m[k] {
