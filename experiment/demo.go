@@ -51,8 +51,8 @@ func DemoDir(dir string, guard *outpath.Guard) (png, npy, runDir string, lock *r
 type DemoTraining struct {
 	Config train.RunConfig // train.DemoConfig; TrainDemo sets its ranks
 	Device tensor.Device
-	// Session holds the fresh run directory, the log and the progress writer (rank 0's); TrainDemo
-	// gives each rank a copy with the configuration, the resume hint, its trainer and communicator.
+	// Session holds the fresh run directory and the progress writer (rank 0's); TrainDemo gives each
+	// rank a copy with the run's log, the configuration, the resume hint, its trainer and communicator.
 	Session    train.Session
 	Prog       string                 // the program, in the message that ends every rank (train.EndRanks)
 	ResumeHint func(ranks int) string // how to finish an interrupted training
@@ -76,14 +76,20 @@ func DemoRanksOn(dev tensor.Device) int {
 	return train.DemoRanks
 }
 
-// TrainDemo trains t.Config on DemoRanksOn(t.Device) local ranks: each rank its shard of the batch, its
-// trainer (rank 0's state broadcast) and the session's loop (rank 0 logs and writes the checkpoint).
-// It returns rank 0's error.
-func TrainDemo(ctx context.Context, t DemoTraining) error {
+// TrainDemo trains t.Config on DemoRanksOn(t.Device) local ranks, logging to the run directory's log
+// file: each rank its shard of the batch, its trainer (rank 0's state broadcast) and the session's loop
+// (rank 0 logs and writes the checkpoint). It returns the trained model with its EMA weights, as every
+// diffusion model is evaluated, or rank 0's error.
+func TrainDemo(ctx context.Context, t DemoTraining) (*train.Model, error) {
+	log, err := train.OpenLog(filepath.Join(t.Session.Dir, train.LogFile), 0)
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
 	ranks := DemoRanksOn(t.Device)
 	cfg := t.Config
 	cfg.Ranks = ranks
-	return train.LocalRanks(ranks, t.Prog, func(comm dist.Communicator) error {
+	err = train.LocalRanks(ranks, t.Prog, func(comm dist.Communicator) error {
 		tr, err := cfg.NewTrainer(comm)
 		if err != nil {
 			return err
@@ -95,9 +101,13 @@ func TrainDemo(ctx context.Context, t DemoTraining) error {
 			return t.Fix(&DeviceError{err})
 		}
 		s := t.Session
-		s.Config, s.ResumeHint, s.Trainer, s.Comm = cfg, t.ResumeHint(ranks), tr, comm
+		s.Log, s.Config, s.ResumeHint, s.Trainer, s.Comm = log, cfg, t.ResumeHint(ranks), tr, comm
 		return t.Fix(s.Loop(ctx, 1000))
 	})
+	if err != nil {
+		return nil, err
+	}
+	return train.LoadModel(t.Session.Dir, false, "")
 }
 
 // DemoSamplerSpec is the demo's sampler: method at nfe network evaluations on its preferred grid (the

@@ -64,8 +64,9 @@ type refusingDevice struct{ tensor.Device }
 func (refusingDevice) Name() string                     { return "refusing" }
 func (refusingDevice) Alloc(int) (tensor.Buffer, error) { return nil, errors.New("no memory") }
 
-// TrainDemo trains a few steps on two local ranks on the CPU and writes the run's checkpoint; a
-// device the trainer cannot move to reaches Fix as a DeviceError, on one rank.
+// TrainDemo trains a few steps on two local ranks on the CPU, writes the run's log and checkpoint and
+// returns the trained model; a device the trainer cannot move to reaches Fix as a DeviceError, on one
+// rank.
 func TestTrainDemo(t *testing.T) {
 	if DemoRanksOn(tensor.CPU) != train.DemoRanks || DemoRanksOn(tensor.Reference) != 1 {
 		t.Errorf("ranks %d on the CPU, %d on the reference", DemoRanksOn(tensor.CPU), DemoRanksOn(tensor.Reference))
@@ -75,21 +76,20 @@ func TestTrainDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	logFile, err := train.OpenLog(filepath.Join(dir, train.LogFile), 0)
+	var hinted []int
+	td := DemoTraining{Config: train.DemoConfig(3, 1, train.TimesMixed, train.DemoLR, 4, 2, 0.02), Device: tensor.CPU, Prog: "test",
+		Session:    train.Session{Dir: dir, Out: io.Discard},
+		ResumeHint: func(ranks int) string { hinted = append(hinted, ranks); return "" },
+		Fix:        func(err error) error { return err }}
+	m, err := TrainDemo(context.Background(), td)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logFile.Close()
-	var hinted []int
-	td := DemoTraining{Config: train.DemoConfig(3, 1, train.TimesMixed, train.DemoLR, 4, 2, 0.02), Device: tensor.CPU, Prog: "test",
-		Session:    train.Session{Dir: dir, Log: logFile, Out: io.Discard},
-		ResumeHint: func(ranks int) string { hinted = append(hinted, ranks); return "" },
-		Fix:        func(err error) error { return err }}
-	if err := TrainDemo(context.Background(), td); err != nil {
-		t.Fatal(err)
+	if m.SDE.Blocks() != 3 || m.Source.Dimension() != 2 || len(hinted) != train.DemoRanks || hinted[0] != train.DemoRanks {
+		t.Errorf("model of %d blocks on %d-D data; hints for %v ranks", m.SDE.Blocks(), m.Source.Dimension(), hinted)
 	}
-	if _, err := os.Stat(train.CheckpointPath(dir)); err != nil || len(hinted) != train.DemoRanks || hinted[0] != train.DemoRanks {
-		t.Errorf("checkpoint: %v; hints for %v ranks", err, hinted)
+	if steps, _, err := train.ReadLossLog(filepath.Join(dir, train.LogFile)); err != nil || len(steps) == 0 {
+		t.Errorf("log: %d rows, %v", len(steps), err)
 	}
 	var de *DeviceError
 	td.Device = refusingDevice{tensor.Reference}
@@ -99,7 +99,7 @@ func TestTrainDemo(t *testing.T) {
 		}
 		return err
 	}
-	if err := TrainDemo(context.Background(), td); !errors.As(err, &de) {
+	if _, err := TrainDemo(context.Background(), td); !errors.As(err, &de) {
 		t.Errorf("reference device: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -78,16 +77,11 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
-	logFile, err := train.OpenLog(filepath.Join(runDir, logName), 0)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ownSignals()
-	err = experiment.TrainDemo(ctx, experiment.DemoTraining{Config: cfg, Device: dev, Prog: "holdctl",
-		Session: train.Session{Dir: runDir, Log: logFile, Out: c.App.ErrWriter},
+	m, err := experiment.TrainDemo(ctx, experiment.DemoTraining{Config: cfg, Device: dev, Prog: "holdctl",
+		Session: train.Session{Dir: runDir, Out: c.App.ErrWriter},
 		ResumeHint: func(ranks int) string {
 			return fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)
 		},
@@ -102,12 +96,6 @@ func runDemo(c *cli.Context) error {
 		return err
 	}
 	trained := time.Since(begin)
-
-	// Sample with the EMA weights, as every diffusion model is evaluated.
-	m, err := train.LoadModel(runDir, false, "")
-	if err != nil {
-		return err
-	}
 	smp, err := spec.Build(m.SDE, m.Score, 2)
 	if err != nil {
 		return usageErr("demo: %v", err)
