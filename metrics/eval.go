@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -145,6 +146,15 @@ func Eval(x []float32, dim int, src data.Source, opt EvalOptions) (*EvalReport, 
 		}
 	}
 	return rep, nil
+}
+
+// Write prints the report as one JSON object, or as WriteText's table for proj projections and at
+// most kernelPoints points of each set in the kernel distances.
+func (r EvalReport) Write(w io.Writer, asJSON bool, proj, kernelPoints int) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(r)
+	}
+	return r.WriteText(w, proj, min(kernelPoints, r.Points), min(kernelPoints, r.DataPoints))
 }
 
 // WriteText prints the report as a table of samples and floor; proj, kx and ky are the projections and

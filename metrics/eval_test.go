@@ -33,3 +33,23 @@ func TestReadSamples(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 }
+
+// Write prints the report as JSON or as the table of WriteText.
+func TestEvalReportWrite(t *testing.T) {
+	x := []float32{0.1, 0.2, -0.3, 0.25, 0.5, -0.1, 0, 0.3}
+	rep, err := Eval(x, 1, data.PaperMixture(), EvalOptions{Samples: "s.npy", N: 20, KernelPoints: 5, Projections: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js, text strings.Builder
+	if err := rep.Write(&js, true, 4, 5); err != nil || !strings.HasPrefix(js.String(), "{") || !strings.Contains(js.String(), `"data_points":20`) {
+		t.Errorf("JSON %s: %v", js.String(), err)
+	}
+	var want strings.Builder
+	if err := rep.WriteText(&want, 4, 5, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Write(&text, false, 4, 5); err != nil || text.String() != want.String() {
+		t.Errorf("text:\n%s\nwant\n%s", text.String(), want.String())
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -36,11 +35,7 @@ func benchPeak(c *cli.Context) error {
 	if err := checkBudget("triad-n", 3*int64(c.Int("triad-n")), 4); err != nil {
 		return err
 	}
-	threads := c.Int("threads")
-	if threads == 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	cfg := bench.PeakConfig{Threads: threads, Duration: c.Duration("duration"), TriadN: c.Int("triad-n"), Repeats: c.Int("repeats")}
+	cfg := bench.PeakConfig{Threads: c.Int("threads"), Duration: c.Duration("duration"), TriadN: c.Int("triad-n"), Repeats: c.Int("repeats")}
 	r, err := bench.MeasurePeak(cfg)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -95,9 +94,5 @@ func runEval(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		return enc.Encode(rep)
-	}
-	return rep.WriteText(c.App.Writer, proj, min(kp, rep.Points), min(kp, n))
+	return rep.Write(c.App.Writer, c.Bool("json"), proj, kp)
 }
