@@ -439,3 +439,12 @@ func LossSeries(name, logPath string, smooth int) (plot.Series, error) {
 	}
 	return s, nil
 }
+
+// LossFigure writes holdctl plot loss's figure to path: the series against the step on a log axis,
+// without markers, titled title or ("") with the smoothing.
+func LossFigure(path string, series []plot.Series, smooth int, title string) error {
+	if title == "" {
+		title = fmt.Sprintf("training loss (moving average over %d logged steps)", smooth)
+	}
+	return plot.LogLog(path, series, plot.LogLogOptions{Title: title, XLabel: "step", YLabel: "loss", NoMarkers: true, LinearY: true})
+}

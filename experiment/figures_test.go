@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/plot"
 	"holdgo/sample"
 )
 
-// LossSeries averages the last smooth logged losses (all so far at the start) at each logged step.
+// LossSeries averages the last smooth logged losses (all so far at the start) at each logged step;
+// LossFigure draws it.
 func TestLossSeries(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.csv")
 	if err := os.WriteFile(path, []byte("step,loss\n1,4\n2,2\n5,6\n9,1\n"), 0o644); err != nil {
@@ -26,6 +28,13 @@ func TestLossSeries(t *testing.T) {
 	}
 	if _, err := LossSeries("x", filepath.Join(t.TempDir(), "none.csv"), 2); err == nil {
 		t.Error("missing log: no error")
+	}
+	out := filepath.Join(t.TempDir(), "loss.png")
+	if err := LossFigure(out, []plot.Series{s}, 2, ""); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+		t.Errorf("loss figure: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -256,19 +257,22 @@ func Table2(set Table2Config, models map[string]*train.Model, oracle bool, n, tr
 	return append(tables, tab), nil
 }
 
-// WriteTable2CSV writes every cell of the tables, one per line, and the floors.
-func WriteTable2CSV(w io.Writer, tables []*NFETable) {
-	fmt.Fprintln(w, "scores,model,sampler,nfe,nfe_used,steps,metric,value")
+// WriteTable2CSV writes every cell of the tables, one per line, and the floors; the error is the
+// first write's.
+func WriteTable2CSV(w io.Writer, tables []*NFETable) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "scores,model,sampler,nfe,nfe_used,steps,metric,value")
 	for _, tab := range tables {
 		for i, row := range tab.Rows {
 			for _, cl := range tab.Cells[i] {
-				fmt.Fprintf(w, "%s,%s,%s,%d,%d,%d,%s,%s\n", tab.Scores, row.Model, row.Sampler, cl.NFE, cl.Used, cl.Steps, tab.Metric,
+				fmt.Fprintf(bw, "%s,%s,%s,%d,%d,%d,%s,%s\n", tab.Scores, row.Model, row.Sampler, cl.NFE, cl.Used, cl.Steps, tab.Metric,
 					strconv.FormatFloat(cl.Value, 'g', 8, 64))
 			}
 		}
-		fmt.Fprintf(w, "%s,floor-mean,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.Floor, 'g', 8, 64))
-		fmt.Fprintf(w, "%s,floor-sd,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.FloorSD, 'g', 8, 64))
+		fmt.Fprintf(bw, "%s,floor-mean,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.Floor, 'g', 8, 64))
+		fmt.Fprintf(bw, "%s,floor-sd,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.FloorSD, 'g', 8, 64))
 	}
+	return bw.Flush()
 }
 
 // LoadTable2Models loads the checkpoints of TrainedTable2, ckpts by SDE kind (a kind missing: no model

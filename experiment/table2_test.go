@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -24,7 +25,9 @@ func TestTable2OracleOnly(t *testing.T) {
 		t.Fatalf("%d tables:\n%s", len(tables), text)
 	}
 	var csv bytes.Buffer
-	WriteTable2CSV(&csv, tables)
+	if err := WriteTable2CSV(&csv, tables); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := strings.Count(csv.String(), "\n"), 1+len(tables[0].Rows)+2; got != want {
 		t.Errorf("%d CSV lines, want %d:\n%s", got, want, csv.String())
 	}
@@ -32,5 +35,17 @@ func TestTable2OracleOnly(t *testing.T) {
 	if tables, err := Table2(set, map[string]*train.Model{}, false, 200, 200, 2, &out); err != nil || len(tables) != 0 ||
 		!strings.HasPrefix(out.String(), "No checkpoints given") {
 		t.Errorf("no table: %d, %v:\n%s", len(tables), err, out.String())
+	}
+}
+
+// failingWriter refuses every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// WriteTable2CSV returns the writer's error.
+func TestWriteTable2CSVError(t *testing.T) {
+	if err := WriteTable2CSV(failingWriter{}, nil); err == nil || err.Error() != "disk full" {
+		t.Errorf("%v, want disk full", err)
 	}
 }

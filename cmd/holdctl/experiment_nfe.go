@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,9 +126,7 @@ func runExperimentNFE(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("experiment nfe: %w", err)
 	}
-	var csv bytes.Buffer
-	experiment.WriteTable2CSV(&csv, tables)
-	if err := atomicfile.WriteFile(out, csv.Bytes()); err != nil {
+	if err := atomicfile.Write(out, func(f io.Writer) error { return experiment.WriteTable2CSV(f, tables) }); err != nil {
 		return fmt.Errorf("experiment nfe: write %s: %w", out, err)
 	}
 	fmt.Fprintf(w, "wrote %s\n", out)

@@ -46,11 +46,7 @@ func runPlotLoss(c *cli.Context) error {
 		}
 		series = append(series, s)
 	}
-	title := c.String("title")
-	if title == "" {
-		title = fmt.Sprintf("training loss (moving average over %d logged steps)", smooth)
-	}
-	if err := plot.LogLog(out, series, plot.LogLogOptions{Title: title, XLabel: "step", YLabel: "loss", NoMarkers: true, LinearY: true}); err != nil {
+	if err := experiment.LossFigure(out, series, smooth, c.String("title")); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs\n", out, len(series))
