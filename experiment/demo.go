@@ -19,8 +19,9 @@ import (
 	"holdgo/train"
 )
 
-// holdctl demo after its checks: the training on local ranks (TrainDemo), the sampler, the draw of the
-// trained model, the files and the report of the scores (ScoreDemo).
+// holdctl demo after its flag checks: the output directory (DemoDir), the training on local ranks
+// (TrainDemo), the sampler, the draw of the trained model, the files and the report of the scores
+// (ScoreDemo).
 
 // DemoDir prepares the demo's output directory dir (made if missing; a file or a run directory of
 // holdctl train is refused): the paths of its samples' picture and .npy, which guard must let it
