@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 
 	"holdgo/autograd"
 	"holdgo/internal/isa"
+	"holdgo/internal/parallel"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -29,6 +31,56 @@ type NCSNppCase struct {
 
 // NCSNppCases are the networks holdctl bench ncsnpp times.
 var NCSNppCases = []NCSNppCase{{"ncsnpp-small", 3, 32}, {"ncsnpp-cifar10", 9, 4}}
+
+// NCSNppCasesFor returns the cases of the named presets, in the order given; a name that is not a
+// case is an error.
+func NCSNppCasesFor(models []string) ([]NCSNppCase, error) {
+	var cases []NCSNppCase
+	for _, m := range models {
+		i := slices.IndexFunc(NCSNppCases, func(bc NCSNppCase) bool { return bc.Model == m })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown %q (want ncsnpp-small, ncsnpp-cifar10)", m)
+		}
+		cases = append(cases, NCSNppCases[i])
+	}
+	return cases, nil
+}
+
+// NCSNppAll times every case (NCSNpp, on the worker pool's threads, which each row records) and then,
+// unless torch is nil, PyTorch's peer of the same networks on as many threads (Torch). With a profile
+// writer, a pprof CPU profile of the whole is written to it.
+func NCSNppAll(cases []NCSNppCase, repeats int, torch *TorchOptions, profile io.Writer) ([]NCSNppRow, error) {
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var rows []NCSNppRow
+	for _, bc := range cases {
+		r, err := NCSNpp(bc, repeats)
+		if err != nil {
+			return nil, err
+		}
+		for i := range r {
+			r[i].Threads = parallel.Threads()
+		}
+		rows = append(rows, r...)
+	}
+	if torch == nil {
+		return rows, nil
+	}
+	opt := *torch
+	opt.Threads, opt.Repeats = parallel.Threads(), repeats
+	for _, bc := range cases {
+		opt.Models = append(opt.Models, bc.Model)
+	}
+	pt, err := Torch(opt)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, pt...), nil
+}
 
 // NCSNppRow is one timing: milliseconds per image, median of repeats.
 type NCSNppRow struct {

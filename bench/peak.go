@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +14,7 @@ import (
 
 // PeakConfig says what MeasurePeak runs.
 type PeakConfig struct {
-	Threads  int           // the many-thread column (the one-thread column is always measured)
+	Threads  int           // the many-thread column, 0: all cores (the one-thread column is always measured)
 	Duration time.Duration // per FMA measurement (the best of peak.Windows windows)
 	TriadN   int           // elements per triad array: much larger than the caches
 	Repeats  int           // timed triad repeats (the median is reported)
@@ -43,6 +44,9 @@ type PeakReport struct {
 // worker pool's thread count as it found it; the peaks it measures are also
 // remembered for PeakGFLOPS.
 func MeasurePeak(cfg PeakConfig) (PeakReport, error) {
+	if cfg.Threads == 0 {
+		cfg.Threads = runtime.GOMAXPROCS(0)
+	}
 	r := PeakReport{Threads: cfg.Threads, Active: isa.Level(), TriadN: cfg.TriadN}
 	for _, level := range isa.Levels() {
 		one, err := peak.FMA(level, 1, cfg.Duration)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -119,5 +120,13 @@ func TestPercent(t *testing.T) {
 	}
 	if got := GFLOPS(3e9, 2*time.Second); got != 1.5 {
 		t.Errorf("GFLOPS(3e9, 2 s) = %v", got)
+	}
+}
+
+// MeasurePeak's many-thread column is all cores when Threads is 0.
+func TestMeasurePeakAllCores(t *testing.T) {
+	r, err := MeasurePeak(PeakConfig{Duration: time.Millisecond, TriadN: 1 << 10, Repeats: 1})
+	if err != nil || r.Threads != runtime.GOMAXPROCS(0) {
+		t.Errorf("%d threads, want %d: %v", r.Threads, runtime.GOMAXPROCS(0), err)
 	}
 }

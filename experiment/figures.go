@@ -117,6 +117,46 @@ func FlowPanel(kind string, paths int, tol float64, seed uint64) (plot.HeatPanel
 			LineColor: color.NRGBA{R: 255, G: 255, B: 255, A: 220}, LineWidth: 0.8}}, nil
 }
 
+// FlowFigure writes Figure 1 (holdctl plot flow) to path: a row of FlowPanels, one per SDE kind in order.
+func FlowFigure(path string, kinds []string, paths int, tol float64, seed uint64) error {
+	var panels []plot.HeatPanel
+	for _, kind := range kinds {
+		p, err := FlowPanel(kind, paths, tol, seed)
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	if err := plot.HeatmapRow(path, panels); err != nil {
+		return fmt.Errorf("plot flow: %w", err)
+	}
+	return nil
+}
+
+// BlocksModel is what Figure 4 draws: the oracle of HOLD-order on the paper's 1-D mixture and the
+// sampler method with steps steps on the quadratic grid to HOLD's end time (rtol = atol = 1e-5 for the
+// adaptive ODE). An unknown method or order is an error.
+func BlocksModel(method string, steps, order int) (*train.Model, sample.Spec, error) {
+	spec := sample.Spec{Method: method, Steps: steps, Grid: sample.GridQuadratic, End: hold.DefaultEndTime(hold.KindHOLD), Tol: 1e-5}
+	if _, err := sample.Lookup(method); err != nil {
+		return nil, spec, err
+	}
+	m, err := train.Oracle1D(hold.KindHOLD, order)
+	return m, spec, err
+}
+
+// BlocksFigure writes Figure 4 (holdctl plot blocks) to path: a row of BlockPanels.
+func BlocksFigure(path string, m *train.Model, spec sample.Spec, paths int, seed uint64) error {
+	panels, err := BlockPanels(m, spec, paths, seed)
+	if err != nil {
+		return fmt.Errorf("plot blocks: %w", err)
+	}
+	if err := plot.HeatmapRow(path, panels); err != nil {
+		return fmt.Errorf("plot blocks: %w", err)
+	}
+	return nil
+}
+
 // BlockPanels are the panels of Figure 4 (holdctl plot blocks): for each block of m's state (an oracle
 // of the paper's 1-D mixture) its closed-form density over time and the paths of that block recorded
 // along spec's sampler from paths prior draws of seed.
@@ -194,6 +234,59 @@ func MomentsModel(kind, ckpt string) (*train.Model, string, error) {
 		return nil, "", err
 	}
 	return &train.Model{Config: train.OracleRunConfig(sde.Config(), "swiss-roll mixture"), SDE: sde, Score: orc, Source: data.FromHold(mix)}, "oracle", nil
+}
+
+// MomentsRow is one row of Figure 5: an SDE kind, its model and label (MomentsModel) and its
+// Lie–Trotter sampler.
+type MomentsRow struct {
+	Kind, Label string
+	Model       *train.Model
+	Sampler     *sample.Sampler
+}
+
+// MomentsRows returns Figure 5's rows, CLD and HOLD, from their checkpoints (run directories on 2-D
+// data; "": the oracle, MomentsModel), each with a Lie–Trotter sampler of steps steps on grid to the
+// kind's default end time. Every error is about the input.
+func MomentsRows(cldCkpt, holdCkpt string, steps int, grid string) ([]MomentsRow, error) {
+	var rows []MomentsRow
+	for _, kind := range []string{hold.KindCLD, hold.KindHOLD} {
+		ckpt := cldCkpt
+		if kind == hold.KindHOLD {
+			ckpt = holdCkpt
+		}
+		m, label, err := MomentsModel(kind, ckpt)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, MomentsRow{Kind: kind, Label: label, Model: m})
+	}
+	for i, r := range rows {
+		spec := sample.Spec{Method: "lt", Steps: steps, Grid: grid, End: hold.DefaultEndTime(r.Kind)}
+		s, err := spec.Build(r.Model.SDE, r.Model.Score, 2)
+		if err != nil {
+			return nil, err
+		}
+		rows[i].Sampler = s
+	}
+	return rows, nil
+}
+
+// MomentsFigure writes Figure 5 (holdctl plot moments) to path: for each row, n samples at six moments
+// of its steps steps on grid (MomentPanels), six panels a row.
+func MomentsFigure(path string, rows []MomentsRow, steps, n int, grid string, seed uint64) error {
+	var panels []plot.Panel
+	for _, r := range rows {
+		ps, err := MomentPanels(r.Model, r.Sampler, r.Label, steps, n, seed)
+		if err != nil {
+			return fmt.Errorf("plot moments %s: %w", r.Kind, err)
+		}
+		panels = append(panels, ps...)
+	}
+	title := fmt.Sprintf("CLD (SSCS) and HOLD (Lie–Trotter), %d samples at six moments of %d steps (%s grid)", n, steps, grid)
+	if err := plot.ScatterGrid(path, panels, plot.GridOptions{Title: title, Cols: 6, PanelSize: 260, MarkerRadius: 0.6}); err != nil {
+		return fmt.Errorf("plot moments: %w", err)
+	}
+	return nil
 }
 
 // MomentPanels samples n points of m with s (Lie–Trotter on a grid of steps steps) and returns six
@@ -325,4 +418,33 @@ func ForwardStates(u []float64, q0 []float32, eps []float64, kern hold.Kernel, n
 			}
 		}
 	}
+}
+
+// LossSeries is the training loss in a run's log (train.ReadLossLog) against the step, named name,
+// each value the mean of the last smooth logged values (of all so far, at the start).
+func LossSeries(name, logPath string, smooth int) (plot.Series, error) {
+	steps, loss, err := train.ReadLossLog(logPath)
+	if err != nil {
+		return plot.Series{}, err
+	}
+	s := plot.Series{Name: name}
+	var sum float64
+	for i := range loss {
+		sum += loss[i]
+		if i >= smooth {
+			sum -= loss[i-smooth]
+		}
+		s.X = append(s.X, steps[i])
+		s.Y = append(s.Y, sum/float64(min(i+1, smooth)))
+	}
+	return s, nil
+}
+
+// LossFigure writes holdctl plot loss's figure to path: the series against the step on a log axis,
+// without markers, titled title or ("") with the smoothing.
+func LossFigure(path string, series []plot.Series, smooth int, title string) error {
+	if title == "" {
+		title = fmt.Sprintf("training loss (moving average over %d logged steps)", smooth)
+	}
+	return plot.LogLog(path, series, plot.LogLogOptions{Title: title, XLabel: "step", YLabel: "loss", NoMarkers: true, LinearY: true})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"holdgo/hold"
+	"holdgo/imagedata"
 	"holdgo/sample"
 )
 
@@ -73,6 +74,20 @@ func nearest(q, pts []float64, dim int, norms []float64, skip []int) ([]int, []f
 		idx[i], dist[i] = best, math.Sqrt(math.Max(bestD, 0))
 	}
 	return idx, dist
+}
+
+// ImageStudyData is ImageStudy of the empirical distribution of the first n images of the data set
+// spec (KIND:PATH), which give cfg its Images and Dim; an error of spec is a *ParamError.
+func ImageStudyData(spec string, n int, cfg ImageStudyConfig) (*ImageTable, error) {
+	if !imagedata.IsSpec(spec) {
+		return nil, &ParamError{fmt.Errorf("--data %q: want KIND:PATH with KIND one of %s", spec, strings.Join(imagedata.Kinds, ", "))}
+	}
+	ds, flat, err := imagedata.FirstImages(spec, n)
+	if err != nil {
+		return nil, &ParamError{err}
+	}
+	cfg.Images, cfg.Dim = flat, ds.Dimension()
+	return ImageStudy(cfg)
 }
 
 // ImageStudy samples each sampler at each NFE with the empirical-distribution oracle and measures

@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +62,26 @@ func TestImageStudy(t *testing.T) {
 	var md bytes.Buffer
 	if err := tab.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "| hold-xdpm2 |") {
 		t.Errorf("markdown (%v):\n%s", err, md.String())
+	}
+}
+
+// ImageStudyData studies the first n images of a data set, and refuses what is not a data set or
+// cannot be opened with a ParamError.
+func TestImageStudyData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "imgs.idx")
+	writeIDX(t, path, 5, 4)
+	tab, err := ImageStudyData("idx:"+path, 3, ImageStudyConfig{Samplers: []string{"vp-xddim"}, NFEs: []int{10}, Samples: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := tab.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "vp-xddim") {
+		t.Errorf("%v:\n%s", err, md.String())
+	}
+	var pe *ParamError
+	for _, spec := range []string{"gmm1d", "idx:" + path + ".missing"} {
+		if _, err := ImageStudyData(spec, 3, ImageStudyConfig{}); !errors.As(err, &pe) {
+			t.Errorf("%s: %v, want a ParamError", spec, err)
+		}
 	}
 }

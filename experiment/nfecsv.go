@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -8,11 +9,26 @@ import (
 	"slices"
 	"strconv"
 
+	"holdgo/internal/budget"
 	"holdgo/plot"
 )
 
 // maxNFECSVRows bounds what ReadNFECSV accepts: a study has hundreds of rows, not millions.
 const maxNFECSVRows = 1 << 20
+
+// ReadNFECSVFile is ReadNFECSV of the file path, read within the memory budget; an error of its
+// content names the file.
+func ReadNFECSVFile(path, metric, grid string) ([]plot.Series, string, error) {
+	raw, err := budget.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	series, name, err := ReadNFECSV(bytes.NewReader(raw), metric, grid)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return series, name, nil
+}
 
 // ReadNFECSV turns the CSV of experiment samplers (WriteCSV: the metric column metric, each sampler's
 // best grid at each NFE or only grid) or of experiment nfe (WriteTable2CSV) into one series per sampler

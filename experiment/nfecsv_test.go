@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -54,5 +56,27 @@ func TestReadNFECSVTable2(t *testing.T) {
 	if metric != "W1x1e3" || len(series) != 3 || series[0].Name != "HOLD LT" || !slices.Equal(series[0].Y, []float64{9.03, 4.04}) ||
 		series[2].Y[0] != 1.06 {
 		t.Errorf("metric %q, series %+v", metric, series)
+	}
+}
+
+// ReadNFECSVFile reads a file, and names it in an error of its content.
+func TestReadNFECSVFile(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.csv"), filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(good, []byte("sampler,grid,nfe,w1\nhold-lt,quadratic,20,0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("a,b\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	series, metric, err := ReadNFECSVFile(good, "w1", "best")
+	if err != nil || metric != "w1" || len(series) != 1 || series[0].Y[0] != 0.5 {
+		t.Errorf("%+v, %q, %v", series, metric, err)
+	}
+	if _, _, err := ReadNFECSVFile(bad, "w1", "best"); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
+		t.Errorf("bad content: %v", err)
+	}
+	if _, _, err := ReadNFECSVFile(filepath.Join(dir, "none.csv"), "w1", "best"); err == nil {
+		t.Error("missing file: no error")
 	}
 }

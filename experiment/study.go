@@ -109,15 +109,22 @@ func (c *StudyConfig) fill() {
 	c.EndTime = ends
 }
 
-// StudyMethod returns the SDE kind, the method and the NFE per step of a study sampler name.
+// ParamError is an error of a study's parameters: an unknown sampler or grid.
+type ParamError struct{ Err error }
+
+func (e *ParamError) Error() string { return e.Err.Error() }
+func (e *ParamError) Unwrap() error { return e.Err }
+
+// StudyMethod returns the SDE kind, the method and the NFE per step of a study sampler name; an
+// unknown name is a *ParamError.
 func StudyMethod(name string) (kind string, m sample.Method, perStep int, err error) {
 	kind, method, ok := strings.Cut(name, "-")
 	if !ok || !slices.Contains(StudyKinds, kind) {
-		return "", nil, 0, fmt.Errorf("experiment: unknown study sampler %q (want kind-method, kind one of %s)", name, strings.Join(StudyKinds, ", "))
+		return "", nil, 0, &ParamError{fmt.Errorf("experiment: unknown study sampler %q (want kind-method, kind one of %s)", name, strings.Join(StudyKinds, ", "))}
 	}
 	m, perStep, err = sample.NewMethod(method, sample.Options{})
 	if err != nil {
-		return "", nil, 0, fmt.Errorf("experiment: unknown study sampler %q: %w", name, err)
+		return "", nil, 0, &ParamError{fmt.Errorf("experiment: unknown study sampler %q: %w", name, err)}
 	}
 	return kind, m, perStep, nil
 }
@@ -128,9 +135,14 @@ func StudyMethod(name string) (kind string, m sample.Method, perStep int, err er
 // Every run uses the same seed. A sampler that diverges (NaN or Inf) gets W1 = NaN; one that fails
 // (an error from its grid, its coefficients or a step) gets a point with Err set, and the study goes on
 // with the other runs. The error return is for a configuration that cannot run at all (an unknown
-// sampler name, an SDE without an end time); Table.Failures counts the failed runs.
+// sampler or grid name, a *ParamError; an SDE without an end time); Table.Failures counts the failed runs.
 func MixtureStudy(cfg StudyConfig) (*Table, error) {
 	cfg.fill()
+	for _, g := range cfg.Grids {
+		if !slices.Contains(sample.GridKinds, g) {
+			return nil, &ParamError{fmt.Errorf("unknown grid %q (want %s)", g, strings.Join(sample.GridKinds, ", "))}
+		}
+	}
 	mixHold, mixData := hold.PaperMixture(), data.PaperMixture()
 	tab := &Table{Config: cfg}
 	sdes := map[string]*hold.SDE{}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -232,6 +233,20 @@ func TestMixtureStudyPathError(t *testing.T) {
 	}
 	if v := ref.Rows[0].Points[0].PathErr; !(v < 1e-3) {
 		t.Errorf("ode at rtol 1e-7 against its own converged flow: path error %g, want < 1e-3", v)
+	}
+}
+
+// An unknown grid or sampler stops MixtureStudy before it samples, with a ParamError.
+func TestMixtureStudyParamErrors(t *testing.T) {
+	for _, cfg := range []StudyConfig{
+		{NFEs: []int{10}, Grids: []string{"nope"}, Samplers: []string{"hold-lt"}, Samples: 10},
+		{NFEs: []int{10}, Grids: []string{"uniform"}, Samplers: []string{"hold-nope"}, Samples: 10},
+		{NFEs: []int{10}, Grids: []string{"uniform"}, Samplers: []string{"xx-lt"}, Samples: 10},
+	} {
+		var pe *ParamError
+		if _, err := MixtureStudy(cfg); !errors.As(err, &pe) {
+			t.Errorf("%v %v: %v, want a ParamError", cfg.Grids, cfg.Samplers, err)
+		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package experiment
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"holdgo/data"
 	"holdgo/hold"
@@ -225,19 +227,52 @@ func (tab *NFETable) WriteMarkdown(w io.Writer, verdict bool) {
 	}
 }
 
-// WriteTable2CSV writes every cell of the tables, one per line, and the floors.
-func WriteTable2CSV(w io.Writer, tables []*NFETable) {
-	fmt.Fprintln(w, "scores,model,sampler,nfe,nfe_used,steps,metric,value")
+// Table2 computes and prints holdctl experiment nfe's tables: with oracle the oracle table (n samples
+// per cell), then with models the trained table (trainedN per cell), reps replicates of the floor
+// each. Each table is printed to w as Markdown when it is done, followed by its time in seconds; the
+// tables come back for WriteTable2CSV.
+func Table2(set Table2Config, models map[string]*train.Model, oracle bool, n, trainedN, reps int, w io.Writer) ([]*NFETable, error) {
+	var tables []*NFETable
+	if oracle {
+		start := time.Now()
+		tab, err := OracleTable2(set, n, reps)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, tab)
+		tab.WriteMarkdown(w, true)
+		fmt.Fprintf(w, "(%.0fs)\n\n", time.Since(start).Seconds())
+	}
+	if len(models) == 0 {
+		fmt.Fprintln(w, "No checkpoints given (--hold, --cld, --vp, --ve): only the oracle table.")
+		return tables, nil
+	}
+	start := time.Now()
+	tab, err := TrainedTable2(set, models, trainedN, reps)
+	if err != nil {
+		return nil, err
+	}
+	tab.WriteMarkdown(w, false)
+	fmt.Fprintf(w, "(%.0fs)\n", time.Since(start).Seconds())
+	return append(tables, tab), nil
+}
+
+// WriteTable2CSV writes every cell of the tables, one per line, and the floors; the error is the
+// first write's.
+func WriteTable2CSV(w io.Writer, tables []*NFETable) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "scores,model,sampler,nfe,nfe_used,steps,metric,value")
 	for _, tab := range tables {
 		for i, row := range tab.Rows {
 			for _, cl := range tab.Cells[i] {
-				fmt.Fprintf(w, "%s,%s,%s,%d,%d,%d,%s,%s\n", tab.Scores, row.Model, row.Sampler, cl.NFE, cl.Used, cl.Steps, tab.Metric,
+				fmt.Fprintf(bw, "%s,%s,%s,%d,%d,%d,%s,%s\n", tab.Scores, row.Model, row.Sampler, cl.NFE, cl.Used, cl.Steps, tab.Metric,
 					strconv.FormatFloat(cl.Value, 'g', 8, 64))
 			}
 		}
-		fmt.Fprintf(w, "%s,floor-mean,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.Floor, 'g', 8, 64))
-		fmt.Fprintf(w, "%s,floor-sd,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.FloorSD, 'g', 8, 64))
+		fmt.Fprintf(bw, "%s,floor-mean,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.Floor, 'g', 8, 64))
+		fmt.Fprintf(bw, "%s,floor-sd,exact,0,0,0,%s,%s\n", tab.Scores, tab.Metric, strconv.FormatFloat(tab.FloorSD, 'g', 8, 64))
 	}
+	return bw.Flush()
 }
 
 // LoadTable2Models loads the checkpoints of TrainedTable2, ckpts by SDE kind (a kind missing: no model

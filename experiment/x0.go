@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 
 	"holdgo/imagedata"
@@ -17,6 +20,20 @@ type X0Level struct {
 	Ratio    float64 `json:"error_over_sigma"`
 	RMS      float64 `json:"rms_x0"`
 	MaxAbs   float64 `json:"max_abs_x0"`
+}
+
+// X0Table returns an emit function of X0Errors that prints each level to w: a JSON line, or a row of
+// a table whose title line and header it prints first.
+func X0Table(w io.Writer, title string, asJSON bool) func(X0Level) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		return func(row X0Level) error { return enc.Encode(row) }
+	}
+	fmt.Fprintf(w, "%s\n%10s %10s %12s %10s %8s %8s\n", title, "t", "σ", "rms error", "error/σ", "rms x̂₀", "max|x̂₀|")
+	return func(row X0Level) error {
+		_, err := fmt.Fprintf(w, "%10.4g %10.4g %12.4g %10.3g %8.3g %8.3g\n", row.T, row.Sigma, row.RMSError, row.Ratio, row.RMS, row.MaxAbs)
+		return err
+	}
 }
 
 // LevelError is X0Errors' error for a noise level that no time of the SDE reaches.

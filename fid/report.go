@@ -20,10 +20,15 @@ import (
 // What holdctl fid computes around the distances: the feature network a --features spec names, images
 // from .npy rows, FD between two sides (features or statistics) and the report.
 
-// InputError is an error of the input (too few images, mismatched statistics): holdctl exits 2.
-type InputError struct{ Msg string }
+// InputError is an error of the input (too few images, mismatched statistics): holdctl exits 2. Err,
+// when set, is the error it describes.
+type InputError struct {
+	Msg string
+	Err error
+}
 
 func (e *InputError) Error() string { return e.Msg }
+func (e *InputError) Unwrap() error { return e.Err }
 
 // InceptionHelp says where the FID Inception weights come from.
 const InceptionHelp = "pytorch-fid's pt_inception-2015-12-05-6726825d.pth, from " +
@@ -76,7 +81,7 @@ func Between(a, b Side, dim int) (float64, error) {
 			continue
 		}
 		if s.N <= dim {
-			return 0, &InputError{fmt.Sprintf("fid: %d images for %d-d features: FD needs more images than feature dimensions (its covariance is singular otherwise); give ≥ %d images, or --kid-only for KID, which works from 2",
+			return 0, &InputError{Msg: fmt.Sprintf("fid: %d images for %d-d features: FD needs more images than feature dimensions (its covariance is singular otherwise); give ≥ %d images, or --kid-only for KID, which works from 2",
 				s.N, dim, dim+1)}
 		}
 		var err error
@@ -85,7 +90,7 @@ func Between(a, b Side, dim int) (float64, error) {
 		}
 	}
 	if st[0].Dim != st[1].Dim {
-		return 0, &InputError{fmt.Sprintf("fid: statistics of dimension %d and %d (computed with different feature networks?)", st[0].Dim, st[1].Dim)}
+		return 0, &InputError{Msg: fmt.Sprintf("fid: statistics of dimension %d and %d (computed with different feature networks?)", st[0].Dim, st[1].Dim)}
 	}
 	return FrechetDistance(st[0], st[1])
 }
@@ -238,11 +243,11 @@ func OpenNPYImages(flag, spec, shape string, ext Extractor) (ImageSource, error)
 		return ImageSource{}, err
 	}
 	if a.Rows() < 1 || a.Cols() < 1 {
-		return ImageSource{}, &InputError{fmt.Sprintf("fid --%s %s: shape %v holds no images (want (n, C·H·W))", flag, spec, a.Shape)}
+		return ImageSource{}, &InputError{Msg: fmt.Sprintf("fid --%s %s: shape %v holds no images (want (n, C·H·W))", flag, spec, a.Shape)}
 	}
 	ch, h, w, err := NPYImageShape(shape, a.Cols(), ext)
 	if err != nil {
-		return ImageSource{}, &InputError{fmt.Sprintf("fid --%s %s: %v", flag, spec, err)}
+		return ImageSource{}, &InputError{Msg: fmt.Sprintf("fid --%s %s: %v", flag, spec, err)}
 	}
 	return RowsSource(a.Float32(), ch, h, w)
 }

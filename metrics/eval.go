@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -83,6 +84,22 @@ type EvalOptions struct {
 	Seed         uint64 // seed of the fresh data and the projections
 }
 
+// ReadSamples reads the samples of a .npy file of points (n, d) to compare with src: d must be src's
+// dimension and, when prk > 0 (the neighbours of the precision and recall), n must exceed prk.
+func ReadSamples(path string, src data.Source, prk int) ([]float32, int, error) {
+	x, dim, err := data.ReadPoints(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if dim != src.Dimension() {
+		return nil, 0, fmt.Errorf("%s holds %d-D points, the data %s is %d-D", path, dim, src.Name(), src.Dimension())
+	}
+	if prk > 0 && prk >= len(x)/dim {
+		return nil, 0, fmt.Errorf("--pr-k %d needs more than %d samples, the file has %d", prk, prk, len(x)/dim)
+	}
+	return x, dim, nil
+}
+
 // Eval compares the samples x (dim-dimensional) with src: distances to N fresh points of src next to
 // the same for an independent draw of src of the samples' size (the floor); for the 1-D mixture the
 // exact W1 and the share of samples per mode; and the improved precision and recall (PRK > 0, which
@@ -129,6 +146,15 @@ func Eval(x []float32, dim int, src data.Source, opt EvalOptions) (*EvalReport, 
 		}
 	}
 	return rep, nil
+}
+
+// Write prints the report as one JSON object, or as WriteText's table for proj projections and at
+// most kernelPoints points of each set in the kernel distances.
+func (r EvalReport) Write(w io.Writer, asJSON bool, proj, kernelPoints int) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(r)
+	}
+	return r.WriteText(w, proj, min(kernelPoints, r.Points), min(kernelPoints, r.DataPoints))
 }
 
 // WriteText prints the report as a table of samples and floor; proj, kx and ky are the projections and

@@ -859,11 +859,11 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "holdctl nll exact −log p ×1.02",
-  "file": "cmd/holdctl/nll_points.go",
+  "file": "experiment/nll.go",
   "old": "exact[i] = -mix.LogDensity(x[i*dim:(i+1)*dim]) / float64(dim)",
   "new": "exact[i] = -1.02 * mix.LogDensity(x[i*dim:(i+1)*dim]) / float64(dim)",
-  "pkg": "./cmd/holdctl",
-  "run": "TestCLINLLNumbers",
+  "pkg": "./experiment",
+  "run": "TestExactNLL",
   "tags": ""
  },
  {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
@@ -82,21 +79,12 @@ func benchGemm(c *cli.Context) error {
 		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-	ta, tb := c.Bool("trans-a"), c.Bool("trans-b")
-	res, err := bench.Gemm(bench.GemmConfig{M: m, K: k, N: n, TransA: ta, TransB: tb, ISA: c.String("isa"), Repeats: reps})
+	cfg := bench.GemmConfig{M: m, K: k, N: n, TransA: c.Bool("trans-a"), TransB: c.Bool("trans-b"), ISA: c.String("isa"), Repeats: reps}
+	res, err := bench.Gemm(cfg)
 	if err != nil { // an unknown or unsupported --isa
 		return usageErr("bench gemm: %v", err)
 	}
-	if c.Bool("json") {
-		return json.NewEncoder(c.App.Writer).Encode(map[string]any{
-			"gflops": res.GFLOPS, "m": m, "k": k, "n": n, "trans_a": ta, "trans_b": tb,
-			"threads": c.Int("threads"), "isa": res.ISA, "seconds": res.Time.Seconds(),
-			"peak_gflops": res.PeakGFLOPS, "peak_pct": res.PeakPct,
-		})
-	}
-	fmt.Fprintf(c.App.Writer, "sgemm %dx%dx%d (transA=%v transB=%v) %s, %d thread(s): %.1f GFLOP/s, %.0f %% of the %.1f GFLOP/s FMA peak (median of %d, %v)\n",
-		m, k, n, ta, tb, res.ISA, c.Int("threads"), res.GFLOPS, res.PeakPct, res.PeakGFLOPS, reps, res.Time)
-	return nil
+	return bench.WriteGemm(c.App.Writer, cfg, c.Int("threads"), res, c.Bool("json"))
 }
 
 func benchTriad(c *cli.Context) error {
@@ -114,12 +102,7 @@ func benchTriad(c *cli.Context) error {
 		return err
 	}
 	defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-	gbs := bench.Triad(n, reps)
-	if c.Bool("json") {
-		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"gbps": gbs, "n": n, "threads": c.Int("threads")})
-	}
-	fmt.Fprintf(c.App.Writer, "triad a = b + s·c, %d float32 elements, %d thread(s): %.1f GB/s (median of %d)\n", n, c.Int("threads"), gbs, reps)
-	return nil
+	return bench.WriteTriad(c.App.Writer, n, c.Int("threads"), reps, bench.Triad(n, reps), c.Bool("json"))
 }
 
 func benchMLP(c *cli.Context) error {
@@ -142,13 +125,5 @@ func benchMLP(c *cli.Context) error {
 	if err != nil {
 		return usageErr("bench mlp: %v", err)
 	}
-	ms := res.Time.Seconds() * 1e3
-	if c.Bool("json") {
-		return json.NewEncoder(c.App.Writer).Encode(map[string]any{"ms": ms, "batch": batch,
-			"hidden": c.Int("hidden"), "threads": c.Int("threads"), "isa": res.ISA, "gflop": float64(res.FLOPs) / 1e9,
-			"gflops": res.GFLOPS, "peak_gflops": res.PeakGFLOPS, "peak_pct": res.PeakPct})
-	}
-	fmt.Fprintf(c.App.Writer, "toy MLP train step, batch %d, hidden %d, %s, %d thread(s): %.3f ms, %.2f GFLOP/s, %.1f %% of the %.1f GFLOP/s FMA peak (median of %d; %.1f MFLOP per step, op list)\n",
-		batch, c.Int("hidden"), res.ISA, c.Int("threads"), ms, res.GFLOPS, res.PeakPct, res.PeakGFLOPS, reps, float64(res.FLOPs)/1e6)
-	return nil
+	return bench.WriteMLP(c.App.Writer, batch, c.Int("hidden"), c.Int("threads"), reps, res, c.Bool("json"))
 }

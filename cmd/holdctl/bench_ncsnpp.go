@@ -2,9 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
-	"runtime/pprof"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -31,14 +30,9 @@ func benchNCSNppCommand() *cli.Command {
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the holdgo runs to this file"},
 		},
 		Action: func(c *cli.Context) error {
-			models := strings.Split(c.String("models"), ",")
-			var cases []bench.NCSNppCase
-			for _, m := range models {
-				i := slices.IndexFunc(bench.NCSNppCases, func(bc bench.NCSNppCase) bool { return bc.Model == m })
-				if i < 0 {
-					return usageErr("--models: unknown %q (want ncsnpp-small, ncsnpp-cifar10)", m)
-				}
-				cases = append(cases, bench.NCSNppCases[i])
+			cases, err := bench.NCSNppCasesFor(strings.Split(c.String("models"), ","))
+			if err != nil {
+				return usageErr("--models: %v", err)
 			}
 			if err := checkThreads(c); err != nil {
 				return err
@@ -47,39 +41,23 @@ func benchNCSNppCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			repeats := max(1, c.Int("repeats"))
 			defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-			threads := parallel.Threads() // --threads 0 resolved: torch gets the same count
+			var profile io.Writer // --cpuprofile
 			if path := c.String("cpuprofile"); path != "" {
 				f, err := os.Create(path)
 				if err != nil {
 					return err
 				}
-				if err := pprof.StartCPUProfile(f); err != nil {
-					f.Close()
-					return err
-				}
 				defer f.Close()
-				defer pprof.StopCPUProfile()
+				profile = f
 			}
-			var rows []bench.NCSNppRow
-			for _, bc := range cases {
-				r, err := bench.NCSNpp(bc, repeats)
-				if err != nil {
-					return err
-				}
-				for i := range r {
-					r[i].Threads = parallel.Threads()
-				}
-				rows = append(rows, r...)
-			}
+			var torch *bench.TorchOptions // --python "": no PyTorch
 			if py := c.String("python"); py != "" {
-				pt, err := bench.Torch(bench.TorchOptions{Python: py, Script: c.String("script"), ISAs: isas, Threads: threads,
-					Repeats: repeats, Models: models, Warn: c.App.ErrWriter})
-				if err != nil {
-					return err
-				}
-				rows = append(rows, pt...)
+				torch = &bench.TorchOptions{Python: py, Script: c.String("script"), ISAs: isas, Warn: c.App.ErrWriter}
+			}
+			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), torch, profile)
+			if err != nil {
+				return err
 			}
 			if c.Bool("json") {
 				return json.NewEncoder(c.App.Writer).Encode(rows)

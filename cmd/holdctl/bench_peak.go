@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -38,30 +35,10 @@ func benchPeak(c *cli.Context) error {
 	if err := checkBudget("triad-n", 3*int64(c.Int("triad-n")), 4); err != nil {
 		return err
 	}
-	threads := c.Int("threads")
-	if threads == 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	r, err := bench.MeasurePeak(bench.PeakConfig{Threads: threads, Duration: c.Duration("duration"),
-		TriadN: c.Int("triad-n"), Repeats: c.Int("repeats")})
+	cfg := bench.PeakConfig{Threads: c.Int("threads"), Duration: c.Duration("duration"), TriadN: c.Int("triad-n"), Repeats: c.Int("repeats")}
+	r, err := bench.MeasurePeak(cfg)
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		return json.NewEncoder(c.App.Writer).Encode(r)
-	}
-	w := c.App.Writer
-	fmt.Fprintf(w, "FMA peak: independent FMA chains in registers, GFLOP/s (best of %d windows of %v); kernels use %s now\n",
-		bench.PeakWindows, c.Duration("duration")/bench.PeakWindows, r.Active)
-	many := fmt.Sprintf("%d threads", r.Threads)
-	if r.Threads == 1 {
-		many = "1 thread"
-	}
-	fmt.Fprintf(w, "%-8s %12s %12s %12s\n", "isa", "1 thread", many, "per thread")
-	for _, l := range r.Levels {
-		fmt.Fprintf(w, "%-8s %12.1f %12.1f %12.1f\n", l.ISA, l.One, l.Many, l.PerCore)
-	}
-	fmt.Fprintf(w, "triad a = b + s·c, 3×%d float32 (%.0f MiB): %.1f GB/s on 1 thread, %.1f GB/s on %d (median of %d)\n",
-		r.TriadN, 12*float64(r.TriadN)/(1<<20), r.TriadOne, r.TriadAll, r.Threads, c.Int("repeats"))
-	return nil
+	return bench.WritePeak(c.App.Writer, cfg, r, c.Bool("json"))
 }

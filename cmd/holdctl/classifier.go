@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -66,7 +65,7 @@ func runClassifierTrain(c *cli.Context) error {
 		return err
 	}
 	guard := outpath.New(c.Bool("force"))
-	guard.Input(specPath(spec), specPath(c.String("test")))
+	guard.Input(imagedata.SpecPath(spec), imagedata.SpecPath(c.String("test")))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {
 		return err
 	}
@@ -100,13 +99,4 @@ func runClassifierTrain(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "wrote %s: test accuracy %.4f on %d images of %s, %.0f s\n", c.String("out"), last.TestAccuracy, testSet.N, testSpec, info.Seconds)
 	return nil
-}
-
-// specPath is the file or folder a data spec (KIND:PATH[#split]) reads, for the output guard.
-func specPath(spec string) string {
-	if _, p, ok := strings.Cut(spec, ":"); ok && imagedata.IsSpec(spec) {
-		p, _, _ = strings.Cut(p, "#")
-		return p
-	}
-	return spec
 }

@@ -1,25 +1,20 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/data"
-	"holdgo/dist"
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/outpath"
-	"holdgo/internal/parallel"
 	"holdgo/sample"
-	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -48,19 +43,10 @@ func demoCommand() *cli.Command {
 	}
 }
 
-// demoSamplerSpec is the demo's sampler: --sampler at --nfe on its preferred grid (the quadratic grid
-// to ε = 1e-3; for the aligned samplers a σ-grid to σ_min); the x̂₀ and aligned samplers finish with
-// their read-out step (inside the budget).
-func demoSamplerSpec(c *cli.Context) sample.Spec {
-	name := c.String("sampler")
-	return sample.Spec{Method: name, NFE: c.Int("nfe"), Grid: sample.PreferredGrid(name), End: hold.DefaultEndTime(hold.KindHOLD), Denoise: sample.HasReadout(name)}
-}
-
 func runDemo(c *cli.Context) error {
-	if spec := demoSamplerSpec(c); true {
-		if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
-			return usageErr("demo: --sampler/--nfe: %v", err)
-		}
+	spec := experiment.DemoSamplerSpec(c.String("sampler"), c.Int("nfe"))
+	if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
+		return usageErr("demo: --sampler/--nfe: %v", err)
 	}
 	hc := hold.DefaultConfig(hold.KindHOLD)
 	hc.L, hc.Alpha = c.Float64("L"), c.Float64("alpha")
@@ -79,27 +65,7 @@ func runDemo(c *cli.Context) error {
 	if err := checkBudget("n", int64(n)*3, 2*8*8); err != nil { // the state of every sample, float64, with scratch
 		return err
 	}
-	guard := outpath.New(c.Bool("force"))
-	png, npy := filepath.Join(dir, "samples.png"), filepath.Join(dir, "samples.npy")
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return usageErr("demo: --out %s is a file, not a directory", dir)
-	}
-	if outpath.IsRunDir(dir) {
-		return usageErr("demo: --out %s is a run directory of holdctl train; give another directory", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usageErr("demo: %v", err)
-	}
-	for _, o := range []struct {
-		path string
-		kind outpath.Kind
-	}{{png, outpath.PNG}, {npy, outpath.NPY}} {
-		if err := guard.Check(o.path, o.kind); err != nil {
-			return usageErr("demo: %v", err)
-		}
-	}
-	// The run goes into a fresh DIR/run-N: nothing there is removed or replaced.
-	runDir, lock, err := train.FreshRunDir(dir)
+	png, npy, runDir, lock, err := experiment.DemoDir(dir, outpath.New(c.Bool("force")))
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
@@ -111,33 +77,25 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
-	logFile, err := train.OpenLog(filepath.Join(runDir, logName), 0)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ownSignals()
-	ranks := train.DemoRanks
-	if dev != tensor.CPU {
-		ranks = 1
-	}
-	cfg.Ranks = ranks
-	if err := train.LocalRanks(ranks, "holdctl", func(comm dist.Communicator) error {
-		return demoRank(ctx, c, cfg, comm, dev, &train.Session{Dir: runDir, Config: cfg, Log: logFile, Out: c.App.ErrWriter,
-			ResumeHint: fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)})
-	}); err != nil {
-		return err
-	}
-	trained := time.Since(begin)
-
-	// Sample with the EMA weights, as every diffusion model is evaluated.
-	m, err := train.LoadModel(runDir, false, "")
+	m, err := experiment.TrainDemo(ctx, experiment.DemoTraining{Config: cfg, Device: dev, Prog: "holdctl",
+		Session: train.Session{Dir: runDir, Out: c.App.ErrWriter},
+		ResumeHint: func(ranks int) string {
+			return fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)
+		},
+		Fix: func(err error) error {
+			var de *experiment.DeviceError
+			if errors.As(err, &de) {
+				return usageErr("demo: --device %s: %v", c.String("device"), de.Err)
+			}
+			return cliError(err)
+		}})
 	if err != nil {
 		return err
 	}
-	spec := demoSamplerSpec(c)
+	trained := time.Since(begin)
 	smp, err := spec.Build(m.SDE, m.Score, 2)
 	if err != nil {
 		return usageErr("demo: %v", err)
@@ -146,26 +104,11 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	threads := parallel.Threads()
-	if ranks > 1 {
-		// As in training: chunks of the samples on one thread per worker
-		// (a chunk's activations stay in its core's cache), each worker
-		// with a fork of the network scorer.
-		smp.MaxBatch, smp.Workers, threads = train.DemoSampleChunk, ranks, 1
-	}
-	t0 := time.Now()
-	prev := parallel.SetThreads(threads)
-	res, err := run(n, cfg.Seed+1)
-	parallel.SetThreads(prev)
+	q, res, sampled, err := experiment.DemoSample(smp, run, experiment.DemoRanksOn(dev), n, cfg.Seed+1)
 	if err != nil {
 		return err
 	}
-	sampled := time.Since(t0)
-	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), 2)
-	if err := experiment.WriteSamples(png, q, 2, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
-		return err
-	}
-	if err := data.WriteNPY32(npy, q, n, 2); err != nil {
+	if err := experiment.WriteDemoSamples(png, npy, q, n, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
 		return err
 	}
 
@@ -175,32 +118,8 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	mSW, mFloor, pr := sc.SW, sc.Floor, sc.PR
 	fmt.Fprintf(c.App.Writer, "sampled %d points with sampler %s (NFE %d) in %.1fs; picture: %s\n", n, spec.Method, res.NFE, sampled.Seconds(), png)
-	fmt.Fprintf(c.App.Writer, "sliced Wasserstein-2 (%d projections, mean ± s.e. over %d fresh data sets of %d points):\n", experiment.DemoProjections, experiment.DemoReps, n)
-	fmt.Fprintf(c.App.Writer, "  %d samples vs fresh data:                 %s\n", len(q)/2, mSW)
-	fmt.Fprintf(c.App.Writer, "  two independent data sets of %d points:  %s   (ratio %.2f)\n", n, mFloor, mSW.Mean/mFloor.Mean)
-	if pr != nil {
-		fmt.Fprint(c.App.Writer, pr.Text())
-	}
+	sc.WriteText(c.App.Writer, len(q)/2, n)
 	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
 	return nil
-}
-
-// demoRank is one local rank of the demo's training: its shard of the
-// batch, the trainer and the loop of s (rank 0 logs and writes the
-// checkpoint).
-func demoRank(ctx context.Context, c *cli.Context, cfg train.RunConfig, comm dist.Communicator, dev tensor.Device, s *train.Session) error {
-	tr, err := cfg.NewTrainer(comm)
-	if err != nil {
-		return err
-	}
-	if err := tr.Broadcast(); err != nil {
-		return err
-	}
-	if err := tr.SetDevice(dev); err != nil {
-		return usageErr("demo: --device %s: %v", c.String("device"), err)
-	}
-	s.Trainer, s.Comm = tr, comm
-	return cliError(s.Loop(ctx, 1000))
 }

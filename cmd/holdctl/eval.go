@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -86,24 +85,14 @@ func runEval(c *cli.Context) error {
 	} else if src, err = data.Open(c.String("data"), c.Float64("swiss-noise")); err != nil {
 		return usageErr("eval: %v", err)
 	}
-	x, dim, err := data.ReadPoints(path)
+	x, dim, err := metrics.ReadSamples(path, src, c.Int("pr-k"))
 	if err != nil {
 		return usageErr("eval: %v", err)
-	}
-	if dim != src.Dimension() {
-		return usageErr("eval: %s holds %d-D points, the data %s is %d-D", path, dim, src.Name(), src.Dimension())
-	}
-	if k := c.Int("pr-k"); k > 0 && k >= len(x)/dim {
-		return usageErr("eval: --pr-k %d needs more than %d samples, the file has %d", k, k, len(x)/dim)
 	}
 	rep, err := metrics.Eval(x, dim, src, metrics.EvalOptions{Samples: path, N: n, KernelPoints: kp, Projections: proj,
 		PRK: c.Int("pr-k"), Seed: c.Uint64("seed")})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		return enc.Encode(rep)
-	}
-	return rep.WriteText(c.App.Writer, proj, min(kp, rep.Points), min(kp, n))
+	return rep.Write(c.App.Writer, c.Bool("json"), proj, kp)
 }

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -123,32 +122,11 @@ func runExperimentNFE(c *cli.Context) error {
 		return usageErr("experiment nfe: --no-oracle needs checkpoints (--hold, --cld, --vp, --ve)")
 	}
 	w := c.App.Writer
-	var tables []*experiment.NFETable
-	if !c.Bool("no-oracle") {
-		start := time.Now()
-		tab, err := experiment.OracleTable2(set, c.Int("samples"), c.Int("floor-reps"))
-		if err != nil {
-			return fmt.Errorf("experiment nfe: %w", err)
-		}
-		tables = append(tables, tab)
-		tab.WriteMarkdown(w, true)
-		fmt.Fprintf(w, "(%.0fs)\n\n", time.Since(start).Seconds())
+	tables, err := experiment.Table2(set, models, !c.Bool("no-oracle"), c.Int("samples"), c.Int("trained-samples"), c.Int("floor-reps"), w)
+	if err != nil {
+		return fmt.Errorf("experiment nfe: %w", err)
 	}
-	if len(models) == 0 {
-		fmt.Fprintln(w, "No checkpoints given (--hold, --cld, --vp, --ve): only the oracle table.")
-	} else {
-		start := time.Now()
-		tab, err := experiment.TrainedTable2(set, models, c.Int("trained-samples"), c.Int("floor-reps"))
-		if err != nil {
-			return fmt.Errorf("experiment nfe: %w", err)
-		}
-		tables = append(tables, tab)
-		tab.WriteMarkdown(w, false)
-		fmt.Fprintf(w, "(%.0fs)\n", time.Since(start).Seconds())
-	}
-	var csv bytes.Buffer
-	experiment.WriteTable2CSV(&csv, tables)
-	if err := atomicfile.WriteFile(out, csv.Bytes()); err != nil {
+	if err := atomicfile.Write(out, func(f io.Writer) error { return experiment.WriteTable2CSV(f, tables) }); err != nil {
 		return fmt.Errorf("experiment nfe: write %s: %w", out, err)
 	}
 	fmt.Fprintf(w, "wrote %s\n", out)

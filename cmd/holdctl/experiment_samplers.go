@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -57,15 +57,12 @@ func experimentSamplersCommand() *cli.Command {
 }
 
 func runExperimentSamplers(c *cli.Context) error {
-	badParams := func(format string, args ...any) error {
-		return cli.Exit("holdctl experiment samplers: "+fmt.Sprintf(format, args...), exitBadParams)
-	}
 	format := c.String("format")
 	if format != "markdown" && format != "csv" {
-		return badParams("unknown format %q (want markdown or csv)", format)
+		return paramErr("experiment samplers", "unknown format %q (want markdown or csv)", format)
 	}
 	if c.Int("samples") < 2 || c.Int("floor-reps") < 1 || c.Int("workers") < 1 || c.Int("seeds") < 1 {
-		return badParams("samples (%d) must be ≥ 2, floor-reps (%d), workers (%d) and seeds (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"), c.Int("seeds"))
+		return paramErr("experiment samplers", "samples (%d) must be ≥ 2, floor-reps (%d), workers (%d) and seeds (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"), c.Int("seeds"))
 	}
 	if err := checkInts(c, intRange{name: "samples", lo: 2, hi: 1 << 24}, intRange{name: "floor-reps", lo: 1, hi: 1000},
 		intRange{name: "workers", lo: 1, hi: maxThreads}, intRange{name: "seeds", lo: 1, hi: 1000},
@@ -77,11 +74,11 @@ func runExperimentSamplers(c *cli.Context) error {
 	}
 	for _, n := range c.IntSlice("nfe") {
 		if n < 2 || n > maxNFE {
-			return badParams("NFE %d: want 2 … %d", n, maxNFE)
+			return paramErr("experiment samplers", "NFE %d: want 2 … %d", n, maxNFE)
 		}
 	}
 	guard := outpath.New(c.Bool("force"))
-	guard.Input(specPath(c.String("data")))
+	guard.Input(imagedata.SpecPath(c.String("data")))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
 		return err
 	}
@@ -90,12 +87,12 @@ func runExperimentSamplers(c *cli.Context) error {
 		kind, val, ok := strings.Cut(kv, "=")
 		v, err := strconv.ParseFloat(val, 64)
 		if !ok || err != nil || !(v > 0) {
-			return badParams("end time %q: want kind=t with t > 0", kv)
+			return paramErr("experiment samplers", "end time %q: want kind=t with t > 0", kv)
 		}
 		ends[kind] = v
 	}
 	if v := c.Float64("sigma-min"); !(v > 0 && v < 1) {
-		return badParams("--sigma-min %g: want a noise level in (0, 1)", v)
+		return paramErr("experiment samplers", "--sigma-min %g: want a noise level in (0, 1)", v)
 	}
 	if spec := c.String("data"); spec != "" {
 		return runImageStudy(c, spec, ends)
@@ -106,17 +103,9 @@ func runExperimentSamplers(c *cli.Context) error {
 		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: c.Int("floor-reps"), Workers: c.Int("workers"),
 		SigmaMin: c.Float64("sigma-min"),
 	}
-	for _, g := range cfg.Grids {
-		if !slices.Contains(sample.GridKinds, g) {
-			return badParams("unknown grid %q (want %s)", g, strings.Join(sample.GridKinds, ", "))
-		}
-	}
 	tab, err := experiment.MixtureStudy(cfg)
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown study sampler") {
-			return badParams("%v", err)
-		}
-		return fmt.Errorf("holdctl experiment samplers: %w", err)
+		return studyErr(err)
 	}
 	err = writeStudy(c, func(w io.Writer) error {
 		if format == "csv" {
@@ -136,26 +125,21 @@ func runExperimentSamplers(c *cli.Context) error {
 // runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,
 // --samples samples per cell on the first of --grids; Markdown only.
 func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
-	badParams := func(format string, args ...any) error {
-		return cli.Exit("holdctl experiment samplers: "+fmt.Sprintf(format, args...), exitBadParams)
-	}
-	if !imagedata.IsSpec(spec) {
-		return badParams("--data %q: want KIND:PATH with KIND one of %s", spec, strings.Join(imagedata.Kinds, ", "))
-	}
-	ds, flat, err := imagedata.FirstImages(spec, c.Int("oracle-n"))
-	if err != nil {
-		return badParams("%v", err)
-	}
-	dim := ds.Dimension()
-	tab, err := experiment.ImageStudy(experiment.ImageStudyConfig{Images: flat, Dim: dim, Samplers: c.StringSlice("samplers"),
+	tab, err := experiment.ImageStudyData(spec, c.Int("oracle-n"), experiment.ImageStudyConfig{Samplers: c.StringSlice("samplers"),
 		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: c.Int("samples"), Seed: c.Uint64("seed"), EndTime: ends, Workers: c.Int("workers")})
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown study sampler") {
-			return badParams("%v", err)
-		}
-		return fmt.Errorf("holdctl experiment samplers: %w", err)
+		return studyErr(err)
 	}
 	return writeStudy(c, tab.WriteMarkdown)
+}
+
+// studyErr is a study's error: one of its parameters (experiment.ParamError) exits 2, another 1.
+func studyErr(err error) error {
+	var pe *experiment.ParamError
+	if errors.As(err, &pe) {
+		return paramErr("experiment samplers", "%v", err)
+	}
+	return fmt.Errorf("holdctl experiment samplers: %w", err)
 }
 
 // maxNFE bounds the NFE of a study cell.

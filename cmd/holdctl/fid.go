@@ -2,14 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/fid"
 	"holdgo/imagedata"
 	"holdgo/internal/outpath"
@@ -73,183 +70,34 @@ func runFID(c *cli.Context) error {
 	}
 	if path := c.String("save-stats"); path != "" {
 		guard := outpath.New(c.Bool("force"))
-		guard.Input(specPath(ref), specPath(samples), strings.TrimPrefix(feat, "inception:"))
+		guard.Input(imagedata.SpecPath(ref), imagedata.SpecPath(samples), strings.TrimPrefix(feat, "inception:"))
 		if err := checkOutputs(guard, output{"save-stats", path, outpath.NPZ}); err != nil {
 			return err
 		}
 	}
-	bothStats := fid.IsNPZ(ref) && fid.IsNPZ(samples)
-	var ext fid.Extractor
-	if !bothStats {
-		if feat == "" {
-			return usageErr("fid needs --features inception:WEIGHTS (%s) or a classifier checkpoint from 'holdctl classifier train'", fid.InceptionHelp)
-		}
-		var err error
-		if ext, err = fid.OpenExtractor(feat); err != nil {
-			return cli.Exit("holdctl: fid: "+err.Error(), 2)
-		}
-		fmt.Fprintf(c.App.ErrWriter, "features: %s\n", ext.Name())
-	}
-	a, err := loadFIDSide(c, "ref", ref, ext, c.Int("ref-n"))
-	if err != nil {
+	rep, err := fid.Run(fid.Config{Ref: ref, Samples: samples, FeatureSpec: feat, RefN: c.Int("ref-n"), N: c.Int("n"),
+		Batch: c.Int("batch"), ImageShape: c.String("image-shape"), SaveStats: c.String("save-stats"), KIDOnly: c.Bool("kid-only"),
+		KID: fid.KIDOptions{Subsets: c.Int("kid-subsets"), SubsetSize: c.Int("kid-subset-size"), Seed: c.Uint64("seed")},
+		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: fidSampling(c).Sample})
+	var ec cli.ExitCoder // an error of samplerOn
+	var ie *fid.InputError
+	switch {
+	case errors.As(err, &ec):
+		return ec
+	case errors.As(err, &ie):
+		return usageErr("%v", ie)
+	case err != nil:
 		return err
-	}
-	b, err := loadFIDSide(c, "samples", samples, ext, c.Int("n"))
-	if err != nil {
-		return err
-	}
-	rep := fid.Report{N: b.N, RefN: a.N, Sampling: b.Sampled}
-	if ext != nil {
-		rep.Features, rep.Dim = ext.Name(), ext.Dim()
-	} else {
-		rep.Features, rep.Dim = "statistics files", a.Stats.Dim
-	}
-	if path := c.String("save-stats"); path != "" {
-		if a.Feats == nil {
-			return usageErr("fid: --save-stats needs images as --ref (it is already statistics)")
-		}
-		st, err := fid.ComputeStats(a.Feats, ext.Dim())
-		if err != nil {
-			return cli.Exit("holdctl: fid: "+err.Error(), 2)
-		}
-		if err := fid.SaveStats(path, st); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.ErrWriter, "wrote reference statistics %s (mu %d, sigma %d×%d)\n", path, st.Dim, st.Dim, st.Dim)
-	}
-	if !c.Bool("kid-only") {
-		v, err := fid.Between(a, b, rep.Dim)
-		var ie *fid.InputError
-		if errors.As(err, &ie) {
-			return usageErr("%v", ie)
-		}
-		if err != nil {
-			return err
-		}
-		rep.FID = &v
-	}
-	if a.Feats != nil && b.Feats != nil {
-		opt := fid.KIDOptions{Subsets: c.Int("kid-subsets"), SubsetSize: c.Int("kid-subset-size"), Seed: c.Uint64("seed")}
-		k, se, err := fid.KID(a.Feats, b.Feats, rep.Dim, opt)
-		if err != nil {
-			return cli.Exit("holdctl: fid: "+err.Error(), 2)
-		}
-		rep.KID, rep.KIDSE = &k, &se
-	} else if c.Bool("kid-only") {
-		return usageErr("fid: --kid-only needs images on both sides (KID cannot be computed from statistics files)")
 	}
 	return rep.Write(c.App.Writer, c.Bool("json"))
 }
 
-// loadFIDSide reads statistics, or images whose features it computes.
-func loadFIDSide(c *cli.Context, flag, spec string, ext fid.Extractor, limit int) (fid.Side, error) {
-	if fid.IsNPZ(spec) {
-		st, err := fid.LoadStats(spec)
-		if err != nil {
-			return fid.Side{}, cli.Exit(fmt.Sprintf("holdctl: fid --%s: %v", flag, err), 2)
-		}
-		if ext != nil && st.Dim != ext.Dim() {
-			return fid.Side{}, usageErr("fid --%s %s: statistics of dimension %d, but the features are %d-d", flag, spec, st.Dim, ext.Dim())
-		}
-		return fid.Side{Stats: st}, nil
-	}
-	var sampled fid.SamplingReport
-	src, err := openImages(c, flag, spec, ext, &sampled)
-	if err != nil {
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			return fid.Side{}, err
-		}
-		return fid.Side{}, cli.Exit(fmt.Sprintf("holdctl: fid --%s %s: %v", flag, spec, err), 2)
-	}
-	if err := ext.Check(src.C, src.H, src.W); err != nil {
-		return fid.Side{}, usageErr("fid --%s %s: %v", flag, spec, err)
-	}
-	if limit > 0 {
-		src.N = min(src.N, limit)
-	}
-	feats, err := fid.ExtractReporting(ext, src, c.Int("batch"), c.App.ErrWriter, flag)
-	if err != nil {
-		return fid.Side{}, err
-	}
-	side := fid.Side{Feats: feats, N: src.N}
-	if sampled.Sampler != "" {
-		side.Sampled = &sampled
-	}
-	return side, nil
-}
-
-// openImages opens a data set, an image folder, a .npy of images or a
-// trained run (sampled here).
-func openImages(c *cli.Context, flag, spec string, ext fid.Extractor, sampled *fid.SamplingReport) (fid.ImageSource, error) {
-	if imagedata.IsSpec(spec) {
-		d, err := imagedata.Open(spec, imagedata.Options{})
-		if err != nil {
-			return fid.ImageSource{}, err
-		}
-		return fid.DatasetSource(d), nil
-	}
-	if strings.EqualFold(filepath.Ext(spec), ".npy") {
-		src, err := fid.OpenNPYImages(flag, spec, c.String("image-shape"), ext)
-		var ie *fid.InputError
-		if errors.As(err, &ie) {
-			return src, usageErr("%v", ie)
-		}
-		return src, err
-	}
-	st, err := os.Stat(spec)
-	if err != nil {
-		return fid.ImageSource{}, err
-	}
-	if st.IsDir() {
-		if _, err := os.Stat(train.CheckpointPath(spec)); err != nil { // a folder of images, not a run
-			d, err := imagedata.ReadImages(spec, "")
-			if err != nil {
-				return fid.ImageSource{}, err
-			}
-			return fid.DatasetSource(d), nil
-		}
-	}
-	return sampleRun(c, flag, spec, sampled)
-}
-
-// sampleRun draws --n samples of a trained image model with the sampler flags and describes them in rep.
-func sampleRun(c *cli.Context, flag, spec string, rep *fid.SamplingReport) (fid.ImageSource, error) {
-	m, err := train.LoadModel(spec, c.Bool("raw-weights"), "")
-	if err != nil {
-		return fid.ImageSource{}, usageErr("fid --%s %s: not a data set, image folder, .npy or .npz, and not a trained run: %v", flag, spec, err)
-	}
-	d, ok := m.Source.(*imagedata.Dataset)
-	if !ok {
-		return fid.ImageSource{}, usageErr("fid --%s %s: the run models %s, not images", flag, spec, m.Source.Name())
-	}
-	if err := forwardMemory(c, m); err != nil {
-		return fid.ImageSource{}, err
-	}
-	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, d.Dimension())
-	if err != nil {
-		return fid.ImageSource{}, usageErr("%v", err)
-	}
-	draw, err := samplerOn(c.String("device"), s, m)
-	if err != nil {
-		return fid.ImageSource{}, err
-	}
-	n := c.Int("n")
-	if err := checkBudget("n", int64(n)*int64(m.SDE.Blocks()), int64(d.Dimension())*8); err != nil {
-		return fid.ImageSource{}, err
-	}
-	start := time.Now()
-	fmt.Fprintf(c.App.ErrWriter, "%s: sampling %d images with %s on %s …\n", flag, n, s.Method.Name(), c.String("device"))
-	res, err := draw(n, c.Uint64("seed"))
-	if err != nil {
-		return fid.ImageSource{}, err
-	}
-	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), d.Dimension())
-	secs := time.Since(start).Seconds()
-	fmt.Fprintf(c.App.ErrWriter, "%s: %d samples, NFE %d, %.1fs\n", flag, n, res.NFE, secs)
-	*rep = fid.SamplingReport{Sampler: s.Method.Name(), Grid: c.String("grid"), NFE: res.NFE, Seed: c.Uint64("seed"), Seconds: secs, Diverged: res.Diverged}
-	rep.Measure(q, d.Dimension(), n)
-	warnDiverged(c.App.ErrWriter, res.Diverged, n, "FID leaves them out")
-	q, _ = sample.ConvergedRows(q, d.Dimension())
-	return fid.RowsSource(q, d.C, d.H, d.W)
+// fidSampling draws --n samples of a trained image run with the sampler flags on --device.
+func fidSampling(c *cli.Context) experiment.FIDSampling {
+	return experiment.FIDSampling{Spec: samplerSpecFrom(c), N: c.Int("n"), Seed: c.Uint64("seed"), Raw: c.Bool("raw-weights"),
+		Device: c.String("device"), Log: c.App.ErrWriter, Prepare: func(m *train.Model) error { return forwardMemory(c, m) },
+		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
+			return samplerOn(c.String("device"), s, m)
+		},
+		Diverged: func(diverged, n int) { warnDiverged(c.App.ErrWriter, diverged, n, "FID leaves them out") }}
 }

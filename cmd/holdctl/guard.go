@@ -9,8 +9,6 @@ package main
 import (
 	"errors"
 	"math"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,22 +27,15 @@ type output struct {
 	kind       outpath.Kind
 }
 
-// checkOutputs refuses (exit 2) any output the guard refuses, before
-// anything is computed or written. The guard knows the command's inputs.
+// checkOutputs refuses (exit 2) any output the guard refuses, and two outputs that are one file
+// (outpath.Guard.CheckAll), before anything is computed or written. The guard knows the command's inputs.
 func checkOutputs(g *outpath.Guard, outs ...output) error {
-	seen := map[string]string{}
-	for _, o := range outs {
-		if o.path == "" {
-			continue
-		}
-		if err := g.Check(o.path, o.kind); err != nil {
-			return usageErr("--%s: %v", o.flag, strings.TrimPrefix(err.Error(), outpath.ErrRefused.Error()+": "))
-		}
-		abs, _ := filepath.Abs(o.path)
-		if prev, dup := seen[abs]; dup {
-			return usageErr("--%s %s: the same file as --%s; give each output its own file", o.flag, o.path, prev)
-		}
-		seen[abs] = o.flag
+	all := make([]outpath.Output, len(outs))
+	for i, o := range outs {
+		all[i] = outpath.Output{Flag: o.flag, Path: o.path, Kind: o.kind}
+	}
+	if err := g.CheckAll(all...); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }

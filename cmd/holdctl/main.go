@@ -57,21 +57,21 @@ func newApp() *cli.App {
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main reports errors and picks the status
 	}
-	setUsageErrors(app.Commands, app.OnUsageError)
-	addCommonFlags(app.Commands)
+	setUpCommands(app.Commands, app.OnUsageError)
 	return app
 }
 
-// addCommonFlags gives every command that runs (not the groups) the flags
-// all of them share: --max-memory, the memory budget every loader and size
-// flag consults (internal/budget).
-func addCommonFlags(cmds []*cli.Command) {
+// setUpCommands gives every command and subcommand the app's usage-error handler h (exit status 2:
+// urfave/cli applies the app's handler to top-level flags only), and every command that runs (not the
+// groups) the flags all of them share: --max-memory, the memory budget every loader and size flag
+// consults (internal/budget).
+func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 	for _, c := range cmds {
-		if len(c.Subcommands) > 0 {
-			addCommonFlags(c.Subcommands)
-			continue
+		if c.OnUsageError == nil {
+			c.OnUsageError = h
 		}
-		if c.Action == nil {
+		setUpCommands(c.Subcommands, h)
+		if len(c.Subcommands) > 0 || c.Action == nil {
 			continue
 		}
 		c.Flags = append(c.Flags, &cli.StringFlag{Name: "max-memory",
@@ -87,17 +87,6 @@ func addCommonFlags(cmds []*cli.Command) {
 			}
 			return action(ctx)
 		}
-	}
-}
-
-// setUsageErrors gives every command and subcommand the app's usage-error handler (exit status 2):
-// urfave/cli applies the app's handler to top-level flags only.
-func setUsageErrors(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
-	for _, c := range cmds {
-		if c.OnUsageError == nil {
-			c.OnUsageError = h
-		}
-		setUsageErrors(c.Subcommands, h)
 	}
 }
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -35,22 +33,6 @@ func modelCommand() *cli.Command {
 	}
 }
 
-// modelReport is what model info prints.
-type modelReport struct {
-	Model           string `json:"model"`
-	InChannels      int    `json:"in_channels"`
-	OutChannels     int    `json:"out_channels"`
-	ImageSize       int    `json:"image_size"`
-	NF              int    `json:"nf"`
-	ChMult          []int  `json:"ch_mult"`
-	ResBlocks       int    `json:"num_res_blocks"`
-	AttnResolutions []int  `json:"attn_resolutions"`
-	Embedding       string `json:"embedding"`
-	Params          int    `json:"params"`       // trainable
-	FixedParams     int    `json:"fixed_params"` // the Fourier weights: checkpointed, not trained
-	bench.StepMemory
-}
-
 func modelInfo(c *cli.Context) error {
 	cfg, err := layers.NCSNppPreset(c.String("model"), c.Int("in-channels"), c.Int("out-channels"), c.Int("image-size"))
 	if err != nil {
@@ -65,12 +47,7 @@ func modelInfo(c *cli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	r := modelReport{Model: cfg.Name, InChannels: cfg.InChannels, OutChannels: cfg.OutChannels, ImageSize: cfg.ImageSize,
-		NF: cfg.NF, ChMult: cfg.ChMult, ResBlocks: cfg.NumResBlocks, AttnResolutions: cfg.AttnResolutions,
-		Embedding: cfg.Embedding, Params: layers.NCSNppParamCount(cfg)}
-	if cfg.Embedding == layers.EmbedFourier {
-		r.FixedParams = cfg.NF
-	}
+	r := bench.NewModelInfo(cfg)
 	if err := checkInts(c, intRange{name: "batch", lo: 0, hi: 4096, note: "0: no step"}); err != nil {
 		return err
 	}
@@ -88,28 +65,5 @@ func modelInfo(c *cli.Context) error {
 		}
 		r.StepMemory = *st
 	}
-	if c.Bool("json") {
-		out, _ := json.Marshal(r)
-		fmt.Fprintln(c.App.Writer, string(out))
-		return nil
-	}
-	w := c.App.Writer
-	fmt.Fprintf(w, "%s: %d → %d channels at %d×%d, nf %d, ch_mult %v, %d res-blocks per level, attention at %v, %s embedding\n",
-		r.Model, r.InChannels, r.OutChannels, r.ImageSize, r.ImageSize, r.NF, r.ChMult, r.ResBlocks, r.AttnResolutions, r.Embedding)
-	fmt.Fprintf(w, "trainable parameters: %d (%.1f M)", r.Params, float64(r.Params)/1e6)
-	if r.FixedParams > 0 {
-		fmt.Fprintf(w, ", plus %d fixed Fourier weights", r.FixedParams)
-	}
-	fmt.Fprintln(w)
-	if r.Batch > 0 {
-		recycle := "recycling"
-		if !r.Recycle {
-			recycle = "no recycling"
-		}
-		fmt.Fprintf(w, "training step at batch %d (%s): %.1f MiB of activations after the forward pass, %.1f MiB of tensors at the peak (forward + backward), %.1f MiB allocated in all; forward %.0f ms, forward+backward %.0f ms\n",
-			r.Batch, recycle, r.ForwardMiB, r.PeakMiB, r.StepMiB, r.ForwardMs, r.StepMs)
-		fmt.Fprintf(w, "FLOPs (op list, convolutions as direct): forward %.2f GFLOP, %.1f GFLOP/s, %.1f %% of peak; forward+backward %.2f GFLOP, %.1f GFLOP/s, %.1f %% of peak (the %s FMA peak on %d thread(s): %.1f GFLOP/s)\n",
-			r.ForwardGFLOP, r.ForwardGFLOPS, r.ForwardPct, r.StepGFLOP, r.StepGFLOPS, r.StepPct, r.ISA, r.Threads, r.PeakGFLOPS)
-	}
-	return nil
+	return r.Write(c.App.Writer, c.Bool("json"))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -45,10 +44,11 @@ func runModelX0(c *cli.Context) error {
 	if err := setThreads(c); err != nil {
 		return err
 	}
-	m, _, test, spec, err := imageModelAndImages(c, "model x0", n)
+	im, err := openImageModel(c, "model x0", n)
 	if err != nil {
 		return err
 	}
+	m, test, spec := im.Model, im.Images, im.Spec
 	sde := m.SDE
 	smax, err := sample.NoiseLevel(sde, sde.Horizon())
 	if err != nil {
@@ -58,17 +58,8 @@ func runModelX0(c *cli.Context) error {
 	if !(smin > 0 && smin < smax) {
 		return usageErr("model x0: --sigma-min %g must be in (0, %g)", smin, smax)
 	}
-	if !c.Bool("json") {
-		fmt.Fprintf(c.App.Writer, "x̂₀ of %s on %d images of %s (%s)\n%10s %10s %12s %10s %8s %8s\n", c.String("ckpt"), n, spec, m.Config.SDE,
-			"t", "σ", "rms error", "error/σ", "rms x̂₀", "max|x̂₀|")
-	}
-	err = experiment.X0Errors(m, test, n, levels, smax, smin, c.Uint64("seed"), func(row experiment.X0Level) error {
-		if c.Bool("json") {
-			return json.NewEncoder(c.App.Writer).Encode(row)
-		}
-		fmt.Fprintf(c.App.Writer, "%10.4g %10.4g %12.4g %10.3g %8.3g %8.3g\n", row.T, row.Sigma, row.RMSError, row.Ratio, row.RMS, row.MaxAbs)
-		return nil
-	})
+	title := fmt.Sprintf("x̂₀ of %s on %d images of %s (%s)", c.String("ckpt"), n, spec, m.Config.SDE)
+	err = experiment.X0Errors(m, test, n, levels, smax, smin, c.Uint64("seed"), experiment.X0Table(c.App.Writer, title, c.Bool("json")))
 	var le *experiment.LevelError
 	if errors.As(err, &le) {
 		return usageErr("model x0: %v", le)

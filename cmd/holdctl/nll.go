@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/imagedata"
-	"holdgo/rng"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -65,22 +64,9 @@ func nllCommand() *cli.Command {
 			if !imagedata.IsSpec(m.Config.Data) { // point data: nll_points.go
 				return runPointNLL(c, m, div)
 			}
-			spec := c.String("data")
-			if spec == "" {
-				spec = m.Config.Data
-				if base, _, _ := strings.Cut(spec, "#"); base == spec && !strings.HasPrefix(spec, "images:") {
-					spec += "#test"
-				}
-			}
-			if !imagedata.IsSpec(spec) {
-				return usageErr("nll evaluates image data sets; %q is not one (use holdctl eval for point data)", spec)
-			}
-			ds, err := imagedata.Open(spec, imagedata.Options{})
+			ds, spec, err := experiment.NLLImages(m, c.String("data"))
 			if err != nil {
 				return usageErr("%v", err)
-			}
-			if ds.Dimension() != m.Source.Dimension() {
-				return usageErr("%s has images of %d values, the model was trained on %d", spec, ds.Dimension(), m.Source.Dimension())
 			}
 			n := min(c.Int("n"), ds.Len())
 			if n < 1 {
@@ -92,18 +78,10 @@ func nllCommand() *cli.Command {
 			if err := checkBudget("n", int64(n), int64(ds.Dimension())*8); err != nil {
 				return err
 			}
-			d := ds.Dimension()
-			x := make([]float64, n*d)
-			r := rng.New(c.Uint64("seed"))
-			for i := range n {
-				if err := sample.Dequantize(x[i*d:(i+1)*d], ds.Pixels(i), r); err != nil {
-					return err
-				}
-			}
 			cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
-				Estimator: c.String("estimator"), OffsetBits: sample.OffsetCentered8Bit, MaxBatch: c.Int("batch"), Gauge: c.String("gauge")}
+				Estimator: c.String("estimator"), MaxBatch: c.Int("batch"), Gauge: c.String("gauge")}
 			start := time.Now()
-			res, err := sample.NLL(m.SDE, div, x, d, cfg, c.Uint64("seed")+1)
+			res, err := experiment.ImageNLL(m, div, ds, n, cfg, c.Uint64("seed"))
 			if err != nil {
 				return err
 			}

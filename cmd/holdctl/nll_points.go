@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/data"
-	"holdgo/rng"
+	"holdgo/experiment"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -18,10 +17,6 @@ const (
 	pointNLLPoints = 2000
 	pointNLLBatch  = 1000
 )
-
-// heldOutSeed is the default seed of held-out draws: a fixed odd offset from the training seed, so it
-// never equals it.
-func heldOutSeed(trainSeed uint64) uint64 { return trainSeed + 0x9e3779b97f4a7c15 }
 
 // runPointNLL is holdctl nll for a model of point data (gmm1d, swissroll, .npy): the bound on −log p
 // per dimension of held-out points, as mean ± standard error, in nats and bits. Held-out points are
@@ -51,37 +46,16 @@ func runPointNLL(c *cli.Context, m *train.Model, div sample.DivScorer) error {
 		return usageErr("nll: --eps %g must be in (0, T = %g)", eps, m.SDE.Horizon())
 	}
 	dim := m.Source.Dimension()
-	var (
-		points []float32
-		from   string
-	)
-	if path := c.String("data"); path != "" {
-		x, d, err := data.ReadPoints(path)
-		if err != nil {
-			return usageErr("nll: %v", err)
-		}
-		if d != dim {
-			return usageErr("nll: %s holds %d-D points, the model is %d-D", path, d, dim)
-		}
-		points = x[:min(len(x), n*dim)]
-		from = path
-	} else {
-		seed := heldOutSeed(m.Config.Seed)
-		if c.IsSet("data-seed") {
-			seed = c.Uint64("data-seed")
-		}
-		if seed == m.Config.Seed {
-			return usageErr("nll: --data-seed %d is the training seed; held-out data need another", seed)
-		}
-		points = data.Draw(m.Source, rng.New(seed), n)
-		from = fmt.Sprintf("fresh draws of %s (seed %d; training seed %d)", m.Source.Name(), seed, m.Config.Seed)
-		if _, ok := m.Source.(*data.Points); ok {
-			from += ", resampled from the training file: not held out (pass --data)"
-		}
+	seed := experiment.HeldOutSeed(m.Config.Seed)
+	if c.IsSet("data-seed") {
+		seed = c.Uint64("data-seed")
 	}
-	x := make([]float64, len(points))
-	for i, v := range points {
-		x[i] = float64(v)
+	if seed == m.Config.Seed && c.String("data") == "" {
+		return usageErr("nll: --data-seed %d is the training seed; held-out data need another", seed)
+	}
+	x, from, err := experiment.HeldOutPoints(m, c.String("data"), n, seed)
+	if err != nil {
+		return usageErr("nll: %v", err)
 	}
 	cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
 		Estimator: c.String("estimator"), MaxBatch: batch, Workers: 1, Gauge: c.String("gauge")}
@@ -92,20 +66,15 @@ func runPointNLL(c *cli.Context, m *train.Model, div sample.DivScorer) error {
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "checkpoint %s (%s, %d blocks, data %s); %d points: %s\n", train.CheckpointPath(c.String("ckpt")), m.Config.SDE,
-		m.SDE.Blocks(), m.Config.Data, len(points)/dim, from)
+		m.SDE.Blocks(), m.Config.Data, len(x)/dim, from)
 	fmt.Fprintf(w, "NLL bound: %s nats/dim, %s bits/dim\n", res.NatsPerDim, res.BitsPerDim)
 	fmt.Fprintf(w, "  with the drawn auxiliary values (same expectation, lower variance): %s nats/dim, %s bits/dim\n",
 		res.NatsPerDimAux, res.BitsPerDimAux)
 	fmt.Fprintf(w, "  probability-flow ODE%s from ε = %g, rtol = atol = %g, %s divergence, NFE %d, %.1fs\n",
 		gaugeNote(c), cfg.Eps, cfg.RTol, cfg.Estimator, res.NFE, time.Since(start).Seconds())
 	if mix, ok := m.Source.(data.Mixture); ok {
-		exact := make([]float64, len(points)/dim)
-		for i := range exact {
-			exact[i] = -mix.LogDensity(x[i*dim:(i+1)*dim]) / float64(dim)
-		}
-		nats := sample.MeanSE(exact)
-		fmt.Fprintf(w, "exact −log p of the same points (the data's density): %s nats/dim, %s bits/dim\n",
-			nats, sample.Stat{Mean: nats.Mean / math.Ln2, SE: nats.SE / math.Ln2})
+		nats, bits := experiment.ExactNLL(mix, x, dim)
+		fmt.Fprintf(w, "exact −log p of the same points (the data's density): %s nats/dim, %s bits/dim\n", nats, bits)
 	}
 	return nil
 }

@@ -11,9 +11,7 @@ import (
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/outpath"
-	"holdgo/plot"
 	"holdgo/sample"
-	"holdgo/train"
 )
 
 // plotCommand draws the paper's figures:
@@ -87,13 +85,8 @@ func plotCommand() *cli.Command {
 
 // checkPNGOut validates an output picture path before any work is done,
 // through the output guard (no input of the command, no run's file, a PNG
-// or nothing replaced).
-func checkPNGOut(flag, path string, inputs ...string) error {
-	return checkPNGOutForce(false, flag, path, inputs...)
-}
-
-// checkPNGOutForce is checkPNGOut where --force may replace another kind of file.
-func checkPNGOutForce(force bool, flag, path string, inputs ...string) error {
+// or, with force, another kind of file replaced).
+func checkPNGOut(force bool, flag, path string, inputs ...string) error {
 	if filepath.Ext(path) != ".png" {
 		return usageErr("--%s %s: want a .png file", flag, path)
 	}
@@ -117,7 +110,7 @@ const (
 
 func runPlotFlow(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOutForce(c.Bool("force"), "out", out); err != nil {
+	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
 		return err
 	}
 	kinds := c.StringSlice("sdes")
@@ -132,16 +125,8 @@ func runPlotFlow(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}); err != nil {
 		return err
 	}
-	var panels []plot.HeatPanel
-	for _, kind := range kinds {
-		p, err := experiment.FlowPanel(kind, c.Int("paths"), c.Float64("tol"), c.Uint64("seed"))
-		if err != nil {
-			return err
-		}
-		panels = append(panels, p)
-	}
-	if err := plot.HeatmapRow(out, panels); err != nil {
-		return fmt.Errorf("plot flow: %w", err)
+	if err := experiment.FlowFigure(out, kinds, c.Int("paths"), c.Float64("tol"), c.Uint64("seed")); err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (%s; exact oracle score of the paper's 1-D mixture)\n", out, strings.Join(kinds, ", "))
 	return nil
@@ -149,7 +134,7 @@ func runPlotFlow(c *cli.Context) error {
 
 func runPlotBlocks(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOutForce(c.Bool("force"), "out", out); err != nil {
+	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
 		return err
 	}
 	if c.Int("paths") < 1 || c.Int("steps") < 1 {
@@ -158,20 +143,12 @@ func runPlotBlocks(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}, intRange{name: "steps", lo: 1, hi: maxPlotSteps}); err != nil {
 		return err
 	}
-	spec := sample.Spec{Method: c.String("sampler"), Steps: c.Int("steps"), Grid: sample.GridQuadratic, End: hold.DefaultEndTime(hold.KindHOLD), Tol: 1e-5}
-	if _, err := sample.Lookup(spec.Method); err != nil {
-		return usageErr("plot blocks: %v", err)
-	}
-	m, err := train.Oracle1D(hold.KindHOLD, c.Int("order"))
+	m, spec, err := experiment.BlocksModel(c.String("sampler"), c.Int("steps"), c.Int("order"))
 	if err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
-	panels, err := experiment.BlockPanels(m, spec, c.Int("paths"), c.Uint64("seed"))
-	if err != nil {
-		return fmt.Errorf("plot blocks: %w", err)
-	}
-	if err := plot.HeatmapRow(out, panels); err != nil {
-		return fmt.Errorf("plot blocks: %w", err)
+	if err := experiment.BlocksFigure(out, m, spec, c.Int("paths"), c.Uint64("seed")); err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.SDE.Blocks(), spec.Method)
 	return nil
@@ -179,7 +156,7 @@ func runPlotBlocks(c *cli.Context) error {
 
 func runPlotMoments(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOutForce(c.Bool("force"), "out", out, c.String("cld"), c.String("hold")); err != nil {
+	if err := checkPNGOut(c.Bool("force"), "out", out, c.String("cld"), c.String("hold")); err != nil {
 		return err
 	}
 	steps, n := c.Int("steps"), c.Int("n")
@@ -189,36 +166,13 @@ func runPlotMoments(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "steps", lo: 5, hi: maxPlotSteps}, intRange{name: "n", lo: 1, hi: 1 << 24}); err != nil {
 		return err
 	}
-	type row struct {
-		kind  string
-		m     *train.Model
-		label string
+	rows, err := experiment.MomentsRows(c.String(hold.KindCLD), c.String(hold.KindHOLD), steps, c.String("grid"))
+	if err != nil {
+		return usageErr("plot moments: %v", err)
 	}
-	var rows []row
-	for _, kind := range []string{hold.KindCLD, hold.KindHOLD} {
-		m, label, err := experiment.MomentsModel(kind, c.String(kind))
-		if err != nil {
-			return usageErr("plot moments: %v", err)
-		}
-		rows = append(rows, row{kind, m, label})
+	if err := experiment.MomentsFigure(out, rows, steps, n, c.String("grid"), c.Uint64("seed")); err != nil {
+		return err
 	}
-	var panels []plot.Panel
-	for _, r := range rows {
-		spec := sample.Spec{Method: "lt", Steps: steps, Grid: c.String("grid"), End: hold.DefaultEndTime(r.kind)}
-		s, err := spec.Build(r.m.SDE, r.m.Score, 2)
-		if err != nil {
-			return usageErr("plot moments: %v", err)
-		}
-		ps, err := experiment.MomentPanels(r.m, s, r.label, steps, n, c.Uint64("seed"))
-		if err != nil {
-			return fmt.Errorf("plot moments %s: %w", r.kind, err)
-		}
-		panels = append(panels, ps...)
-	}
-	title := fmt.Sprintf("CLD (SSCS) and HOLD (Lie–Trotter), %d samples at six moments of %d steps (%s grid)", n, steps, c.String("grid"))
-	if err := plot.ScatterGrid(out, panels, plot.GridOptions{Title: title, Cols: 6, PanelSize: 260, MarkerRadius: 0.6}); err != nil {
-		return fmt.Errorf("plot moments: %w", err)
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (CLD: %s, HOLD: %s)\n", out, rows[0].label, rows[1].label)
+	fmt.Fprintf(c.App.Writer, "wrote %s (CLD: %s, HOLD: %s)\n", out, rows[0].Label, rows[1].Label)
 	return nil
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/plot"
-	"holdgo/train"
 )
 
 func plotLossCommand() *cli.Command {
@@ -27,7 +27,7 @@ func plotLossCommand() *cli.Command {
 
 func runPlotLoss(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOut("out", out); err != nil {
+	if err := checkPNGOut(false, "out", out); err != nil {
 		return err
 	}
 	smooth := c.Int("smooth")
@@ -40,27 +40,13 @@ func runPlotLoss(c *cli.Context) error {
 		if i := strings.IndexByte(arg, '='); i > 0 {
 			name, dir = arg[:i], arg[i+1:]
 		}
-		steps, loss, err := train.ReadLossLog(filepath.Join(dir, logName))
+		s, err := experiment.LossSeries(name, filepath.Join(dir, logName), smooth)
 		if err != nil {
 			return usageErr("plot loss --run %s: %v", arg, err)
 		}
-		s := plot.Series{Name: name}
-		var sum float64
-		for i := range loss {
-			sum += loss[i]
-			if i >= smooth {
-				sum -= loss[i-smooth]
-			}
-			s.X = append(s.X, steps[i])
-			s.Y = append(s.Y, sum/float64(min(i+1, smooth)))
-		}
 		series = append(series, s)
 	}
-	title := c.String("title")
-	if title == "" {
-		title = fmt.Sprintf("training loss (moving average over %d logged steps)", smooth)
-	}
-	if err := plot.LogLog(out, series, plot.LogLogOptions{Title: title, XLabel: "step", YLabel: "loss", NoMarkers: true, LinearY: true}); err != nil {
+	if err := experiment.LossFigure(out, series, smooth, c.String("title")); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs\n", out, len(series))

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/internal/budget"
 	"holdgo/plot"
 )
 
@@ -37,17 +35,12 @@ func plotNFECommand() *cli.Command {
 			if path == "" {
 				return usageErr("plot nfe: --csv FILE is required (the output of experiment samplers --format csv or experiment nfe)")
 			}
-			if err := checkPNGOutForce(c.Bool("force"), "out", c.String("out"), path); err != nil {
+			if err := checkPNGOut(c.Bool("force"), "out", c.String("out"), path); err != nil {
 				return err
 			}
-			raw, err := budget.ReadFile(path)
+			series, metric, err := experiment.ReadNFECSVFile(path, c.String("metric"), c.String("grid"))
 			if err != nil {
 				return usageErr("plot nfe: %v", err)
-			}
-			f := bytes.NewReader(raw)
-			series, metric, err := experiment.ReadNFECSV(f, c.String("metric"), c.String("grid"))
-			if err != nil {
-				return usageErr("plot nfe: %s: %v", path, err)
 			}
 			opt := plot.LogLogOptions{Title: c.String("title"), XLabel: "NFE (score evaluations per sample)", YLabel: metric}
 			if err := plot.LogLog(c.String("out"), series, opt); err != nil {

@@ -1,14 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/imagedata"
-	"holdgo/train"
 )
 
 // The paper's Figures 8–9 for a trained image model: every channel of the state (q, p, s; four for
@@ -41,7 +40,7 @@ func plotTrajectoryCommand() *cli.Command {
 
 func runPlotTrajectory(c *cli.Context) error {
 	out := c.String("out")
-	if err := checkPNGOut("out", out); err != nil {
+	if err := checkPNGOut(false, "out", out); err != nil {
 		return err
 	}
 	n, nt, scale := c.Int("n"), c.Int("times"), c.Int("scale")
@@ -51,25 +50,17 @@ func runPlotTrajectory(c *cli.Context) error {
 	if err := setThreads(c); err != nil {
 		return err
 	}
-	m, ds, test, spec, err := imageModelAndImages(c, "plot trajectory", n)
+	im, err := openImageModel(c, "plot trajectory", n)
 	if err != nil {
 		return err
 	}
-	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, ds.Dimension())
+	m := im.Model
+	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, im.Data.Dimension())
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	times, err := experiment.TrajectoryTimes(m, s.Grid, nt)
+	times, res, err := im.TrajectoryFigure(out, s, nt, n, scale, c.Uint64("seed"))
 	if err != nil {
-		return err
-	}
-	nt = len(times) // times that fall on the same grid point count once
-	tiles, res, err := experiment.Trajectory(m, s, test, times, n, c.Uint64("seed"))
-	if err != nil {
-		return err
-	}
-	blocks := m.SDE.Blocks()
-	if err := imagedata.WriteGrid(out, tiles, 2*n*blocks*nt, ds.C, ds.H, ds.W, nt, scale); err != nil {
 		return err
 	}
 	var labels []string
@@ -77,41 +68,19 @@ func runPlotTrajectory(c *cli.Context) error {
 		labels = append(labels, fmt.Sprintf("%.4g", t))
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d samples × %d channels, sampler %s (NFE %d), then %d test images of %s forward; columns at t = %s\n",
-		out, n, blocks, s.Method.Name(), res.NFE, n, spec, strings.Join(labels, ", "))
+		out, n, m.SDE.Blocks(), s.Method.Name(), res.NFE, n, im.Spec, strings.Join(labels, ", "))
 	return nil
 }
 
-// testSplit returns the test split of an image data spec (KIND:DIR#test), or spec itself when it names
-// a split already.
-func testSplit(spec string) string {
-	if strings.Contains(spec, "#") {
-		return spec
+// openImageModel is experiment.OpenImageModel of --ckpt and --data, its errors usage errors of cmd.
+func openImageModel(c *cli.Context, cmd string, n int) (*experiment.ImageModel, error) {
+	im, err := experiment.OpenImageModel(c.String("ckpt"), c.String("data"), n)
+	var de *experiment.DataError
+	switch {
+	case errors.As(err, &de):
+		return nil, usageErr("%s %v", cmd, de)
+	case err != nil:
+		return nil, usageErr("%s: %v", cmd, err)
 	}
-	return spec + "#test"
-}
-
-// imageModelAndImages loads --ckpt as an image model and opens --data (default: the test split of the
-// run's data), checking that it holds at least n images of the model's shape.
-func imageModelAndImages(c *cli.Context, cmd string, n int) (*train.Model, *imagedata.Dataset, *imagedata.Dataset, string, error) {
-	m, err := train.LoadModel(c.String("ckpt"), false, "")
-	if err != nil {
-		return nil, nil, nil, "", usageErr("%s: %v", cmd, err)
-	}
-	ds, ok := m.Source.(*imagedata.Dataset)
-	if !ok {
-		return nil, nil, nil, "", usageErr("%s: %s models %s, not images", cmd, c.String("ckpt"), m.Source.Name())
-	}
-	spec := c.String("data")
-	if spec == "" {
-		spec = testSplit(m.Config.Data)
-	}
-	test, err := imagedata.Open(spec, imagedata.Options{})
-	if err != nil {
-		return nil, nil, nil, "", usageErr("%s --data: %v (give --data KIND:DIR)", cmd, err)
-	}
-	if test.C != ds.C || test.H != ds.H || test.W != ds.W || test.Len() < n {
-		return nil, nil, nil, "", usageErr("%s --data %s: %d images of %d×%d×%d; the model needs %d of %d×%d×%d",
-			cmd, spec, test.Len(), test.C, test.H, test.W, n, ds.C, ds.H, ds.W)
-	}
-	return m, ds, test, spec, nil
+	return im, nil
 }

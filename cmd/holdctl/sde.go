@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,6 +11,11 @@ import (
 
 // exitBadParams is the exit status for invalid parameters.
 const exitBadParams = 2
+
+// paramErr is an error of cmd's parameters, "holdctl CMD: …": exit status 2.
+func paramErr(cmd, format string, args ...any) error {
+	return cli.Exit("holdctl "+cmd+": "+fmt.Sprintf(format, args...), exitBadParams)
+}
 
 // sdeCommand prints perturbation-kernel quantities of an SDE:
 //
@@ -51,130 +54,50 @@ func sdeCommand() *cli.Command {
 // sdeConfig builds the configuration from the SDE kind's defaults and the flags that were set.
 func sdeConfig(c *cli.Context) hold.Config {
 	cfg := hold.DefaultConfig(c.String("sde"))
-	setInt := func(name string, dst *int) {
-		if c.IsSet(name) {
-			*dst = c.Int(name)
-		}
+	if c.IsSet("order") {
+		cfg.Order = c.Int("order")
 	}
-	setFloat := func(name string, dst *float64) {
+	for name, dst := range map[string]*float64{"L": &cfg.L, "alpha": &cfg.Alpha, "beta": &cfg.Beta, "m-inv": &cfg.MInv,
+		"friction": &cfg.Friction, "beta-min": &cfg.BetaMin, "beta-max": &cfg.BetaMax, "sigma-min": &cfg.SigmaMin,
+		"sigma-max": &cfg.SigmaMax, "horizon": &cfg.T, "t-min": &cfg.TMin} {
 		if c.IsSet(name) {
 			*dst = c.Float64(name)
 		}
 	}
-	setInt("order", &cfg.Order)
-	setFloat("L", &cfg.L)
-	setFloat("alpha", &cfg.Alpha)
-	setFloat("beta", &cfg.Beta)
-	setFloat("m-inv", &cfg.MInv)
-	setFloat("friction", &cfg.Friction)
-	setFloat("beta-min", &cfg.BetaMin)
-	setFloat("beta-max", &cfg.BetaMax)
-	setFloat("sigma-min", &cfg.SigmaMin)
-	setFloat("sigma-max", &cfg.SigmaMax)
-	setFloat("horizon", &cfg.T)
-	setFloat("t-min", &cfg.TMin)
 	return cfg
 }
 
 func runSDE(c *cli.Context) error {
-	badParams := func(format string, args ...any) error {
-		return cli.Exit("holdctl sde: "+fmt.Sprintf(format, args...), exitBadParams)
-	}
 	cfg := sdeConfig(c)
 	sde, err := hold.New(cfg)
 	if err != nil {
-		return badParams("%v", err)
+		return paramErr("sde", "%v", err)
 	}
 	t := cfg.T
 	if c.IsSet("t") {
 		t = c.Float64("t")
 		if err := sde.CheckTime(t); err != nil {
-			return badParams("%v", err)
+			return paramErr("sde", "%v", err)
 		}
 	}
-	var out orderedJSON
+	var out hold.Report
 	switch {
 	case c.IsSet("astep"):
-		h := c.Float64("astep")
-		if !(h > 0 && h <= t) {
-			return badParams("A-step size %g must lie in (0, t] with t = %g", h, t)
+		if out, err = sde.AStepReport(t, c.Float64("astep")); err != nil {
+			return paramErr("sde", "%v", err)
 		}
-		st := sde.AStep(t, h)
-		out.add("expA", st.ExpA.Rows())
-		out.add("cholA", st.CholA.Rows())
 	case c.IsSet("t"):
-		k := sde.Kernel(t)
-		out.add("sde", cfg.Kind)
-		out.add("order", cfg.Order)
-		for _, p := range cfg.Params() {
-			out.add(p.Key, p.Value)
-		}
-		out.add("t", t)
-		mean := make([]float64, cfg.Order)
-		for i := range mean {
-			mean[i] = k.Mean.At(i, 0)
-		}
-		out.add("mean", mean)
-		out.add("sigma", k.Sigma.Rows())
-		out.add("chol", k.Chol.Rows())
-		out.add("ell", k.Ell)
+		out = sde.KernelReport(t)
 	default:
-		return badParams("give --t (kernel at time t) or --astep (A-step size h)")
+		return paramErr("sde", "give --t (kernel at time t) or --astep (A-step size h)")
 	}
-	if c.Bool("json") {
-		return out.writeJSON(c.App.Writer)
+	if !c.Bool("json") {
+		return out.WriteText(c.App.Writer)
 	}
-	return out.writeText(c.App.Writer)
-}
-
-type keyVal struct {
-	key string
-	val any
-}
-
-// orderedJSON is a JSON object that keeps its keys in insertion order. Floats are written by
-// encoding/json, i.e. as the shortest decimal that round-trips to the same float64.
-type orderedJSON []keyVal
-
-func (o *orderedJSON) add(key string, val any) { *o = append(*o, keyVal{key, val}) }
-
-func (o orderedJSON) writeJSON(w io.Writer) error {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, kv := range o {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		key, _ := json.Marshal(kv.key)
-		val, err := json.Marshal(kv.val)
-		if err != nil {
-			return cli.Exit(fmt.Sprintf("holdctl sde: %s: %v", kv.key, err), 1)
-		}
-		buf.Write(key)
-		buf.WriteByte(':')
-		buf.Write(val)
+	err = out.WriteJSON(c.App.Writer)
+	var ve *hold.ValueError
+	if errors.As(err, &ve) {
+		return cli.Exit(fmt.Sprintf("holdctl sde: %v", ve), 1)
 	}
-	buf.WriteString("}\n")
-	_, err := w.Write(buf.Bytes())
 	return err
-}
-
-func (o orderedJSON) writeText(w io.Writer) error {
-	for _, kv := range o {
-		if rows, ok := kv.val.([][]float64); ok {
-			if _, err := fmt.Fprintf(w, "%s:\n", kv.key); err != nil {
-				return err
-			}
-			for _, r := range rows {
-				if _, err := fmt.Fprintf(w, "  %v\n", r); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if _, err := fmt.Fprintf(w, "%s: %v\n", kv.key, kv.val); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -148,6 +148,33 @@ func (g *Guard) Check(path string, kind Kind) error {
 	return nil
 }
 
+// Output is one file a command is about to write, named by the flag that gives it.
+type Output struct {
+	Flag, Path string
+	Kind       Kind
+}
+
+// CheckAll checks each output (one with an empty path is none) and refuses two outputs that are the
+// same file. The errors name the flag: "--FLAG: why" (Check's reason) or "--FLAG PATH: the same file
+// as --OTHER; …".
+func (g *Guard) CheckAll(outs ...Output) error {
+	seen := map[string]string{}
+	for _, o := range outs {
+		if o.Path == "" {
+			continue
+		}
+		if err := g.Check(o.Path, o.Kind); err != nil {
+			return fmt.Errorf("--%s: %s", o.Flag, strings.TrimPrefix(err.Error(), ErrRefused.Error()+": "))
+		}
+		a := abs(o.Path)
+		if prev, dup := seen[a]; dup {
+			return fmt.Errorf("--%s %s: the same file as --%s; give each output its own file", o.Flag, o.Path, prev)
+		}
+		seen[a] = o.Flag
+	}
+	return nil
+}
+
 func isRunFile(base string) bool {
 	for _, f := range RunFiles {
 		if base == f {

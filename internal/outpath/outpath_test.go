@@ -190,3 +190,25 @@ func TestCheckSpace(t *testing.T) {
 		t.Errorf("2⁶⁴ bytes: %v", err)
 	}
 }
+
+// CheckAll skips empty paths, names the flag of a refused output (without Check's "refused: "), and
+// refuses two outputs that are one file, naming both flags.
+func TestCheckAll(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.npy")
+	write(t, in, npyHead)
+	g := New(false)
+	g.Input(in)
+	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.csv")
+	if err := g.CheckAll(Output{"out", a, PNG}, Output{"csv", b, Text}, Output{"none", "", PNG}); err != nil {
+		t.Fatal(err)
+	}
+	err := g.CheckAll(Output{"out", a, PNG}, Output{"npy", in, NPY})
+	if err == nil || !strings.HasPrefix(err.Error(), "--npy: "+in+" is an input") {
+		t.Errorf("an input as output: %v", err)
+	}
+	err = g.CheckAll(Output{"out", a, PNG}, Output{"pic", filepath.Join(dir, ".", "a.png"), PNG})
+	if err == nil || err.Error() != "--pic "+filepath.Join(dir, "a.png")+": the same file as --out; give each output its own file" {
+		t.Errorf("one file twice: %v", err)
+	}
+}
