@@ -56,7 +56,7 @@ type DemoTraining struct {
 	// rank a copy with the run's log, the configuration, the resume hint, its trainer and communicator.
 	Session    train.Session
 	Prog       string                 // the program, in the message that ends every rank (train.EndRanks)
-	ResumeHint func(ranks int) string // how to finish an interrupted training
+	ResumeHint func(ranks int) string // how to finish an interrupted training; called by every rank, concurrently
 	// Fix turns a rank's error, the trainer's refusal of Device (a *DeviceError) or the training loop's,
 	// into the command's.
 	Fix func(error) error

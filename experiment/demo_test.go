@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"holdgo/hold"
@@ -76,11 +77,19 @@ func TestTrainDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	var hinted []int
+	var (
+		mu     sync.Mutex
+		hinted []int
+	)
 	td := DemoTraining{Config: train.DemoConfig(3, 1, train.TimesMixed, train.DemoLR, 4, 2, 0.02), Device: tensor.CPU, Prog: "test",
-		Session:    train.Session{Dir: dir, Out: io.Discard},
-		ResumeHint: func(ranks int) string { hinted = append(hinted, ranks); return "" },
-		Fix:        func(err error) error { return err }}
+		Session: train.Session{Dir: dir, Out: io.Discard},
+		ResumeHint: func(ranks int) string { // called by every rank, concurrently
+			mu.Lock()
+			defer mu.Unlock()
+			hinted = append(hinted, ranks)
+			return ""
+		},
+		Fix: func(err error) error { return err }}
 	m, err := TrainDemo(context.Background(), td)
 	if err != nil {
 		t.Fatal(err)
