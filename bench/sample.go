@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"holdgo/autograd"
+	"holdgo/internal/budget"
 	"holdgo/rng"
 	"holdgo/sample"
 	"holdgo/tensor"
@@ -22,6 +23,13 @@ type SampleConfig struct {
 	Seed    uint64
 	Repeats int // forward passes timed (median); the sampling run is timed once
 }
+
+// SampleInputError is an error of Sample about its input (the checkpoint, the sampler flags, a batch
+// over the memory budget) rather than a failure while it ran.
+type SampleInputError struct{ Err error }
+
+func (e *SampleInputError) Error() string { return e.Err.Error() }
+func (e *SampleInputError) Unwrap() error { return e.Err }
 
 // SampleResult compares sampling with the forward pass it is made of.
 type SampleResult struct {
@@ -50,16 +58,26 @@ func Sample(cfg SampleConfig) (*SampleResult, error) {
 	}
 	m, err := train.LoadModel(cfg.Ckpt, false, "")
 	if err != nil {
-		return nil, err
+		return nil, &SampleInputError{err}
 	}
 	ns, ok := m.Score.(*train.NetworkScorer)
 	if !ok {
-		return nil, fmt.Errorf("bench sample: %s does not hold a score network", cfg.Ckpt)
+		return nil, &SampleInputError{fmt.Errorf("bench sample: %s does not hold a score network", cfg.Ckpt)}
+	}
+	// A forward pass of a few samples tells the memory a pass of the whole batch holds: refuse a batch
+	// beyond the memory budget (--max-memory) before the pass that would take it.
+	probe := min(cfg.Batch, train.ProbeBatch)
+	_, perSample, err := forwardMs(ns, probe, 1, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := budget.CheckCount(int64(cfg.Batch), perSample, "--batch (forward activations per image)"); err != nil {
+		return nil, &SampleInputError{err}
 	}
 	ns.ForwardBatch = cfg.Batch
 	s, err := cfg.Spec.Build(m.SDE, ns, m.Source.Dimension())
 	if err != nil {
-		return nil, err
+		return nil, &SampleInputError{err}
 	}
 	s.Workers = 1
 	start := time.Now()
@@ -68,7 +86,7 @@ func Sample(cfg SampleConfig) (*SampleResult, error) {
 		return nil, err
 	}
 	secs := time.Since(start).Seconds()
-	fwd, err := forwardMs(ns, cfg.Batch, cfg.Repeats, cfg.Seed)
+	fwd, _, err := forwardMs(ns, cfg.Batch, cfg.Repeats, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +100,9 @@ func Sample(cfg SampleConfig) (*SampleResult, error) {
 }
 
 // forwardMs is the median time per image (ms) of the scorer's network forward
-// pass on batch random states at random times in (0.01·T, T], after one warm-up.
-func forwardMs(ns *train.NetworkScorer, batch, repeats int, seed uint64) (float64, error) {
+// pass on batch random states at random times in (0.01·T, T], after one warm-up,
+// and the tensor memory the pass holds per image (bytes).
+func forwardMs(ns *train.NetworkScorer, batch, repeats int, seed uint64) (ms float64, bytesPerImage int64, err error) {
 	state, _ := ns.Net.Widths()
 	r := rng.New(seed + 1)
 	x := tensor.RandN(r, batch, state)
@@ -95,18 +114,19 @@ func forwardMs(ns *train.NetworkScorer, batch, repeats int, seed uint64) (float6
 		return ns.Net.ScoreForward(g, g.Const(x), g.Const(ts)).T.Err()
 	}
 	if err := pass(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	bytesPerImage = max(1, g.MemBytes()/int64(batch))
 	times := make([]float64, 0, repeats)
 	for range repeats {
 		start := time.Now()
 		if err := pass(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		times = append(times, time.Since(start).Seconds())
 	}
 	slices.Sort(times)
-	return times[len(times)/2] / float64(batch) * 1e3, nil
+	return times[len(times)/2] / float64(batch) * 1e3, bytesPerImage, nil
 }
 
 // WriteSample prints a SampleResult.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,6 +31,10 @@ func benchSample(c *cli.Context) error {
 		return err
 	}
 	r, err := bench.Sample(bench.SampleConfig{Ckpt: c.String("ckpt"), Spec: samplerSpecFrom(c), Batch: c.Int("batch"), Seed: c.Uint64("seed"), Repeats: c.Int("repeats")})
+	var ie *bench.SampleInputError
+	if errors.As(err, &ie) { // the checkpoint, the sampler flags, a batch over --max-memory
+		return usageErr("%v", ie)
+	}
 	if err != nil {
 		return err
 	}

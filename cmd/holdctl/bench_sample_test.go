@@ -41,13 +41,16 @@ func TestCLIBenchSample(t *testing.T) {
 	if out := mustRun(t, args...).stdout; !strings.Contains(out, "forward pass alone") || !strings.Contains(out, "images/s") {
 		t.Errorf("text output:\n%s", out)
 	}
-	for _, bad := range [][]string{{"--batch", "0"}, {"--repeats", "0"}} {
+	for _, bad := range [][]string{{"--batch", "0"}, {"--repeats", "0"}, {"--batch", "-3"}, {"--batch", "65536", "--max-memory", "64MiB"}} {
 		if r := holdctl(t, append(args, bad...)...); r.code != 2 {
 			t.Errorf("bench sample %v: want exit 2, got %s", bad, r)
 		}
 	}
-	if r := holdctl(t, "bench", "sample", "--ckpt", t.TempDir(), "--nfe", "2"); r.code == 0 || !strings.Contains(r.stderr, "ckpt") {
-		t.Errorf("bench sample on an empty directory: want an error naming the checkpoint, got %s", r)
+	if r := holdctl(t, "bench", "sample", "--ckpt", t.TempDir(), "--nfe", "2"); r.code != 2 || !strings.Contains(r.stderr, "ckpt") {
+		t.Errorf("bench sample on an empty directory: want exit 2 naming the checkpoint, got %s", r)
+	}
+	if r := holdctl(t, append(args, "--sampler", "no-such-sampler")...); r.code != 2 {
+		t.Errorf("bench sample with an unknown sampler: want exit 2, got %s", r)
 	}
 }
 
