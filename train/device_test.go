@@ -10,7 +10,6 @@ import (
 
 	"holdgo/checkpoint"
 	"holdgo/cuda"
-	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/layers"
 	"holdgo/tensor"
@@ -38,19 +37,7 @@ type toyRun struct {
 
 func newToyRun(t *testing.T, kind string, dev tensor.Device, batch int) toyRun {
 	t.Helper()
-	sde, err := hold.New(hold.DefaultConfig(kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := data.Open("swissroll", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, n := src.Dimension(), sde.Blocks()
-	net, err := layers.NewMLP(layers.ToyScoreNet(n*d, d), tensor.NewRNG(11))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sde, src, net, d := toyModel(t, kind)
 	loss, err := ScoreLoss(sde, net, src.Sample, batch, d, TimeSampling{Scheme: TimesUniform})
 	if err != nil {
 		t.Fatal(err)

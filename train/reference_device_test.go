@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/layers"
 	"holdgo/sample"
@@ -17,19 +16,7 @@ import (
 
 func referenceToy(t *testing.T, dev tensor.Device) (*Trainer, *layers.MLP, *hold.SDE) {
 	t.Helper()
-	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := data.Open("swissroll", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, n := src.Dimension(), sde.Blocks()
-	net, err := layers.NewMLP(layers.ToyScoreNet(n*d, d), tensor.NewRNG(11))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sde, src, net, d := toyModel(t, hold.KindHOLD)
 	loss, err := ScoreLoss(sde, net, src.Sample, 16, d, TimeSampling{Scheme: TimesUniform})
 	if err != nil {
 		t.Fatal(err)

@@ -9,10 +9,8 @@ import (
 	"unsafe"
 
 	"holdgo/cuda"
-	"holdgo/data"
 	"holdgo/dist"
 	"holdgo/hold"
-	"holdgo/layers"
 	"holdgo/tensor"
 )
 
@@ -92,19 +90,7 @@ func TestDataParallelDeviceMatchesOne(t *testing.T) {
 // newShardToyRun is newToyRun's trainer for rank r of size, on the CPU until SetDevice.
 func newShardToyRun(t *testing.T, r, size, batch int) toyRun {
 	t.Helper()
-	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := data.Open("swissroll", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, n := src.Dimension(), sde.Blocks()
-	net, err := layers.NewMLP(layers.ToyScoreNet(n*d, d), tensor.NewRNG(11))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sde, src, net, d := toyModel(t, hold.KindHOLD)
 	first, local, err := dist.Split(batch, r, size)
 	if err != nil {
 		t.Fatal(err)
