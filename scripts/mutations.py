@@ -1486,6 +1486,24 @@ MUTATIONS = json.loads(r"""
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""
+ },
+ {
+  "label": "frozen conv weight: the kept transform ignores the flip (input gradient on the forward weight)",
+  "file": "tensor/cpu_winograd.go",
+  "old": "frozenForm(w, winoWeightKey{wc.alg, flip}, n, fill)",
+  "new": "frozenForm(w, winoWeightKey{wc.alg, false}, n, fill)",
+  "pkg": "./tensor",
+  "run": "TestFrozenConvWeights",
+  "tags": ""
+ },
+ {
+  "label": "frozen conv weight: the kept transform's first element ×1.001",
+  "file": "tensor/cpu_winograd.go",
+  "old": "frozenForm(w, winoWeightKey{wc.alg, flip}, n, fill)",
+  "new": "frozenForm(w, winoWeightKey{wc.alg, flip}, n, func(u []float32) { fill(u); u[0] *= 1.001 })",
+  "pkg": "./layers",
+  "run": "TestParamsFreeze",
+  "tags": ""
  }
 ]
 """)

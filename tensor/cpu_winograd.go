@@ -200,12 +200,9 @@ func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
 // float64 arithmetic rounded once). A kernel-at-a-time transform with α²
 // scattered stores per kernel took 4–5× longer: at 256 channels it cost as
 // much as the α² GEMMs.
-func (wc *winoConv) transformWeights(w []float32, flip bool) {
+func (wc *winoConv) transformWeights(u, w []float32, flip bool) {
 	alpha := wc.alg.alpha
-	a2 := alpha * alpha
 	plane := wc.uStride()
-	wc.uBuf = getScratch(a2 * plane)
-	wc.u = *wc.uBuf
 	g := make([]float64, 0, 3*alpha) // G row-major, the coefficients of vec.Mix
 	for _, row := range wc.alg.g {
 		g = append(g, row...)
@@ -267,12 +264,34 @@ func (wc *winoConv) transformWeights(w []float32, flip bool) {
 				ins[0], ins[1], ins[2] = cols[r*3], cols[r*3+1], cols[r*3+2]
 				mix(func(c int) []float32 {
 					off := (r*alpha+c)*plane + e0
-					return wc.u[off : off+m]
+					return u[off : off+m]
 				})
 			}
 		}
 		putScratch(bufp)
 	})
+}
+
+// setWeights sets u to w's transform (transformWeights), kept with w while w
+// is frozen (Freeze), else in pooled storage that release returns.
+func (wc *winoConv) setWeights(w *Tensor, flip bool) {
+	n := wc.alg.alpha * wc.alg.alpha * wc.uStride()
+	fill := func(u []float32) { wc.transformWeights(u, w.data, flip) }
+	if u, ok := frozenForm(w, winoWeightKey{wc.alg, flip}, n, fill); ok {
+		wc.u = u
+		return
+	}
+	wc.uBuf = getScratch(n)
+	wc.u = *wc.uBuf
+	fill(wc.u)
+}
+
+// winoWeightKey names a frozen weight's transform: the algorithm and whether
+// it is the input gradient's flipped, transposed weight (the shapes follow
+// from the weight's).
+type winoWeightKey struct {
+	alg  *winoAlgo
+	flip bool
 }
 
 // winoWeightBlock is the number of kernels transformWeights transforms as one
@@ -670,7 +689,11 @@ func (wc *winoConv) outputTransform8(mbuf []float32, t0, t1, o0, o1 int) {
 	putScratch(sidep)
 }
 
-func (wc *winoConv) release() { putScratch(wc.uBuf) }
+func (wc *winoConv) release() {
+	if wc.uBuf != nil {
+		putScratch(wc.uBuf)
+	}
+}
 
 // x8 reports whether inputTransform uses the eight-patch SIMD kernel.
 func (wc *winoConv) x8() bool { return wc.alg.m == 4 && wc.nr%8 == 0 && winoX8() }
@@ -875,7 +898,7 @@ func winogradConv2d(alg *winoAlgo, g convGeom, out, x, w, bias *Tensor) {
 	if bias != nil {
 		wc.bias, wc.perSampleBias = bias.data, len(bias.data) > g.o
 	}
-	wc.transformWeights(w.data, false)
+	wc.setWeights(w, false)
 	wc.run()
 	wc.release()
 }
@@ -885,7 +908,7 @@ func winogradConv2d(alg *winoAlgo, g convGeom, out, x, w, bias *Tensor) {
 func winogradConv2dGradInput(alg *winoAlgo, g convGeom, dx, dy, w *Tensor, beta float32) {
 	wc := newWinoConv(alg, g.n, g.o, g.c, g.h, g.w)
 	wc.src, wc.dst, wc.beta = dy.data, dx.data, beta
-	wc.transformWeights(w.data, true)
+	wc.setWeights(w, true)
 	wc.run()
 	wc.release()
 }

@@ -20,3 +20,6 @@ func SetWinogradWGradBytes(n int) (prev int) {
 	prev, winoWGradBytes = winoWGradBytes, n
 	return prev
 }
+
+// FrozenBytes is the memory the forms of frozen tensors hold now.
+func FrozenBytes() int64 { return frozenBytes.Load() }

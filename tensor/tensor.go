@@ -27,6 +27,8 @@ type Tensor struct {
 	data  []float32 // host storage; nil when the tensor lives on another device
 	buf   Buffer    // device storage; nil on the host
 	err   error     // set when the op that produced the tensor failed (device.go)
+	// frozen holds the forms operations derived from a frozen tensor (Freeze); nil when not frozen.
+	frozen *frozenForms
 }
 
 // numel returns the element count of shape; it panics on a negative dimension.

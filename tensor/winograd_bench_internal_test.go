@@ -17,7 +17,7 @@ func BenchmarkWinogradWeightTransform(b *testing.B) {
 			b.Run(fmt.Sprintf("%d/flip=%v", ch, flip), func(b *testing.B) {
 				for b.Loop() {
 					wc := newWinoConv(winoF43, 4, ch, ch, 16, 16)
-					wc.transformWeights(w, flip)
+					wc.setWeights(FromSlice(w, ch, ch, 3, 3), flip)
 					wc.release()
 				}
 			})

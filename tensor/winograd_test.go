@@ -131,7 +131,7 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 			// The weight transform of one 1×1-channel kernel, plain and flipped.
 			for _, flip := range []bool{false, true} {
 				wc := newWinoConv(alg, 1, 1, 1, 4, 4)
-				wc.transformWeights(k9[:], flip)
+				wc.setWeights(FromSlice(k9[:], 1, 1, 3, 3), flip)
 				for xi := range alg.alpha * alg.alpha {
 					u[xi] = wc.u[xi*wc.uStride()]
 				}

@@ -60,6 +60,8 @@ func LoadModel(path string, raw bool, trainData string) (*Model, error) {
 	if err := LoadWeights(f, built.Net.Parameters(), !raw); err != nil {
 		return nil, err
 	}
+	// Sampling never changes the weights: the convolutions keep their transformed weights.
+	built.Net.Parameters().Freeze()
 	return &Model{Config: cfg, SDE: built.SDE, Score: &NetworkScorer{SDE: built.SDE, Net: built.Net}, Source: built.Source}, nil
 }
 
