@@ -44,6 +44,11 @@ func BenchmarkNCSNpp(b *testing.B) {
 		for _, backward := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/batch=%d/backward=%v", c.name, c.batch, backward), func(b *testing.B) {
 				setup(b)
+				if backward { // the forward pass runs on frozen weights, as the samplers run it
+					m.Params.Thaw()
+				} else {
+					m.Params.Freeze()
+				}
 				b.ResetTimer()
 				g.SetNoGrad(!backward)
 				for range b.N {

@@ -55,6 +55,8 @@ func main() {
 	}
 	writeTranspose16(&out)
 	writeCopyRows(&out)
+	writeTranspose6AVX2(&out)
+	writeCopyRows16AVX2(&out)
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -300,6 +302,94 @@ func writeCopyRows(w *bytes.Buffer) {
 	p("DECQ CX")
 	p("JNZ copyRows_loop")
 	fmt.Fprintf(w, "copyRows_done:\n")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// writeTranspose6AVX2 emits the AVX2 packer of a full 6-row panel of a
+// row-major A: 8 columns at a time it loads the 6×8 block (rows ld bytes
+// apart) and stores its transpose, 8 panel rows of 6 floats = 48 contiguous
+// floats. Rows 0–3 go through the two-stage unpack (unpcklps/unpckhps, then
+// unpcklpd/unpckhpd: column p of rows 0–3 in one 128-bit half), rows 4–5
+// through one unpack (their column p as one 64-bit pair); each panel row is
+// a 16-byte and an 8-byte store. blocks ≥ 1.
+func writeTranspose6AVX2(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	fmt.Fprintf(w, "\n// func transpose6AVX2(dst *float32, src *float32, ld int, blocks int)\n")
+	fmt.Fprintf(w, "TEXT ·transpose6AVX2(SB), NOSPLIT, $0-32\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ ld+16(FP), R8")
+	p("MOVQ blocks+24(FP), CX")
+	p("LEAQ (R8)(R8*2), R9")  // 3·ld
+	p("LEAQ (R8)(R8*4), R10") // 5·ld
+	fmt.Fprintf(w, "transpose6_loop:\n")
+	p("VMOVUPS (SI), Y0")
+	p("VMOVUPS (SI)(R8*1), Y1")
+	p("VMOVUPS (SI)(R8*2), Y2")
+	p("VMOVUPS (SI)(R9*1), Y3")
+	p("VMOVUPS (SI)(R8*4), Y4")
+	p("VMOVUPS (SI)(R10*1), Y5")
+	p("VUNPCKLPS Y1, Y0, Y6")  // r0p0 r1p0 r0p1 r1p1 | p4, p5
+	p("VUNPCKHPS Y1, Y0, Y7")  // p2, p3 | p6, p7
+	p("VUNPCKLPS Y3, Y2, Y8")  // rows 2, 3
+	p("VUNPCKHPS Y3, Y2, Y9")  //
+	p("VUNPCKLPS Y5, Y4, Y14") // r4p0 r5p0 r4p1 r5p1 | p4, p5
+	p("VUNPCKHPS Y5, Y4, Y15") // p2, p3 | p6, p7
+	p("VUNPCKLPD Y8, Y6, Y10") // rows 0–3 of column 0 | column 4
+	p("VUNPCKHPD Y8, Y6, Y11") // column 1 | 5
+	p("VUNPCKLPD Y9, Y7, Y12") // column 2 | 6
+	p("VUNPCKHPD Y9, Y7, Y13") // column 3 | 7
+	p("VEXTRACTF128 $1, Y10, X6")
+	p("VEXTRACTF128 $1, Y11, X7")
+	p("VEXTRACTF128 $1, Y12, X8")
+	p("VEXTRACTF128 $1, Y13, X9")
+	p("VEXTRACTF128 $1, Y14, X0")
+	p("VEXTRACTF128 $1, Y15, X1")
+	type half struct {
+		four, two string
+		high      bool
+	}
+	rows := []half{
+		{"X10", "X14", false}, {"X11", "X14", true}, {"X12", "X15", false}, {"X13", "X15", true},
+		{"X6", "X0", false}, {"X7", "X0", true}, {"X8", "X1", false}, {"X9", "X1", true},
+	}
+	for c, r := range rows {
+		p("VMOVUPS %s, %d(DI)", r.four, 24*c)
+		if r.high {
+			p("VMOVHPS %s, %d(DI)", r.two, 24*c+16)
+		} else {
+			p("VMOVQ %s, %d(DI)", r.two, 24*c+16)
+		}
+	}
+	p("ADDQ $32, SI")
+	p("ADDQ $192, DI")
+	p("DECQ CX")
+	p("JNZ transpose6_loop")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// writeCopyRows16AVX2 emits the AVX2 packer of a full 16-column panel of a
+// row-major B: n rows of 16 floats, srcStride bytes apart, to consecutive
+// 64-byte rows of dst. n ≥ 1.
+func writeCopyRows16AVX2(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	fmt.Fprintf(w, "\n// func copyRows16AVX2(dst *float32, src *float32, srcStride int, n int)\n")
+	fmt.Fprintf(w, "TEXT ·copyRows16AVX2(SB), NOSPLIT, $0-32\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ srcStride+16(FP), BX")
+	p("MOVQ n+24(FP), CX")
+	fmt.Fprintf(w, "copyRows16_loop:\n")
+	p("VMOVUPS (SI), Y0")
+	p("VMOVUPS 32(SI), Y1")
+	p("VMOVUPS Y0, (DI)")
+	p("VMOVUPS Y1, 32(DI)")
+	p("ADDQ BX, SI")
+	p("ADDQ $64, DI")
+	p("DECQ CX")
+	p("JNZ copyRows16_loop")
 	p("VZEROUPPER")
 	p("RET")
 }

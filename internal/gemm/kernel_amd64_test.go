@@ -37,44 +37,46 @@ func BenchmarkMicro(b *testing.B) {
 	}
 }
 
-// TestPackersAVX512 checks the AVX-512 packers against pack.go's plain-Go
+// TestPackers checks the AVX-512 and AVX2 packers against pack.go's plain-Go
 // ones, bit for bit, over ragged and full panels, every k tail (0…40 covers
-// 0, 1 and 2 transpose blocks plus tails), both layouts of the source, odd
-// strides and offsets; the destination is pre-filled with NaNs so a lane
-// that is not written shows.
-func TestPackersAVX512(t *testing.T) {
-	if !slices.Contains(Levels(), AVX512) {
-		t.Skip("no AVX-512 on this machine")
-	}
+// 0, 1 and 2 transpose blocks of 16 or up to 5 of 8, plus tails), both layouts
+// of the source, odd strides and offsets; the destination is pre-filled with
+// NaNs so a lane that is not written shows.
+func TestPackers(t *testing.T) {
 	nan := float32(math.NaN())
-	for _, trans := range []bool{false, true} {
-		for rows := 1; rows <= 70; rows += 3 {
-			for kc := 0; kc <= 40; kc++ {
-				for _, w := range []int{12, 32} {
-					// Source: rows×kc (or kc×rows when trans) of op with padding.
-					ld := kc + 3
-					if trans != (w == 32) { // packA trans and packB non-trans read rows of width rows
-						ld = rows + 5
-					}
-					src := make([]float32, 2+(max(rows, kc)+1)*ld)
-					for i := range src {
-						src[i] = float32(i%97) - 40
-					}
-					want := make([]float32, ((rows+w-1)/w)*w*kc+1)
-					got := make([]float32, len(want))
-					for i := range got {
-						want[i], got[i] = nan, nan
-					}
-					if w == 12 {
-						packA(want, trans, src, ld, 1, rows, 1, kc, w)
-						packAAVX512(got, trans, src, ld, 1, rows, 1, kc, w)
-					} else {
-						packB(want, trans, src, ld, 1, kc, 1, rows, w)
-						packBAVX512(got, trans, src, ld, 1, kc, 1, rows, w)
-					}
-					for i := range want {
-						if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-							t.Fatalf("trans=%v rows=%d kc=%d w=%d: element %d = %v, want %v", trans, rows, kc, w, i, got[i], want[i])
+	for _, kern := range kernels {
+		if kern.packedA {
+			continue
+		}
+		for _, trans := range []bool{false, true} {
+			for rows := 1; rows <= 70; rows += 3 {
+				for kc := 0; kc <= 40; kc++ {
+					for _, w := range []int{kern.mr, kern.nr} {
+						// Source: rows×kc (or kc×rows when trans) of op with padding.
+						ld := kc + 3
+						if trans != (w == kern.nr) { // packA trans and packB non-trans read rows of width rows
+							ld = rows + 5
+						}
+						src := make([]float32, 2+(max(rows, kc)+1)*ld)
+						for i := range src {
+							src[i] = float32(i%97) - 40
+						}
+						want := make([]float32, ((rows+w-1)/w)*w*kc+1)
+						got := make([]float32, len(want))
+						for i := range got {
+							want[i], got[i] = nan, nan
+						}
+						if w == kern.mr {
+							packA(want, trans, src, ld, 1, rows, 1, kc, w)
+							kern.packA(got, trans, src, ld, 1, rows, 1, kc, w)
+						} else {
+							packB(want, trans, src, ld, 1, kc, 1, rows, w)
+							kern.packB(got, trans, src, ld, 1, kc, 1, rows, w)
+						}
+						for i := range want {
+							if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+								t.Fatalf("%s trans=%v rows=%d kc=%d w=%d: element %d = %v, want %v", kern.isa, trans, rows, kc, w, i, got[i], want[i])
+							}
 						}
 					}
 				}
