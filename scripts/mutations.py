@@ -1504,6 +1504,24 @@ MUTATIONS = json.loads(r"""
   "pkg": "./layers",
   "run": "TestParamsFreeze",
   "tags": ""
+ },
+ {
+  "label": "AVX2 packer transpose6AVX2: panel row 1's rows 4–5 stored from the wrong half",
+  "file": "internal/gemm/kernel_amd64.s",
+  "old": "VMOVHPS X14, 40(DI)",
+  "new": "VMOVQ X14, 40(DI)",
+  "pkg": "./internal/gemm",
+  "run": "TestPackers",
+  "tags": ""
+ },
+ {
+  "label": "AVX2 packer copyRows16AVX2: the second half-row stored from the first",
+  "file": "internal/gemm/kernel_amd64.s",
+  "old": "VMOVUPS Y1, 32(DI)",
+  "new": "VMOVUPS Y0, 32(DI)",
+  "pkg": "./internal/gemm",
+  "run": "TestPackers",
+  "tags": ""
  }
 ]
 """)

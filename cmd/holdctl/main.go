@@ -64,7 +64,7 @@ func newApp() *cli.App {
 // setUpCommands gives every command and subcommand the app's usage-error handler h (exit status 2:
 // urfave/cli applies the app's handler to top-level flags only), and every command that runs (not the
 // groups) the flags all of them share: --max-memory, the memory budget every loader and size flag
-// consults (internal/budget).
+// consults (internal/budget), of which a quarter (2 GiB at most) bounds what frozen weights keep.
 func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 	for _, c := range cmds {
 		if c.OnUsageError == nil {
@@ -85,6 +85,10 @@ func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 				}
 				budget.SetLimit(n)
 			}
+			// The transformed weights a frozen network keeps (tensor.Freeze) take at most a quarter
+			// of the budget, 2 GiB at most (ncsnpp-cifar10's take 1.6 GiB); past it they are made
+			// on every call.
+			tensor.FrozenBudget.Store(min(2<<30, budget.Limit()/4))
 			return action(ctx)
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"holdgo/internal/budget"
+	"holdgo/tensor"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -165,6 +168,24 @@ func TestSDEBadParameters(t *testing.T) {
 		}
 		if out != "" {
 			t.Errorf("%v: printed %q on stdout", args, out)
+		}
+	}
+}
+
+// TestFrozenBudgetFollowsMaxMemory: what frozen weights may keep is a quarter of --max-memory, at
+// most 2 GiB.
+func TestFrozenBudgetFollowsMaxMemory(t *testing.T) {
+	prevFrozen, prevLimit := tensor.FrozenBudget.Load(), budget.Limit()
+	defer func() { tensor.FrozenBudget.Store(prevFrozen); budget.SetLimit(prevLimit) }()
+	for _, c := range []struct {
+		flag string
+		want int64
+	}{{"64MiB", 16 << 20}, {"64GiB", 2 << 30}} {
+		if _, code := runInProcess(t, "version", "--max-memory", c.flag); code != 0 {
+			t.Fatalf("version --max-memory %s: exit %d", c.flag, code)
+		}
+		if got := tensor.FrozenBudget.Load(); got != c.want {
+			t.Errorf("--max-memory %s: frozen budget %d, want %d", c.flag, got, c.want)
 		}
 	}
 }
