@@ -1522,6 +1522,15 @@ MUTATIONS = json.loads(r"""
   "pkg": "./internal/gemm",
   "run": "TestPackers",
   "tags": ""
+ },
+ {
+  "label": "gemm runPanels: beta 1 instead of the caller's (C accumulated, not scaled)",
+  "file": "internal/gemm/gemm.go",
+  "old": "beta: g.beta}, 0, g.m, j0, j1)",
+  "new": "beta: 1}, 0, g.m, j0, j1)",
+  "pkg": "./internal/gemm",
+  "run": "TestLarge",
+  "tags": ""
  }
 ]
 """)
