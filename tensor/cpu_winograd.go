@@ -147,6 +147,10 @@ func winoIn43(v, d *[36]float32) {
 // input and GEMM outputs, α²·(C+O)·tiles floats, stay within L2/L3.
 const winoTileTarget = 128
 
+// winoTileMin is the fewest tiles of a chunk when chunks are made smaller for
+// several threads.
+const winoTileMin = 64
+
 // winoConv is one Winograd convolution: src (N, CI, H, W) → dst (N, CO, H, W)
 // with the transformed weights u (α² × CO × CI).
 type winoConv struct {
@@ -175,6 +179,12 @@ func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
 	wc.th, wc.tw = (h+alg.m-1)/alg.m, (w+alg.m-1)/alg.m
 	wc.tiles = n * wc.th * wc.tw
 	per := winoTileTarget
+	if k := parallel.Threads(); k > 1 {
+		// Two chunks per thread at least, of whole panels: one chunk per
+		// thread left a 32×32, 128-channel layer (N = 4) at 1.12× on two
+		// threads, each chunk's V and M buffers (4.7 MiB) past L2.
+		per = min(per, max(winoTileMin, (wc.tiles+2*k-1)/(2*k)+wc.nr-1)/wc.nr*wc.nr)
+	}
 	if parts := (wc.tiles + per - 1) / per; parts < parallel.Threads() {
 		// fewer chunks than threads: one chunk of everything, phases split.
 		per = wc.tiles
