@@ -1531,6 +1531,24 @@ MUTATIONS = json.loads(r"""
   "pkg": "./internal/gemm",
   "run": "TestLarge",
   "tags": ""
+ },
+ {
+  "label": "SgemmPackedAB: the packed A panel read one float late",
+  "file": "internal/gemm/gemm.go",
+  "old": "ap = g.a[(ic+ir)*g.k+pc*mr : (ic+ir+mr)*g.k]",
+  "new": "ap = g.a[(ic+ir)*g.k+pc*mr+1 : (ic+ir+mr)*g.k]",
+  "pkg": "./internal/gemm",
+  "run": "TestPackedAB",
+  "tags": ""
+ },
+ {
+  "label": "frozen conv weight: U[ξ] packed from the next matrix's start",
+  "file": "tensor/cpu_winograd.go",
+  "old": "(*ub)[xi*wc.uStride():], max(wc.ci, 1))",
+  "new": "(*ub)[min(xi+1, a2-1)*wc.uStride():], max(wc.ci, 1))",
+  "pkg": "./tensor",
+  "run": "TestFrozenConvWeights",
+  "tags": ""
  }
 ]
 """)

@@ -120,6 +120,65 @@ func SgemmPackedB(transA bool, m, n, k, nr int, alpha float32, a []float32, lda 
 	g.run()
 }
 
+// PanelHeight is the number of rows of op(A) per packed panel for the kernel
+// in use (PackA's layout).
+func PanelHeight() int { return activeKernel().mr }
+
+// PackedALen is the length of PackA's result for an m×k matrix and panels of
+// mr rows.
+func PackedALen(m, k, mr int) int { return (m + mr - 1) / mr * mr * k }
+
+// PackA packs the m×k row-major matrix a (row stride lda) into dst as
+// ⌈m/mr⌉ panels of mr rows, each k columns of mr floats (dst[(p·k+c)·mr+i] =
+// a[(p·mr+i)·lda+c]), rows past m zero, for mr = PanelHeight(): the operand
+// SgemmPackedAB reads. A matrix used as A many times (a frozen convolution's
+// transformed weight) is packed once. It panics if mr is not the current
+// kernel's panel height or dst is shorter than PackedALen(m, k, mr).
+func PackA(dst []float32, m, k, mr int, a []float32, lda int) {
+	kern := activeKernel()
+	if mr != kern.mr {
+		panic(fmt.Sprintf("gemm: A packed in panels of %d rows, the %s kernel takes %d", mr, kern.isa, kern.mr))
+	}
+	if need := PackedALen(m, k, mr); len(dst) < need {
+		panic(fmt.Sprintf("gemm: len(dst)=%d < %d (%d×%d in panels of %d rows)", len(dst), need, m, k, mr))
+	}
+	if m == 0 || k == 0 {
+		return
+	}
+	if m < 0 || k < 0 || lda < k || len(a) < (m-1)*lda+k {
+		panic(fmt.Sprintf("gemm: PackA of %d×%d with lda=%d from %d floats", m, k, lda, len(a)))
+	}
+	kern.packA(dst, false, a, lda, 0, m, 0, k, mr)
+}
+
+// SgemmPackedAB is SgemmPackedB with A (m×k) given packed by PackA in panels
+// of mr = PanelHeight() rows. The result is the same, bit for bit, as
+// SgemmPackedB's on the unpacked A.
+func SgemmPackedAB(m, n, k, mr, nr int, alpha float32, ap []float32, bp []float32, beta float32, c []float32, ldc int) {
+	kern := activeKernel()
+	if mr != kern.mr || nr != kern.nr {
+		panic(fmt.Sprintf("gemm: operands packed for an %d×%d tile, the %s kernel takes %d×%d", mr, nr, kern.isa, kern.mr, kern.nr))
+	}
+	if need := PackedALen(m, k, mr); len(ap) < need {
+		panic(fmt.Sprintf("gemm: len(ap)=%d < %d (%d×%d in panels of %d rows)", len(ap), need, m, k, mr))
+	}
+	if need := (n + nr - 1) / nr * k * nr; len(bp) < need {
+		panic(fmt.Sprintf("gemm: len(bp)=%d < %d (%d×%d in panels of %d columns)", len(bp), need, k, n, nr))
+	}
+	checkArgs(false, false, m, n, k, ap, max(k, 1), bp, max(n, 1), c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	g := &gemmJob{kern: kern, m: m, n: n, k: k, alpha: alpha, a: ap, lda: k,
+		b: bp, beta: beta, c: c, ldc: ldc, prepacked: true, prepackedA: true}
+	g.threads = min(parallel.Threads(), max(1, 2*m*n*k/minFlopsPerThread))
+	g.run()
+}
+
 // checkArgs panics with a clear message on programmer errors.
 func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
@@ -177,6 +236,8 @@ type gemmJob struct {
 	// prepacked: b already holds op(B) as ⌈n/nr⌉ panels of k×nr (see
 	// SgemmPackedB); ldb is unused.
 	prepacked bool
+	// prepackedA: a holds A in PackA's panels (SgemmPackedAB); lda is unused.
+	prepackedA bool
 }
 
 // workspace holds one thread's packing buffers.
@@ -317,7 +378,7 @@ func (g *gemmJob) rect(blk block, i0, i1, j0, j1 int) {
 	// lda, fall into the same L1 sets (square 1024 on one AVX-512 thread:
 	// 66 GFLOP/s in place, 91 packed). Below 256 columns the packing costs
 	// more than it saves (the MLP products, n = 128).
-	packed := kern.packedA || j1-j0 >= packAColumns
+	packed := (kern.packedA || j1-j0 >= packAColumns) && !g.prepackedA
 	for ic := i0; ic < i1; ic += mcBlock {
 		mc := min(mcBlock, i1-ic)
 		if packed {
@@ -339,7 +400,7 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 	// packing cost 5 % of an ncsnpp-small training step: Winograd's GEMMs
 	// have 32 or 64 rows, not multiples of 6).
 	var ragged []float32
-	if r := mc % mr; !packed && r != 0 {
+	if r := mc % mr; !packed && !g.prepackedA && r != 0 {
 		kern.packA(ws.a, g.transA, g.a, g.lda, ic+mc-r, r, pc, kc, mr)
 		ragged = ws.a[:mr*kc]
 	}
@@ -353,6 +414,8 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 			var ap []float32
 			rs, cs := 1, mr
 			switch {
+			case g.prepackedA: // panel (ic+ir)/mr from column pc on
+				ap = g.a[(ic+ir)*g.k+pc*mr : (ic+ir+mr)*g.k]
 			case packed:
 				ap = ws.a[ir*kc : (ir+mr)*kc]
 			case rows < mr:

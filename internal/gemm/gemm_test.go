@@ -54,6 +54,7 @@ type testCase struct {
 	pad, off       int // row padding and slice offset of every operand
 	nanC           bool
 	packedB        bool // call SgemmPackedB with op(B) packed by the test
+	packedAB       bool // call SgemmPackedAB with op(A) and op(B) packed by the test
 }
 
 func (tc testCase) String() string {
@@ -149,11 +150,55 @@ func (p *prepared) packB(nr int) []float32 {
 	return out
 }
 
+// packA lays op(A) out as SgemmPackedAB wants it: panels of mr rows, k
+// columns of mr floats, the rows past m zero.
+func (p *prepared) packA(mr int) []float32 {
+	tc := p.tc
+	out := make([]float32, PackedALen(tc.m, tc.k, mr))
+	for i := range tc.m {
+		for c := range tc.k {
+			var v float32
+			if tc.transA {
+				v = p.a.view[c*p.a.ld+i]
+			} else {
+				v = p.a.view[i*p.a.ld+c]
+			}
+			out[(i/mr*tc.k+c)*mr+i%mr] = v
+		}
+	}
+	return out
+}
+
 func (p *prepared) check(t *testing.T) {
 	t.Helper()
 	tc := p.tc
 	got := append([]float32(nil), p.c.data...)
-	if tc.packedB {
+	if tc.packedAB {
+		ap := p.packA(PanelHeight())
+		if !tc.transA { // PackA gives the same panels
+			mine := make([]float32, len(ap))
+			for i := range mine {
+				mine[i] = float32(math.NaN())
+			}
+			PackA(mine, tc.m, tc.k, PanelHeight(), p.a.view, p.a.ld)
+			for i := range ap {
+				if math.Float32bits(mine[i]) != math.Float32bits(ap[i]) {
+					t.Fatalf("%v [%s]: PackA element %d = %g, want %g", tc, ISA(), i, mine[i], ap[i])
+				}
+			}
+		}
+		SgemmPackedAB(tc.m, tc.n, tc.k, PanelHeight(), PanelWidth(), tc.alpha, ap, p.packB(PanelWidth()),
+			tc.beta, got[tc.off:], p.c.ld)
+		// The same bits as SgemmPackedB on the unpacked A.
+		want := append([]float32(nil), p.c.data...)
+		SgemmPackedB(tc.transA, tc.m, tc.n, tc.k, PanelWidth(), tc.alpha, p.a.view, p.a.ld, p.packB(PanelWidth()),
+			tc.beta, want[tc.off:], p.c.ld)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(math.IsNaN(float64(got[i])) && math.IsNaN(float64(want[i]))) {
+				t.Fatalf("%v [%s threads=%d]: SgemmPackedAB element %d = %g, SgemmPackedB %g", tc, ISA(), parallel.Threads(), i, got[i], want[i])
+			}
+		}
+	} else if tc.packedB {
 		SgemmPackedB(tc.transA, tc.m, tc.n, tc.k, PanelWidth(), tc.alpha, p.a.view, p.a.ld, p.packB(PanelWidth()),
 			tc.beta, got[tc.off:], p.c.ld)
 	} else {
@@ -439,6 +484,26 @@ func TestPackedB(t *testing.T) {
 			cases = append(cases, prepare(rng, testCase{transA: tr[0], transB: tr[1], m: size[0], n: size[1], k: size[2],
 				alpha: []float32{1, -2, 0.5}[i%3], beta: []float32{0, 1, 0.5, -2}[i%4], pad: i % 3, off: i % 2,
 				nanC: i%4 == 0, packedB: true}))
+		}
+	}
+	checkEverywhere(t, cases)
+}
+
+// TestPackedAB: SgemmPackedAB (both operands packed by the caller, as a
+// frozen convolution's transformed weight is) against the reference and,
+// bit for bit, against SgemmPackedB; PackA against the test's own packing.
+// Ragged row and column panels, k across the KC block, every level and
+// thread count.
+func TestPackedAB(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var cases []*prepared
+	i := 0
+	for _, size := range [][3]int{{1, 1, 1}, {13, 33, 7}, {40, 700, 70}, {128, 300, 1200}, {300, 65, 600}, {25, 64, 256}} {
+		for _, transA := range []bool{false, true} {
+			i++
+			cases = append(cases, prepare(rng, testCase{transA: transA, m: size[0], n: size[1], k: size[2],
+				alpha: []float32{1, -2, 0.5}[i%3], beta: []float32{0, 1, 0.5, -2}[i%4], pad: i % 3, off: i % 2,
+				nanC: i%4 == 0, packedAB: true}))
 		}
 	}
 	checkEverywhere(t, cases)
