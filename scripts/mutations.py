@@ -1542,10 +1542,10 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "frozen conv weight: U[ξ] packed from the next matrix's start",
+  "label": "Winograd weight transform: a packed element's input channel one off",
   "file": "tensor/cpu_winograd.go",
-  "old": "(*ub)[xi*wc.uStride():], max(wc.ci, 1))",
-  "new": "(*ub)[min(xi+1, a2-1)*wc.uStride():], max(wc.ci, 1))",
+  "old": "o, c := e/panel*mr+e%mr, e%panel/mr // element e is U[ξ][o][c]",
+  "new": "o, c := e/panel*mr+e%mr, (e%panel/mr+1)%wc.ci // element e is U[ξ][o][c]",
   "pkg": "./tensor",
   "run": "TestFrozenConvWeights",
   "tags": ""

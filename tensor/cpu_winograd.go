@@ -154,15 +154,15 @@ const winoTileMin = 64
 // winoConv is one Winograd convolution: src (N, CI, H, W) → dst (N, CO, H, W)
 // with the transformed weights u (α² × CO × CI).
 type winoConv struct {
-	alg               *winoAlgo
-	n, ci, co, h, w   int
-	th, tw            int        // tiles per image along y and x
-	nr                int        // the GEMM's panel width
-	uBuf              *[]float32 // pooled storage of u
-	up                []float32  // a frozen weight's U packed for the GEMM (setWeights); u is then nil
-	mr                int        // up's panel height
-	u, src, dst, bias []float32
-	perSampleBias     bool
+	alg             *winoAlgo
+	n, ci, co, h, w int
+	th, tw          int        // tiles per image along y and x
+	nr              int        // the GEMM's panel width
+	uBuf            *[]float32 // pooled storage of up
+	up              []float32  // the transformed weight, packed for the GEMM (setWeights)
+	mr              int        // up's panel height
+	src, dst, bias  []float32
+	perSampleBias   bool
 	// vByChannel selects the weight gradient's layout of V (inputTransform):
 	// the packed panels of Vᵀ (tiles × CI), nr channels wide.
 	vByChannel bool
@@ -200,26 +200,31 @@ func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
 	return wc
 }
 
-// transformWeights sets u[ξ][o][c] = (G w[o][c] Gᵀ)[ξ] for an OIHW weight w
-// (forward), or, with flip, u[ξ][c][o] = (G w̃ Gᵀ)[ξ] for w̃[ky][kx] =
-// w[o][c][2−ky][2−kx] (the input gradient's weight); co × ci is the result's
-// matrix size per ξ.
+// transformWeights sets U[ξ][o][c] = (G w[o][c] Gᵀ)[ξ] for an OIHW weight w
+// (forward), or, with flip, U[ξ][c][o] = (G w̃ Gᵀ)[ξ] for w̃[ky][kx] =
+// w[o][c][2−ky][2−kx] (the input gradient's weight); co × ci is U[ξ]'s size.
+// Each U[ξ] is written packed for the GEMM (gemm.PackA's layout for panels
+// of mr rows, packedStride(mr) apart in u): element e = (p·ci + c)·mr + i of a
+// plane is U[ξ][p·mr+i][c], zero for rows past co.
 //
-// It runs over blocks of winoWeightBlock kernels as whole rows: the nine taps
-// of the block's kernels are gathered into nine rows, G is applied down the
-// columns (3·α rows, each a combination of three tap rows) and then along the
-// rows straight into the α² planes of u, the combinations by vec.Mix (SIMD,
-// float64 arithmetic rounded once). A kernel-at-a-time transform with α²
-// scattered stores per kernel took 4–5× longer: at 256 channels it cost as
-// much as the α² GEMMs.
-func (wc *winoConv) transformWeights(u, w []float32, flip bool) {
+// It runs over blocks of winoWeightBlock elements as whole rows: the nine
+// taps of the block's kernels are gathered into nine rows, G is applied down
+// the columns (3·α rows, each a combination of three tap rows) and then along
+// the rows straight into the α² planes of u, the combinations by vec.Mix
+// (SIMD, float64 arithmetic rounded once). A kernel-at-a-time transform with
+// α² scattered stores per kernel took 4–5× longer: at 256 channels it cost as
+// much as the α² GEMMs. Writing the planes packed costs nothing more (the
+// gather reads the kernels in panel order) and lets the GEMM stream each
+// panel of U[ξ] from one sequential run.
+func (wc *winoConv) transformWeights(u, w []float32, flip bool, mr int) {
 	alpha := wc.alg.alpha
-	plane := wc.uStride()
+	plane := wc.packedStride(mr)
 	g := make([]float64, 0, 3*alpha) // G row-major, the coefficients of vec.Mix
 	for _, row := range wc.alg.g {
 		g = append(g, row...)
 	}
-	n := wc.co * wc.ci
+	panel := wc.ci * mr
+	n := gemm.PackedALen(wc.co, wc.ci, mr)
 	const blk = winoWeightBlock
 	parallel.For((n+blk-1)/blk, 1, func(lo, hi int) {
 		bufp := getScratch((9 + 3*alpha) * blk)
@@ -246,21 +251,21 @@ func (wc *winoConv) transformWeights(u, w []float32, flip bool) {
 			for t := range cols {
 				cols[t] = buf[(9+t)*blk : (9+t)*blk+m]
 			}
-			if flip { // w is (ci=O, co=C, 3, 3); element e of u's plane is (co, ci)
-				co, ci := e0/wc.ci, e0%wc.ci
-				for i := range m {
-					k := w[(ci*wc.co+co)*9 : (ci*wc.co+co)*9+9]
+			for i := range m {
+				e := e0 + i
+				o, c := e/panel*mr+e%mr, e%panel/mr // element e is U[ξ][o][c]
+				switch {
+				case o >= wc.co: // a ragged panel's padding rows
+					for t := range 9 {
+						taps[t][i] = 0
+					}
+				case flip: // w is (ci=O, co=C, 3, 3)
+					k := w[(c*wc.co+o)*9 : (c*wc.co+o)*9+9]
 					for t := range 9 {
 						taps[t][i] = k[8-t]
 					}
-					if ci++; ci == wc.ci {
-						ci, co = 0, co+1
-					}
-				}
-			} else {
-				src := w[e0*9 : e1*9]
-				for i := range m {
-					k := src[i*9 : i*9+9]
+				default:
+					k := w[(o*wc.ci+c)*9 : (o*wc.ci+c)*9+9]
 					for t := range 9 {
 						taps[t][i] = k[t]
 					}
@@ -284,37 +289,21 @@ func (wc *winoConv) transformWeights(u, w []float32, flip bool) {
 	})
 }
 
-// setWeights sets u to w's transform (transformWeights), kept with w while w
-// is frozen (Freeze), else in pooled storage that release returns.
-//
-// A frozen weight keeps its transform packed for the GEMM (gemm.PackA, panels
-// of the kernel's rows, each matrix U[ξ] packedStride apart in wc.up): the
-// kernel then streams each panel from one sequential run instead of reading
-// its rows ci floats apart, which in a network, with the transforms not in
-// cache, cost more than the GEMM's arithmetic (ncsnpp-cifar10's 16×16
-// 256-channel layers: 5.2 ms in the network against 2.9 ms hot).
+// setWeights sets up to w's transform (transformWeights, packed for the
+// GEMM), kept with w while w is frozen (Freeze), else in pooled storage that
+// release returns.
 func (wc *winoConv) setWeights(w *Tensor, flip bool) {
-	a2 := wc.alg.alpha * wc.alg.alpha
-	n := a2 * wc.uStride()
-	fill := func(u []float32) { wc.transformWeights(u, w.data, flip) }
 	mr := gemm.PanelHeight()
-	fillPacked := func(up []float32) {
-		ub := getScratch(n)
-		fill(*ub)
-		parallel.For(a2, 1, func(lo, hi int) {
-			for xi := lo; xi < hi; xi++ {
-				gemm.PackA(up[xi*wc.packedStride(mr):], wc.co, wc.ci, mr, (*ub)[xi*wc.uStride():], max(wc.ci, 1))
-			}
-		})
-		putScratch(ub)
-	}
-	if up, ok := frozenForm(w, winoWeightKey{wc.alg, flip, mr}, a2*wc.packedStride(mr), fillPacked); ok {
-		wc.up, wc.mr = up, mr
+	n := wc.alg.alpha * wc.alg.alpha * wc.packedStride(mr)
+	fill := func(u []float32) { wc.transformWeights(u, w.data, flip, mr) }
+	wc.mr = mr
+	if up, ok := frozenForm(w, winoWeightKey{wc.alg, flip, mr}, n, fill); ok {
+		wc.up = up
 		return
 	}
 	wc.uBuf = getScratch(n)
-	wc.u = *wc.uBuf
-	fill(wc.u)
+	wc.up = *wc.uBuf
+	fill(wc.up)
 }
 
 // packedStride is the distance between the packed matrices U[ξ] of a frozen
@@ -376,11 +365,7 @@ func (wc *winoConv) chunk(v, m []float32, t0, t1 int, split bool) {
 	phase(a2, func(lo, hi int) {
 		for xi := lo; xi < hi; xi++ {
 			vx, mx := v[xi*wc.vStride:(xi+1)*wc.vStride], m[xi*wc.mStride:xi*wc.mStride+wc.co*nt]
-			if wc.up != nil {
-				gemm.SgemmPackedAB(wc.co, nt, wc.ci, wc.mr, wc.nr, 1, wc.up[xi*wc.packedStride(wc.mr):], vx, 0, mx, nt)
-				continue
-			}
-			gemm.SgemmPackedB(false, wc.co, nt, wc.ci, wc.nr, 1, wc.u[xi*wc.uStride():], max(wc.ci, 1), vx, 0, mx, nt)
+			gemm.SgemmPackedAB(wc.co, nt, wc.ci, wc.mr, wc.nr, 1, wc.up[xi*wc.packedStride(wc.mr):], vx, 0, mx, nt)
 		}
 	})
 	phase(wc.co, func(lo, hi int) { wc.outputTransform(m, t0, t1, lo, hi) })

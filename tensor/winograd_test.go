@@ -133,7 +133,7 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 				wc := newWinoConv(alg, 1, 1, 1, 4, 4)
 				wc.setWeights(FromSlice(k9[:], 1, 1, 3, 3), flip)
 				for xi := range alg.alpha * alg.alpha {
-					u[xi] = wc.u[xi*wc.uStride()]
+					u[xi] = wc.up[xi*wc.packedStride(wc.mr)]
 				}
 				wc.release()
 				kk := k
