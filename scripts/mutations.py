@@ -1544,8 +1544,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Winograd weight transform: a packed element's input channel one off",
   "file": "tensor/cpu_winograd.go",
-  "old": "o, c := e/panel*mr+e%mr, e%panel/mr // element e is U[ξ][o][c]",
-  "new": "o, c := e/panel*mr+e%mr, (e%panel/mr+1)%wc.ci // element e is U[ξ][o][c]",
+  "old": "o, c := p*mr+r, cn",
+  "new": "o, c := p*mr+r, (cn+1)%wc.ci",
   "pkg": "./tensor",
   "run": "TestFrozenConvWeights",
   "tags": ""

@@ -217,76 +217,90 @@ func newWinoConv(alg *winoAlgo, n, ci, co, h, w int) *winoConv {
 // gather reads the kernels in panel order) and lets the GEMM stream each
 // panel of U[ξ] from one sequential run.
 func (wc *winoConv) transformWeights(u, w []float32, flip bool, mr int) {
+	n := gemm.PackedALen(wc.co, wc.ci, mr)
+	const blk = winoWeightBlock
+	parallel.For((n+blk-1)/blk, 1, func(lo, hi int) {
+		wc.transformRange(u, wc.packedStride(mr), 0, w, flip, mr, lo*blk, min(n, hi*blk))
+	})
+}
+
+// transformRange is transformWeights for the elements [e0, e1) of every
+// packed plane, on the calling goroutine: plane ξ's element e goes to
+// u[ξ·stride + e − base].
+func (wc *winoConv) transformRange(u []float32, stride, base int, w []float32, flip bool, mr, e0, e1 int) {
 	alpha := wc.alg.alpha
-	plane := wc.packedStride(mr)
 	g := make([]float64, 0, 3*alpha) // G row-major, the coefficients of vec.Mix
 	for _, row := range wc.alg.g {
 		g = append(g, row...)
 	}
 	panel := wc.ci * mr
-	n := gemm.PackedALen(wc.co, wc.ci, mr)
 	const blk = winoWeightBlock
-	parallel.For((n+blk-1)/blk, 1, func(lo, hi int) {
-		bufp := getScratch((9 + 3*alpha) * blk)
-		buf := *bufp
-		taps, cols := make([][]float32, 9), make([][]float32, 3*alpha)
-		outs, ins := make([][]float32, 0, vec.MaxMixRows), make([][]float32, 3)
-		// mix sets rows dst[r0:r1] from ins with the coefficient rows r0..r1 of G.
-		mix := func(dst func(r int) []float32) {
-			for r0 := 0; r0 < alpha; r0 += vec.MaxMixRows {
-				r1 := min(alpha, r0+vec.MaxMixRows)
-				outs = outs[:0]
-				for r := r0; r < r1; r++ {
-					outs = append(outs, dst(r))
-				}
-				vec.Mix(outs, g[3*r0:3*r1], ins)
+	bufp := getScratch((9 + 3*alpha) * blk)
+	buf := *bufp
+	taps, cols := make([][]float32, 9), make([][]float32, 3*alpha)
+	outs, ins := make([][]float32, 0, vec.MaxMixRows), make([][]float32, 3)
+	// mix sets rows dst[r0:r1] from ins with the coefficient rows r0..r1 of G.
+	mix := func(dst func(r int) []float32) {
+		for r0 := 0; r0 < alpha; r0 += vec.MaxMixRows {
+			r1 := min(alpha, r0+vec.MaxMixRows)
+			outs = outs[:0]
+			for r := r0; r < r1; r++ {
+				outs = append(outs, dst(r))
 			}
+			vec.Mix(outs, g[3*r0:3*r1], ins)
 		}
-		for b := lo; b < hi; b++ {
-			e0, e1 := b*blk, min(n, (b+1)*blk)
-			m := e1 - e0
-			for t := range taps {
-				taps[t] = buf[t*blk : t*blk+m]
-			}
-			for t := range cols {
-				cols[t] = buf[(9+t)*blk : (9+t)*blk+m]
-			}
-			for i := range m {
-				e := e0 + i
-				o, c := e/panel*mr+e%mr, e%panel/mr // element e is U[ξ][o][c]
-				switch {
-				case o >= wc.co: // a ragged panel's padding rows
-					for t := range 9 {
-						taps[t][i] = 0
-					}
-				case flip: // w is (ci=O, co=C, 3, 3)
-					k := w[(c*wc.co+o)*9 : (c*wc.co+o)*9+9]
-					for t := range 9 {
-						taps[t][i] = k[8-t]
-					}
-				default:
-					k := w[(o*wc.ci+c)*9 : (o*wc.ci+c)*9+9]
-					for t := range 9 {
-						taps[t][i] = k[t]
-					}
+	}
+	for b0 := e0; b0 < e1; b0 += blk {
+		b1 := min(e1, b0+blk)
+		m := b1 - b0
+		for t := range taps {
+			taps[t] = buf[t*blk : t*blk+m]
+		}
+		for t := range cols {
+			cols[t] = buf[(9+t)*blk : (9+t)*blk+m]
+		}
+		// Element e is U[ξ][o][c] with o = p·mr + r: counters, not a
+		// division per element.
+		p, cn, r := b0/panel, b0%panel/mr, b0%mr
+		for i := range m {
+			o, c := p*mr+r, cn
+			if r++; r == mr {
+				if r, cn = 0, cn+1; cn == wc.ci {
+					cn, p = 0, p+1
 				}
 			}
-			// Down the columns: cols[r·3+kx] = Σ_ky G[r][ky]·tap(ky, kx).
-			for kx := range 3 {
-				ins[0], ins[1], ins[2] = taps[kx], taps[3+kx], taps[6+kx]
-				mix(func(r int) []float32 { return cols[r*3+kx] })
-			}
-			// Along the rows: u[r·α+c] = Σ_kx G[c][kx]·cols[r·3+kx].
-			for r := range alpha {
-				ins[0], ins[1], ins[2] = cols[r*3], cols[r*3+1], cols[r*3+2]
-				mix(func(c int) []float32 {
-					off := (r*alpha+c)*plane + e0
-					return u[off : off+m]
-				})
+			switch {
+			case o >= wc.co: // a ragged panel's padding rows
+				for t := range 9 {
+					taps[t][i] = 0
+				}
+			case flip: // w is (ci=O, co=C, 3, 3)
+				k := w[(c*wc.co+o)*9 : (c*wc.co+o)*9+9]
+				for t := range 9 {
+					taps[t][i] = k[8-t]
+				}
+			default:
+				k := w[(o*wc.ci+c)*9 : (o*wc.ci+c)*9+9]
+				for t := range 9 {
+					taps[t][i] = k[t]
+				}
 			}
 		}
-		putScratch(bufp)
-	})
+		// Down the columns: cols[r·3+kx] = Σ_ky G[r][ky]·tap(ky, kx).
+		for kx := range 3 {
+			ins[0], ins[1], ins[2] = taps[kx], taps[3+kx], taps[6+kx]
+			mix(func(r int) []float32 { return cols[r*3+kx] })
+		}
+		// Along the rows: u[r·α+c] = Σ_kx G[c][kx]·cols[r·3+kx].
+		for r := range alpha {
+			ins[0], ins[1], ins[2] = cols[r*3], cols[r*3+1], cols[r*3+2]
+			mix(func(c int) []float32 {
+				off := (r*alpha+c)*stride + b0 - base
+				return u[off : off+m]
+			})
+		}
+	}
+	putScratch(bufp)
 }
 
 // setWeights sets up to w's transform (transformWeights, packed for the

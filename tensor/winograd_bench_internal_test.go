@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"testing"
+
+	"holdgo/internal/gemm"
 )
 
 // BenchmarkWinogradWeightTransform times the per-call weight transform of
@@ -17,8 +19,10 @@ func BenchmarkWinogradWeightTransform(b *testing.B) {
 			b.Run(fmt.Sprintf("%d/flip=%v", ch, flip), func(b *testing.B) {
 				for b.Loop() {
 					wc := newWinoConv(winoF43, 4, ch, ch, 16, 16)
-					wc.setWeights(FromSlice(w, ch, ch, 3, 3), flip)
-					wc.release()
+					mr := gemm.PanelHeight()
+					up := getScratch(36 * wc.packedStride(mr))
+					wc.transformWeights(*up, w, flip, mr)
+					putScratch(up)
 				}
 			})
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"holdgo/internal/gemm"
 	"holdgo/internal/isa"
 )
 
@@ -131,11 +132,12 @@ func TestWinogradTransformsMatchMatrices(t *testing.T) {
 			// The weight transform of one 1×1-channel kernel, plain and flipped.
 			for _, flip := range []bool{false, true} {
 				wc := newWinoConv(alg, 1, 1, 1, 4, 4)
-				wc.setWeights(FromSlice(k9[:], 1, 1, 3, 3), flip)
+				mr := gemm.PanelHeight()
+				up := make([]float32, alg.alpha*alg.alpha*wc.packedStride(mr))
+				wc.transformWeights(up, k9[:], flip, mr)
 				for xi := range alg.alpha * alg.alpha {
-					u[xi] = wc.up[xi*wc.packedStride(wc.mr)]
+					u[xi] = up[xi*wc.packedStride(mr)]
 				}
-				wc.release()
 				kk := k
 				if flip {
 					kk = [][]float64{
