@@ -1139,8 +1139,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Winograd weight transform: blocks of kernels written at half their offset",
   "file": "tensor/cpu_winograd.go",
-  "old": "off := (r*alpha+c)*plane + e0",
-  "new": "off := (r*alpha+c)*plane + e0/2",
+  "old": "off := (r*alpha+c)*stride + b0 - base",
+  "new": "off := (r*alpha+c)*stride + b0/2 - base",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""
@@ -1490,8 +1490,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "frozen conv weight: the kept transform ignores the flip (input gradient on the forward weight)",
   "file": "tensor/cpu_winograd.go",
-  "old": "frozenForm(w, winoWeightKey{wc.alg, flip}, n, fill)",
-  "new": "frozenForm(w, winoWeightKey{wc.alg, false}, n, fill)",
+  "old": "frozenForm(w, winoWeightKey{wc.alg, flip, mr}, n, fill)",
+  "new": "frozenForm(w, winoWeightKey{wc.alg, false, mr}, n, fill)",
   "pkg": "./tensor",
   "run": "TestFrozenConvWeights",
   "tags": ""
@@ -1499,8 +1499,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "frozen conv weight: the kept transform's first element ×1.001",
   "file": "tensor/cpu_winograd.go",
-  "old": "frozenForm(w, winoWeightKey{wc.alg, flip}, n, fill)",
-  "new": "frozenForm(w, winoWeightKey{wc.alg, flip}, n, func(u []float32) { fill(u); u[0] *= 1.001 })",
+  "old": "frozenForm(w, winoWeightKey{wc.alg, flip, mr}, n, fill)",
+  "new": "frozenForm(w, winoWeightKey{wc.alg, flip, mr}, n, func(u []float32) { fill(u); u[0] *= 1.001 })",
   "pkg": "./layers",
   "run": "TestParamsFreeze",
   "tags": ""
