@@ -228,6 +228,10 @@ func (wc *winoConv) transformWeights(u, w []float32, flip bool, mr int) {
 // packed plane, on the calling goroutine: plane ξ's element e goes to
 // u[ξ·stride + e − base].
 func (wc *winoConv) transformRange(u []float32, stride, base int, w []float32, flip bool, mr, e0, e1 int) {
+	if wc.alg.alpha == 6 {
+		wc.transformRange43(u, stride, base, w, flip, mr, e0, e1)
+		return
+	}
 	alpha := wc.alg.alpha
 	g := make([]float64, 0, 3*alpha) // G row-major, the coefficients of vec.Mix
 	for _, row := range wc.alg.g {
@@ -301,6 +305,88 @@ func (wc *winoConv) transformRange(u []float32, stride, base int, w []float32, f
 		}
 	}
 	putScratch(bufp)
+}
+
+// g43 is G·(a, b, c)ᵀ for F(4,3)'s G (rows (1/4, 0, 0), −(1, 1, 1)/6,
+// −(1, −1, 1)/6, (1/24, 1/12, 1/6), (1/24, −1/12, 1/6), (0, 0, 1)), factored
+// to share the sums: s = a + c, p = a/24 + c/6, q = b/12; r = (a/4, −(s+b)/6,
+// −(s−b)/6, p+q, p−q, c). In float32, each product rounded on its own (the
+// conversions forbid fused multiply-adds), as the assembly kernels
+// (winoW43, wino_asm_gen.go) compute it, so both give the same bits.
+func g43(a, b, c float32) (r0, r1, r2, r3, r4, r5 float32) {
+	s := a + c
+	p := float32(a*(1.0/24)) + float32(c*(1.0/6))
+	q := float32(b * (1.0 / 12))
+	return float32(a * 0.25), float32((s + b) * (-1.0 / 6)), float32((s - b) * (-1.0 / 6)), p + q, p - q, c
+}
+
+// transformRange43 is transformRange for F(4,3): U = G k Gᵀ through g43 down
+// the kernel's columns, then along the rows. Runs of winoWLanes elements go
+// to the SIMD kernel (winoW43), which gathers the lanes' kernels itself;
+// the rest, and every element where there is no kernel, run the scalar g43.
+// It replaced the vec.Mix transform (float64, rounded once; 1.6 ms for a
+// 256 → 256 weight, one thread, AVX-512), whose gather and conversions made
+// the weight transforms a seventh of an ncsnpp-cifar10 training step.
+func (wc *winoConv) transformRange43(u []float32, stride, base int, w []float32, flip bool, mr, e0, e1 int) {
+	var (
+		zero [9]float32
+		ks   [16]*float32
+		buf  [432]float32
+	)
+	lanes := winoWLanes()
+	panel := wc.ci * mr
+	// Element e is U[ξ][o][c] with o = p·mr + r: counters, not a division
+	// per element.
+	p, c, r := e0/panel, e0%panel/mr, e0%mr
+	kernel := func() *[9]float32 {
+		o := p*mr + r
+		k := &zero
+		switch {
+		case o >= wc.co: // a ragged panel's padding rows
+		case flip: // w is (ci=O, co=C, 3, 3)
+			k = (*[9]float32)(w[(c*wc.co+o)*9:])
+		default:
+			k = (*[9]float32)(w[(o*wc.ci+c)*9:])
+		}
+		if r++; r == mr {
+			if r, c = 0, c+1; c == wc.ci {
+				c, p = 0, p+1
+			}
+		}
+		return k
+	}
+	for e := e0; e < e1; {
+		if lanes > 0 && e+lanes <= e1 {
+			for l := range lanes {
+				ks[l] = &kernel()[0]
+			}
+			winoW43(u, e-base, stride, &ks, flip, &buf)
+			e += lanes
+			continue
+		}
+		k := kernel()
+		var t [9]float32
+		for i := range t {
+			if flip {
+				t[i] = k[8-i]
+			} else {
+				t[i] = k[i]
+			}
+		}
+		var col [6][3]float32
+		for kx := range 3 {
+			col[0][kx], col[1][kx], col[2][kx], col[3][kx], col[4][kx], col[5][kx] = g43(t[kx], t[3+kx], t[6+kx])
+		}
+		off := e - base
+		for i, row := range col {
+			var v [6]float32
+			v[0], v[1], v[2], v[3], v[4], v[5] = g43(row[0], row[1], row[2])
+			for j, x := range v {
+				u[(6*i+j)*stride+off] = x
+			}
+		}
+		e++
+	}
 }
 
 // setWeights sets up to w's transform (transformWeights, packed for the

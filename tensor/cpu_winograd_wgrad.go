@@ -198,6 +198,10 @@ func (wc *winoConv) gradOutTransform(z []float32, zStride int, dy []float32, t0,
 // rows are added into the kernels.
 func (wc *winoConv) addWeightGrad(dw, du []float32, duStride int) {
 	alpha := wc.alg.alpha
+	if alpha == 6 {
+		wc.addWeightGrad43(dw, du, duStride)
+		return
+	}
 	gt := make([]float64, 0, 3*alpha) // Gᵀ row-major (3 × α), vec.Mix's coefficients
 	for k := range 3 {
 		for _, row := range wc.alg.g {
@@ -244,5 +248,54 @@ func (wc *winoConv) addWeightGrad(dw, du []float32, duStride int) {
 			}
 		}
 		putScratch(bufp)
+	})
+}
+
+// gt43 is Gᵀ·(x0, …, x5)ᵀ for F(4,3)'s G (g43), factored: with a = x1 + x2,
+// b = x1 − x2, c = x3 + x4, d = x3 − x4, k = (x0/4 − a/6 + c/24,
+// −b/6 + d/12, −a/6 + c/6 + x5). In float32, products rounded on their own
+// and the sums from the left, as the assembly kernels (winoWG43) compute it.
+func gt43(x0, x1, x2, x3, x4, x5 float32) (k0, k1, k2 float32) {
+	a, b, c, d := x1+x2, x1-x2, x3+x4, x3-x4
+	ma := float32(a * (-1.0 / 6))
+	k0 = float32(float32(x0*0.25)+ma) + float32(c*(1.0/24))
+	k1 = float32(b*(-1.0/6)) + float32(d*(1.0/12))
+	k2 = float32(ma+float32(c*(1.0/6))) + x5
+	return k0, k1, k2
+}
+
+// addWeightGrad43 is addWeightGrad for F(4,3): Gᵀ along the rows of each
+// kernel's dU, then down the columns (gt43), added into dw. Runs of
+// winoWLanes kernels go to the SIMD kernel (winoWG43), which also
+// transposes the taps into the kernels' rows; the rest, and every kernel
+// where there is none, run the scalar gt43. It replaced a vec.Mix version
+// (float64, rounded once) that took 6 % of an ncsnpp-cifar10 training step.
+func (wc *winoConv) addWeightGrad43(dw, du []float32, duStride int) {
+	n := wc.co * wc.ci
+	lanes := winoWLanes()
+	const blk = winoWeightBlock
+	parallel.For((n+blk-1)/blk, 1, func(lo, hi int) {
+		var buf [432]float32
+		e1 := min(n, hi*blk)
+		for e := lo * blk; e < e1; {
+			if lanes > 0 && e+lanes <= e1 {
+				winoWG43(dw, 9*e, du, e, duStride, &buf)
+				e += lanes
+				continue
+			}
+			var tmp [6][3]float32
+			for r := range 6 {
+				x := func(j int) float32 { return du[(6*r+j)*duStride+e] }
+				tmp[r][0], tmp[r][1], tmp[r][2] = gt43(x(0), x(1), x(2), x(3), x(4), x(5))
+			}
+			k := (*[9]float32)(dw[9*e:])
+			for kx := range 3 {
+				k0, k1, k2 := gt43(tmp[0][kx], tmp[1][kx], tmp[2][kx], tmp[3][kx], tmp[4][kx], tmp[5][kx])
+				k[kx] += k0
+				k[3+kx] += k1
+				k[6+kx] += k2
+			}
+			e++
+		}
 	})
 }

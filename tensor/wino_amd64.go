@@ -81,3 +81,74 @@ func winoGradOut43x8(z []float32, off, zstride int, rows *[32]*float32, tmp *[19
 	_ = z[off+35*zstride+7]
 	winoGradOut43x8AVX2(&z[off], zstride, rows, tmp)
 }
+
+// winoW43x8AVX2, winoW43x16AVX512 and their Flip versions are the F(4,3)
+// weight transform of 8 or 16 kernels (see wino_asm_gen.go): ks[l] points at
+// kernel l's nine taps (read rotated by 180° by the Flip kernels), element ξ
+// of the results goes to u[ξ·stride : ξ·stride+lanes].
+//
+//go:noescape
+func winoW43x8AVX2(u *float32, stride int, ks *[8]*float32, buf *[216]float32)
+
+//go:noescape
+func winoW43x8FlipAVX2(u *float32, stride int, ks *[8]*float32, buf *[216]float32)
+
+//go:noescape
+func winoW43x16AVX512(u *float32, stride int, ks *[16]*float32, buf *[432]float32)
+
+//go:noescape
+func winoW43x16FlipAVX512(u *float32, stride int, ks *[16]*float32, buf *[432]float32)
+
+// winoWLanes is the number of kernels winoW43 transforms per call at the
+// current instruction-set level, 0 where it has no kernel.
+func winoWLanes() int {
+	switch isa.Level() {
+	case isa.AVX512:
+		return 16
+	case isa.AVX2:
+		return 8
+	}
+	return 0
+}
+
+// winoW43 runs the weight kernel of winoWLanes lanes on the kernels ks[:lanes]
+// (each pointing at nine floats) into u[off + ξ·stride + l] (checked to lie
+// in u).
+func winoW43(u []float32, off, stride int, ks *[16]*float32, flip bool, buf *[432]float32) {
+	lanes := winoWLanes()
+	_ = u[off+35*stride+lanes-1]
+	switch {
+	case lanes == 16 && flip:
+		winoW43x16FlipAVX512(&u[off], stride, ks, buf)
+	case lanes == 16:
+		winoW43x16AVX512(&u[off], stride, ks, buf)
+	case flip:
+		winoW43x8FlipAVX2(&u[off], stride, (*[8]*float32)(ks[:8]), (*[216]float32)(buf[:216]))
+	default:
+		winoW43x8AVX2(&u[off], stride, (*[8]*float32)(ks[:8]), (*[216]float32)(buf[:216]))
+	}
+}
+
+// winoWG43x8AVX2 and winoWG43x16AVX512 add the F(4,3) weight gradient
+// Gᵀ dU G of 8 or 16 consecutive kernels to dw[0 : 9·lanes] (see
+// wino_asm_gen.go), element ξ of their dU at du[ξ·stride : ξ·stride+lanes].
+//
+//go:noescape
+func winoWG43x8AVX2(dw *float32, du *float32, stride int, buf *[216]float32)
+
+//go:noescape
+func winoWG43x16AVX512(dw *float32, du *float32, stride int, buf *[432]float32)
+
+// winoWG43 runs the weight-gradient kernel of winoWLanes lanes: dw[dwOff :
+// dwOff+9·lanes] += the lanes' Gᵀ dU G, dU's element ξ of lane l at
+// du[duOff + ξ·stride + l] (both checked to lie in the slices).
+func winoWG43(dw []float32, dwOff int, du []float32, duOff, stride int, buf *[432]float32) {
+	lanes := winoWLanes()
+	_ = dw[dwOff+9*lanes-1]
+	_ = du[duOff+35*stride+lanes-1]
+	if lanes == 16 {
+		winoWG43x16AVX512(&dw[dwOff], &du[duOff], stride, buf)
+		return
+	}
+	winoWG43x8AVX2(&dw[dwOff], &du[duOff], stride, (*[216]float32)(buf[:216]))
+}

@@ -15,6 +15,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 )
 
@@ -44,6 +45,34 @@ func main() {
 	fmt.Fprintf(&b, "\n// func winoGradOut43x8AVX2(z *float32, zstride int, rows *[32]*float32, tmp *[192]float32)\n")
 	fmt.Fprintf(&b, "TEXT ·winoGradOut43x8AVX2(SB), NOSPLIT, $0-32\n")
 	gradOut(op)
+	fmt.Fprintf(&b, "\nDATA winog<>+0(SB)/4, $0x%08x\n", math.Float32bits(0.25))
+	for i, c := range []float32{-1.0 / 6, 1.0 / 24, 1.0 / 6, 1.0 / 12} {
+		fmt.Fprintf(&b, "DATA winog<>+%d(SB)/4, $0x%08x\n", 4*(i+1), math.Float32bits(c))
+	}
+	fmt.Fprintf(&b, "GLOBL winog<>(SB), RODATA|NOPTR, $20\n")
+	for _, lanes := range []int{8, 16} {
+		for _, flip := range []bool{false, true} {
+			name := fmt.Sprintf("winoW43x%d", lanes)
+			if flip {
+				name += "Flip"
+			}
+			if lanes == 8 {
+				name += "AVX2"
+			} else {
+				name += "AVX512"
+			}
+			fmt.Fprintf(&b, "\n// func %s(u *float32, stride int, ks *[%d]*float32, buf *[%d]float32)\n", name, lanes, 27*lanes)
+			fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+			weight(op, lanes, flip)
+		}
+		name := fmt.Sprintf("winoWG43x%dAVX2", lanes)
+		if lanes == 16 {
+			name = "winoWG43x16AVX512"
+		}
+		fmt.Fprintf(&b, "\n// func %s(dw *float32, du *float32, stride int, buf *[%d]float32)\n", name, 27*lanes)
+		fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
+		weightGrad(op, lanes)
+	}
 	if err := os.WriteFile("wino_amd64.s", b.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -313,6 +342,210 @@ func gradOut(op func(string, ...any)) {
 		}
 		if c < 5 {
 			op("ADDQ CX, DI")
+		}
+	}
+	op("VZEROUPPER")
+	op("RET")
+}
+
+// weight writes the F(4,3) weight transform U = G k Gᵀ of lanes (8 or 16)
+// 3×3 kernels: ks[l] points at kernel l's nine taps (row-major; with flip the
+// kernel is read rotated by 180°, tap t from ks[l][8−t]); element ξ of the
+// lanes' results is stored at u[ξ·stride : ξ·stride+lanes]. buf (27·lanes
+// floats) holds the taps lane by lane (rows 0–8), then the column transforms
+// (rows 9–26). The arithmetic is g43's (tensor/cpu_winograd.go), operation
+// for operation (multiply, then add or subtract, no fused multiply-add), so
+// the result is bit-identical to the scalar transform.
+func weight(op func(string, ...any), lanes int, flip bool) {
+	op("MOVQ ks+16(FP), DX")
+	op("MOVQ buf+24(FP), BX")
+	tap := func(t int) int { // the buf row of the kernel's float t
+		if flip {
+			return 8 - t
+		}
+		return t
+	}
+	row := 4 * lanes // bytes per buf row
+	ptrs := []string{"R8", "R9", "R10", "R11", "R12", "R13", "SI", "DI"}
+	// Gather: eight kernels at a time, their floats 0–7 transposed with the
+	// unpack and shuffle steps of gather, float 8 inserted lane by lane.
+	for g := range lanes / 8 {
+		for l, r := range ptrs {
+			op("MOVQ %d(DX), %s", 8*(8*g+l), r)
+		}
+		for l := range 4 {
+			op("VMOVUPS (%s), X%d", ptrs[l], l)
+			op("VINSERTF128 $1, (%s), Y%d, Y%d", ptrs[l+4], l, l)
+			op("VMOVUPS 16(%s), X%d", ptrs[l], 4+l)
+			op("VINSERTF128 $1, 16(%s), Y%d, Y%d", ptrs[l+4], 4+l, 4+l)
+		}
+		// Y0..Y3 hold floats 0–3 of lanes l | l+4, Y4..Y7 floats 4–7.
+		for half := range 2 {
+			a := 4 * half
+			op("VUNPCKLPS Y%d, Y%d, Y8", a+1, a)
+			op("VUNPCKHPS Y%d, Y%d, Y9", a+1, a)
+			op("VUNPCKLPS Y%d, Y%d, Y10", a+3, a+2)
+			op("VUNPCKHPS Y%d, Y%d, Y11", a+3, a+2)
+			cols := [][3]string{{"$0x44", "Y10", "Y8"}, {"$0xEE", "Y10", "Y8"}, {"$0x44", "Y11", "Y9"}, {"$0xEE", "Y11", "Y9"}}
+			for j, c := range cols {
+				op("VSHUFPS %s, %s, %s, Y12", c[0], c[1], c[2])
+				op("VMOVUPS Y12, %d(BX)", tap(a+j)*row+32*g)
+			}
+		}
+		op("VMOVSS 32(%s), X12", ptrs[0])
+		op("VMOVSS 32(%s), X13", ptrs[4])
+		for l := 1; l < 4; l++ {
+			op("VINSERTPS $0x%x, 32(%s), X12, X12", l<<4, ptrs[l])
+			op("VINSERTPS $0x%x, 32(%s), X13, X13", l<<4, ptrs[4+l])
+		}
+		op("VINSERTF128 $1, X13, Y12, Y12")
+		op("VMOVUPS Y12, %d(BX)", tap(8)*row+32*g)
+	}
+	reg := "Y"
+	if lanes == 16 {
+		reg = "Z"
+	}
+	for i := range 5 {
+		op("VBROADCASTSS winog<>+%d(SB), %s%d", 4*i, reg, 11+i)
+	}
+	// g43 of a, b, c in registers 0, 1, 2; results r0…r5 in 3, 4, 5, 6, 7, 2.
+	g43 := func() []int {
+		op("VMULPS %s11, %s0, %s3", reg, reg, reg)  // r0 = a/4
+		op("VADDPS %s2, %s0, %s9", reg, reg, reg)   // s = a + c
+		op("VADDPS %s1, %s9, %s4", reg, reg, reg)   // s + b
+		op("VMULPS %s12, %s4, %s4", reg, reg, reg)  // r1 = −(s + b)/6
+		op("VSUBPS %s1, %s9, %s5", reg, reg, reg)   // s − b
+		op("VMULPS %s12, %s5, %s5", reg, reg, reg)  // r2 = −(s − b)/6
+		op("VMULPS %s13, %s0, %s9", reg, reg, reg)  // a/24
+		op("VMULPS %s14, %s2, %s10", reg, reg, reg) // c/6
+		op("VADDPS %s10, %s9, %s9", reg, reg, reg)  // p = a/24 + c/6
+		op("VMULPS %s15, %s1, %s10", reg, reg, reg) // q = b/12
+		op("VADDPS %s10, %s9, %s6", reg, reg, reg)  // r3 = p + q
+		op("VSUBPS %s10, %s9, %s7", reg, reg, reg)  // r4 = p − q
+		return []int{3, 4, 5, 6, 7, 2}
+	}
+	// Down the columns: column kx of the kernel is taps kx, 3+kx, 6+kx;
+	// result r goes to buf row 9 + 3r + kx.
+	for kx := range 3 {
+		for i := range 3 {
+			op("VMOVUPS %d(BX), %s%d", (3*i+kx)*row, reg, i)
+		}
+		for r, x := range g43() {
+			op("VMOVUPS %s%d, %d(BX)", reg, x, (9+3*r+kx)*row)
+		}
+	}
+	// Along the rows, into u: row r gives ξ = 6r … 6r+5, stored in order.
+	op("MOVQ u+0(FP), DI")
+	op("MOVQ stride+8(FP), SI")
+	op("SHLQ $2, SI")
+	for r := range 6 {
+		for i := range 3 {
+			op("VMOVUPS %d(BX), %s%d", (9+3*r+i)*row, reg, i)
+		}
+		for c, x := range g43() {
+			op("VMOVUPS %s%d, (DI)", reg, x)
+			if r < 5 || c < 5 {
+				op("ADDQ SI, DI")
+			}
+		}
+	}
+	op("VZEROUPPER")
+	op("RET")
+}
+
+// weightGrad adds the F(4,3) weight gradient's inverse transform
+// dg = Gᵀ dU G of lanes (8 or 16) consecutive kernels to dw: element ξ of
+// their dU at du[ξ·stride : ξ·stride+lanes], kernel l's nine taps at
+// dw[9l : 9l+9]. buf (27·lanes floats) holds Gᵀ along the rows (rows 0–17)
+// and the taps lane by lane (rows 18–26), which are transposed eight lanes
+// at a time into the kernels' rows and added. The arithmetic is gt43's
+// (tensor/cpu_winograd_wgrad.go), operation for operation.
+func weightGrad(op func(string, ...any), lanes int) {
+	reg := "Y"
+	if lanes == 16 {
+		reg = "Z"
+	}
+	row := 4 * lanes
+	op("MOVQ du+8(FP), DI")
+	op("MOVQ stride+16(FP), SI")
+	op("SHLQ $2, SI")
+	op("MOVQ buf+24(FP), BX")
+	for i := range 5 {
+		op("VBROADCASTSS winog<>+%d(SB), %s%d", 4*i, reg, 11+i)
+	}
+	// gt43 of registers 0–5; results k0, k1, k2 in 0, 1, 2.
+	gt43 := func() {
+		op("VADDPS %s2, %s1, %s6", reg, reg, reg)   // a = x1 + x2
+		op("VSUBPS %s2, %s1, %s7", reg, reg, reg)   // b = x1 − x2
+		op("VADDPS %s4, %s3, %s8", reg, reg, reg)   // c = x3 + x4
+		op("VSUBPS %s4, %s3, %s9", reg, reg, reg)   // d = x3 − x4
+		op("VMULPS %s11, %s0, %s0", reg, reg, reg)  // x0/4
+		op("VMULPS %s12, %s6, %s10", reg, reg, reg) // −a/6
+		op("VADDPS %s10, %s0, %s0", reg, reg, reg)
+		op("VMULPS %s13, %s8, %s10", reg, reg, reg) // c/24
+		op("VADDPS %s10, %s0, %s0", reg, reg, reg)  // k0 = x0/4 − a/6 + c/24
+		op("VMULPS %s12, %s7, %s1", reg, reg, reg)  // −b/6
+		op("VMULPS %s15, %s9, %s10", reg, reg, reg) // d/12
+		op("VADDPS %s10, %s1, %s1", reg, reg, reg)  // k1 = −b/6 + d/12
+		op("VMULPS %s12, %s6, %s2", reg, reg, reg)  // −a/6
+		op("VMULPS %s14, %s8, %s10", reg, reg, reg) // c/6
+		op("VADDPS %s10, %s2, %s2", reg, reg, reg)
+		op("VADDPS %s5, %s2, %s2", reg, reg, reg) // k2 = −a/6 + c/6 + x5
+	}
+	// Along the rows: buf row 3r + kx = Σ_j G[j][kx]·dU[6r + j].
+	for r := range 6 {
+		for j := range 6 {
+			op("VMOVUPS (DI), %s%d", reg, j)
+			if r < 5 || j < 5 {
+				op("ADDQ SI, DI")
+			}
+		}
+		gt43()
+		for kx := range 3 {
+			op("VMOVUPS %s%d, %d(BX)", reg, kx, (3*r+kx)*row)
+		}
+	}
+	// Down the columns: tap 3ky + kx (buf row 18 + 3ky + kx) = Σ_r G[r][ky]·row 3r + kx.
+	for kx := range 3 {
+		for r := range 6 {
+			op("VMOVUPS %d(BX), %s%d", (3*r+kx)*row, reg, r)
+		}
+		gt43()
+		for ky := range 3 {
+			op("VMOVUPS %s%d, %d(BX)", reg, ky, (18+3*ky+kx)*row)
+		}
+	}
+	// Into the kernels, eight lanes at a time: taps 0–7 transposed (lane l's
+	// in Y8+l), added to dw[9l : 9l+8]; tap 8 added lane by lane.
+	op("MOVQ dw+0(FP), DX")
+	for g := range lanes / 8 {
+		for t := range 8 {
+			op("VMOVUPS %d(BX), Y%d", (18+t)*row+32*g, t)
+		}
+		for p := range 4 {
+			op("VUNPCKLPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 8+2*p)
+			op("VUNPCKHPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 9+2*p)
+		}
+		// s0…s3 from taps 0–3 (Y8–Y11), s4…s7 from taps 4–7 (Y12–Y15):
+		// s_j holds lane j's four taps in its low half, lane j+4's in its high.
+		for h := range 2 {
+			t := 8 + 4*h
+			op("VSHUFPS $0x44, Y%d, Y%d, Y%d", t+2, t, 4*h)
+			op("VSHUFPS $0xEE, Y%d, Y%d, Y%d", t+2, t, 4*h+1)
+			op("VSHUFPS $0x44, Y%d, Y%d, Y%d", t+3, t+1, 4*h+2)
+			op("VSHUFPS $0xEE, Y%d, Y%d, Y%d", t+3, t+1, 4*h+3)
+		}
+		for l := range 4 {
+			op("VPERM2F128 $0x20, Y%d, Y%d, Y%d", l+4, l, 8+l)
+			op("VPERM2F128 $0x31, Y%d, Y%d, Y%d", l+4, l, 12+l)
+		}
+		for l := range 8 {
+			off := 36 * (8*g + l)
+			op("VADDPS %d(DX), Y%d, Y%d", off, 8+l, 8+l)
+			op("VMOVUPS Y%d, %d(DX)", 8+l, off)
+			op("VMOVSS %d(BX), X0", 26*row+4*(8*g+l))
+			op("VADDSS %d(DX), X0, X0", off+32)
+			op("VMOVSS X0, %d(DX)", off+32)
 		}
 	}
 	op("VZEROUPPER")

@@ -20,3 +20,13 @@ func winoOut43x8([]float32, int, int, *[32]*float32, *[8]float32, *[192]float32,
 func winoGradOut43x8([]float32, int, int, *[32]*float32, *[192]float32) {
 	panic("tensor: no Winograd x8 kernel in this build")
 }
+
+func winoWLanes() int { return 0 }
+
+func winoW43([]float32, int, int, *[16]*float32, bool, *[432]float32) {
+	panic("tensor: no Winograd weight kernel in this build")
+}
+
+func winoWG43([]float32, int, []float32, int, int, *[432]float32) {
+	panic("tensor: no Winograd weight-gradient kernel in this build")
+}

@@ -262,3 +262,127 @@ func TestWinogradIn43x8G(t *testing.T) {
 	}()
 	winoIn43x8G(make([]float32, 36*stride), 0, stride, src, &offs, wp, &buf)
 }
+
+// The F(4,3) weight transform of a whole weight (ragged panels, the SIMD
+// kernels' runs and the scalar tail) equals G k Gᵀ computed in float64, and
+// gives the same bits at every instruction-set level, plain and flipped.
+func TestWinogradWeightTransform43(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const co, ci = 21, 5
+	w := make([]float32, co*ci*9)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	g := winoF43.g
+	for _, flip := range []bool{false, true} {
+		var first []float32 // U[ξ][o][c] at the first level
+		for _, level := range isa.Levels() {
+			prev, err := isa.Set(level)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oc, ic := co, ci // U[ξ] is oc × ic
+			if flip {
+				oc, ic = ci, co
+			}
+			wc := newWinoConv(winoF43, 1, ic, oc, 8, 8)
+			mr := gemm.PanelHeight()
+			stride := wc.packedStride(mr)
+			up := make([]float32, 36*stride)
+			wc.transformWeights(up, w, flip, mr)
+			isa.Set(prev)
+			got := make([]float32, 0, 36*oc*ic)
+			for xi := range 36 {
+				for o := range oc {
+					for c := range ic {
+						got = append(got, up[xi*stride+(o/mr*ic+c)*mr+o%mr])
+					}
+				}
+			}
+			for o := range oc {
+				for c := range ic {
+					k := make([][]float64, 3)
+					for ky := range 3 {
+						k[ky] = make([]float64, 3)
+						for kx := range 3 {
+							if flip { // U[ξ][c'][o'] of w[o'][c'] rotated, here o = c', c = o'
+								k[ky][kx] = float64(w[(c*ci+o)*9+(2-ky)*3+2-kx])
+							} else {
+								k[ky][kx] = float64(w[(o*ci+c)*9+ky*3+kx])
+							}
+						}
+					}
+					want := matMul64(matMul64(g, k), transpose64(g))
+					for xi := range 36 {
+						v, x := float64(got[(xi*oc+o)*ic+c]), want[xi/6][xi%6]
+						if !(math.Abs(v-x) <= 4e-7*(1+math.Abs(x))) {
+							t.Fatalf("%s flip=%v: U[%d][%d][%d] = %v, G k Gᵀ %v", level, flip, xi, o, c, v, x)
+						}
+					}
+				}
+			}
+			if first == nil {
+				first = got
+				continue
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+					t.Fatalf("%s flip=%v: element %d is %v, %v at %s", level, flip, i, got[i], first[i], isa.Levels()[0])
+				}
+			}
+		}
+	}
+}
+
+// The F(4,3) weight gradient's inverse transform, added into a weight
+// gradient (the SIMD kernels' runs and the scalar tail), equals dw + Gᵀ dU G
+// computed in float64, with the same bits at every instruction-set level.
+func TestWinogradWeightGradTransform43(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const co, ci = 7, 5 // 35 kernels: two 16-lane runs and a tail, or four 8-lane runs and a tail
+	const stride = co*ci + 3
+	du := make([]float32, 36*stride)
+	dw0 := make([]float32, co*ci*9)
+	for i := range du {
+		du[i] = float32(r.NormFloat64())
+	}
+	for i := range dw0 {
+		dw0[i] = float32(r.NormFloat64())
+	}
+	g := winoF43.g
+	var first []float32
+	for _, level := range isa.Levels() {
+		prev, err := isa.Set(level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dw := append([]float32(nil), dw0...)
+		newWinoConv(winoF43, 1, ci, co, 8, 8).addWeightGrad(dw, du, stride)
+		isa.Set(prev)
+		for e := range co * ci {
+			m := make([][]float64, 6)
+			for i := range m {
+				m[i] = make([]float64, 6)
+				for j := range m[i] {
+					m[i][j] = float64(du[(6*i+j)*stride+e])
+				}
+			}
+			want := matMul64(matMul64(transpose64(g), m), g)
+			for tap := range 9 {
+				got, x := float64(dw[9*e+tap]), float64(dw0[9*e+tap])+want[tap/3][tap%3]
+				if !(math.Abs(got-x) <= 1e-6*(1+math.Abs(x))) {
+					t.Fatalf("%s: kernel %d tap %d = %v, dw + Gᵀ dU G = %v", level, e, tap, got, x)
+				}
+			}
+		}
+		if first == nil {
+			first = dw
+			continue
+		}
+		for i := range dw {
+			if math.Float32bits(dw[i]) != math.Float32bits(first[i]) {
+				t.Fatalf("%s: dw[%d] = %v, %v at %s", level, i, dw[i], first[i], isa.Levels()[0])
+			}
+		}
+	}
+}
