@@ -1146,10 +1146,10 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "Winograd rule: the wide rule (forward, weight gradient) only from 1024 output pixels",
+  "label": "Winograd rule: the wide rule (every pass) only from 1024 output pixels",
   "file": "tensor/cpu_winograd.go",
-  "old": "case pass != passGradInput && c >= 128 && px >= 256:",
-  "new": "case pass != passGradInput && c >= 128 && px >= 1024:",
+  "old": "case c >= 128 && px >= 256:",
+  "new": "case c >= 128 && px >= 1024:",
   "pkg": "./tensor",
   "run": "TestWinogradRule",
   "tags": ""
@@ -1548,6 +1548,60 @@ MUTATIONS = json.loads(r"""
   "new": "o, c := p*mr+r, (cn+1)%wc.ci",
   "pkg": "./tensor",
   "run": "TestFrozenConvWeights",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight transform (F(4,3), scalar g43): G[1] −1/6→−1.001/6 in s + b",
+  "file": "tensor/cpu_winograd.go",
+  "old": "float32((s + b) * (-1.0 / 6))",
+  "new": "float32((s + b) * (-1.001 / 6))",
+  "pkg": "./tensor",
+  "run": "TestWinogradWeightTransform43",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight transform (F(4,3), SIMD kernels): the constant 1/12 → 1.001/12 in the assembly",
+  "file": "tensor/wino_amd64.s",
+  "old": "DATA winog<>+16(SB)/4, $0x3daaaaab",
+  "new": "DATA winog<>+16(SB)/4, $0x3daad65b",
+  "pkg": "./tensor",
+  "run": "TestWinogradWeightTransform43",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight transform (F(4,3)): the input gradient's kernel not flipped in the scalar path",
+  "file": "tensor/cpu_winograd.go",
+  "old": "t[i] = k[8-i]",
+  "new": "t[i] = k[i]",
+  "pkg": "./tensor",
+  "run": "TestWinogradWeightTransform43",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight transform (F(4,3)): a packed element's output channel one off",
+  "file": "tensor/cpu_winograd.go",
+  "old": "o := p*mr + r\n",
+  "new": "o := p*mr + (r+1)%mr\n",
+  "pkg": "./tensor",
+  "run": "TestFrozenConvWeights",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight gradient (F(4,3), scalar gt43): d/12 → 1.001·d/12",
+  "file": "tensor/cpu_winograd_wgrad.go",
+  "old": "k1 = float32(b*(-1.0/6)) + float32(d*(1.0/12))",
+  "new": "k1 = float32(b*(-1.0/6)) + float32(d*(1.001/12))",
+  "pkg": "./tensor",
+  "run": "TestWinogradWeightGradTransform43",
+  "tags": ""
+ },
+ {
+  "label": "Winograd weight gradient (F(4,3), 8-lane SIMD kernel): lane 0's tap 8 not added",
+  "file": "tensor/wino_amd64.s",
+  "old": "VMOVSS 832(BX), X0",
+  "new": "VXORPS X0, X0, X0",
+  "pkg": "./tensor",
+  "run": "TestWinogradWeightGradTransform43",
   "tags": ""
  }
 ]

@@ -930,12 +930,18 @@ var winoMode = winoAuto
 // 1.5× slower there).
 //
 // The second case admits calls of ≥ 256 output pixels (N = 4 at 8×8) with
-// both channel counts ≥ 128, for the forward pass and the weight gradient (not the input
-// gradient, whose flipped weight transform costs more). Measured after the
+// both channel counts ≥ 128 (at first for the forward pass and the weight
+// gradient only: the input gradient's flipped weight transform cost more
+// then, see below). Measured after the
 // input transform's direct path, one thread, AVX2, N = 4: weight gradient
 // F(4,3) 3.9 vs im2col 5.5 ms at 256 channels 8×8, 8.1 vs 11.5 ms at 512 →
 // 256; forward 4.1–5.1 vs 5.0–6.9 ms and 8.4–8.9 vs 10.1 ms; input gradient
-// 5.7 vs 5.1 ms. At 4×4 im2col stays (F(4,3) equal or slower).
+// 5.7 vs 5.1 ms. At 4×4 im2col stays (F(4,3) equal or slower). Since the
+// weight transform became a SIMD kernel (transformRange43) the input
+// gradient is admitted too: 256 → 256 at 8×8 (N = 4, one thread) 2.2 vs
+// 2.7 ms at AVX-512, 2.6 vs 4.0 at AVX2; 512 → 256 4.3 vs 5.4 and 6.4 vs
+// 8.1 ms; at 4×4 F(4,3) is still 2.5× slower (forward, input gradient) or
+// even (weight gradient: 1.25 vs 1.34 ms at AVX-512, 1.90 vs 1.63 at AVX2).
 //
 // With the SIMD input transform F(4,3) also paid for 32-channel layers on
 // 28×28 images (ncsnpp-small, N = 32; min of 4, one thread): 32 → 32
@@ -972,7 +978,7 @@ func winogradFor(n, ci, co, h, w int, pass convPass) *winoAlgo {
 	switch {
 	case px >= 1024 && (c >= 128 || c >= 64 && h*w >= 49):
 		return winoF43
-	case pass != passGradInput && c >= 128 && px >= 256:
+	case c >= 128 && px >= 256:
 		return winoF43
 	case winoX8() && gemm.PanelWidth()%8 == 0 && px >= 1024 && h*w >= 49 && max(ci, co) >= 16 &&
 		(pass != passGradWeight || ci >= 8):
