@@ -1101,12 +1101,12 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "Winograd weight gradient: Gᵀ dU G with G's rows reversed",
+  "label": "Winograd weight gradient (F(2,3), vec.Mix): Gᵀ dU G with G's rows reversed",
   "file": "tensor/cpu_winograd_wgrad.go",
   "old": "gt = append(gt, row[k])",
   "new": "gt = append(gt, row[2-k])",
   "pkg": "./tensor",
-  "run": "TestOpsAgainstReference",
+  "run": "TestWinogradAgainstReference",
   "tags": ""
  },
  {
@@ -1119,12 +1119,12 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "Winograd weight transform: the input gradient's kernel not flipped",
+  "label": "Winograd weight transform (F(2,3), vec.Mix): the input gradient's kernel not flipped",
   "file": "tensor/cpu_winograd.go",
   "old": "taps[t][i] = k[8-t]",
   "new": "taps[t][i] = k[t]",
   "pkg": "./tensor",
-  "run": "TestOpsAgainstReference",
+  "run": "TestWinogradAgainstReference",
   "tags": ""
  },
  {
@@ -1137,12 +1137,12 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "Winograd weight transform: blocks of kernels written at half their offset",
+  "label": "Winograd weight transform (F(2,3), vec.Mix): blocks of kernels written at half their offset",
   "file": "tensor/cpu_winograd.go",
   "old": "off := (r*alpha+c)*stride + b0 - base",
   "new": "off := (r*alpha+c)*stride + b0/2 - base",
   "pkg": "./tensor",
-  "run": "TestOpsAgainstReference",
+  "run": "TestWinogradAgainstReference",
   "tags": ""
  },
  {
