@@ -95,12 +95,7 @@ func gather(op func(string, ...any)) {
 		op("LEAQ (AX)(%s*4), %s", r, r)
 	}
 	for r := range 6 {
-		for l := range 4 {
-			op("VMOVUPS (%s), X%d", lanes[l], l)
-			op("VINSERTF128 $1, (%s), Y%d, Y%d", lanes[l+4], l, l)
-			op("VMOVUPS 16(%s), X%d", lanes[l], 4+l)
-			op("VINSERTF128 $1, 16(%s), Y%d, Y%d", lanes[l+4], 4+l, 4+l)
-		}
+		loadHalves(op, lanes)
 		// Y0..Y3 hold columns 0–3 of lanes l | l+4, Y4..Y7 columns 4–7.
 		op("VUNPCKLPS Y1, Y0, Y8")
 		op("VUNPCKHPS Y1, Y0, Y9")
@@ -373,12 +368,7 @@ func weight(op func(string, ...any), lanes int, flip bool) {
 		for l, r := range ptrs {
 			op("MOVQ %d(DX), %s", 8*(8*g+l), r)
 		}
-		for l := range 4 {
-			op("VMOVUPS (%s), X%d", ptrs[l], l)
-			op("VINSERTF128 $1, (%s), Y%d, Y%d", ptrs[l+4], l, l)
-			op("VMOVUPS 16(%s), X%d", ptrs[l], 4+l)
-			op("VINSERTF128 $1, 16(%s), Y%d, Y%d", ptrs[l+4], 4+l, 4+l)
-		}
+		loadHalves(op, ptrs)
 		// Y0..Y3 hold floats 0–3 of lanes l | l+4, Y4..Y7 floats 4–7.
 		for half := range 2 {
 			a := 4 * half
@@ -550,4 +540,16 @@ func weightGrad(op func(string, ...any), lanes int) {
 	}
 	op("VZEROUPPER")
 	op("RET")
+}
+
+// loadHalves loads floats 0–7 of the eight rows at the addresses in lanes as
+// two 4-float halves per register: Y0..Y3 hold floats 0–3 of lanes l | l+4,
+// Y4..Y7 floats 4–7 (the first step of gather's and weight's transposes).
+func loadHalves(op func(string, ...any), lanes []string) {
+	for l := range 4 {
+		op("VMOVUPS (%s), X%d", lanes[l], l)
+		op("VINSERTF128 $1, (%s), Y%d, Y%d", lanes[l+4], l, l)
+		op("VMOVUPS 16(%s), X%d", lanes[l], 4+l)
+		op("VINSERTF128 $1, 16(%s), Y%d, Y%d", lanes[l+4], 4+l, 4+l)
+	}
 }
