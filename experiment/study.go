@@ -35,7 +35,7 @@ type StudyConfig struct {
 	// EndTime per SDE kind [hold 1e-3, cld 1e-3, vp 1e-5 (VP with 1e-3 cannot resolve modes of width
 	// 0.01: they come out about 0.63× too narrow; docs/math.md#euler-maruyama-and-ode-steppers)].
 	EndTime map[string]float64
-	// SigmaMin is the noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda)
+	// SigmaMin is the noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda, vplambda)
 	// end [sample.DefaultSigmaMin].
 	SigmaMin  float64
 	FloorReps int // Monte-Carlo floor replicates [5]

@@ -35,9 +35,14 @@ const (
 	// levels at which the data's narrowest modes form (docs/samplers.md, mode widths). Needs the SDE:
 	// NewSigmaGrid.
 	GridLambda = "lambda"
+	// GridVPLambda has the mean step density in λ = −log σ of GridVPMatched and GridLambda (vpLambdaSigmas):
+	// half of VP's density at the noise levels where the data's modes separate, and no step longer than
+	// twice the λ-uniform one, so that the last steps do not straddle, in one or two long steps, the levels
+	// at which the narrowest modes take their width (docs/samplers.md, Grids). Needs the SDE: NewSigmaGrid.
+	GridVPLambda = "vplambda"
 )
 
-// DefaultSigmaMin is the noise level σ at which the σ-grids (edm, vpmatched, lambda) end when NewSDEGrid builds
+// DefaultSigmaMin is the noise level σ at which the σ-grids (edm, vpmatched, lambda, vplambda) end when NewSDEGrid builds
 // them: EDM's σ_min.
 const DefaultSigmaMin = 0.002
 
@@ -45,12 +50,12 @@ const DefaultSigmaMin = 0.002
 const EDMRho = 7.0
 
 // GridKinds lists the grid kinds in the order tables show them.
-var GridKinds = []string{GridUniform, GridQuadratic, GridGeometric, GridLogSNR, GridEDM, GridVPMatched, GridLambda}
+var GridKinds = []string{GridUniform, GridQuadratic, GridGeometric, GridLogSNR, GridEDM, GridVPMatched, GridLambda, GridVPLambda}
 
 // IsSigmaGrid reports whether a grid kind is placed in the noise level σ of the sufficient statistic
-// (edm, vpmatched, lambda): such a grid ends at a σ_min, not at an end time.
+// (edm, vpmatched, lambda, vplambda): such a grid ends at a σ_min, not at an end time.
 func IsSigmaGrid(kind string) bool {
-	return kind == GridEDM || kind == GridVPMatched || kind == GridLambda
+	return kind == GridEDM || kind == GridVPMatched || kind == GridLambda || kind == GridVPLambda
 }
 
 // logSNR returns λ(t) = log(m_q(t)²/Σ_qq(t)), the log signal-to-noise ratio of the data block.
@@ -61,7 +66,7 @@ func logSNR(sde *hold.SDE, t float64) float64 {
 }
 
 // NewSDEGrid returns a grid of any kind: logsnr placed by bisection in log t on λ(t) of the SDE; the
-// σ-grids (edm, vpmatched, lambda) by NewSigmaGrid from start down to σ = DefaultSigmaMin, so that every SDE ends
+// σ-grids (edm, vpmatched, lambda, vplambda) by NewSigmaGrid from start down to σ = DefaultSigmaMin, so that every SDE ends
 // at the same noise level (end is not used for them); the others as NewGrid.
 func NewSDEGrid(sde *hold.SDE, kind string, start, end float64, steps int) ([]float64, error) {
 	if IsSigmaGrid(kind) {
@@ -123,7 +128,7 @@ func NewGrid(kind string, start, end float64, steps int) ([]float64, error) {
 		case GridLogSNR, GridEDM, GridVPMatched, GridLambda:
 			return nil, fmt.Errorf("sample: the %s grid needs the SDE (NewSDEGrid)", kind)
 		default:
-			return nil, fmt.Errorf("sample: unknown grid kind %q (want uniform, quadratic, geometric, logsnr, edm, vpmatched or lambda)", kind)
+			return nil, fmt.Errorf("sample: unknown grid kind %q (want uniform, quadratic, geometric, logsnr, edm, vpmatched, lambda or vplambda)", kind)
 		}
 	}
 	g[0], g[steps] = start, end // exact end points whatever the rounding
@@ -155,7 +160,7 @@ func checkGrid(grid []float64) error {
 // the time at which the sufficient statistic's noise level σ_t (NoiseLevel) is sigmaMin.
 func NewSigmaGrid(sde *hold.SDE, kind string, start, sigmaMin float64, steps int) ([]float64, error) {
 	if !IsSigmaGrid(kind) {
-		return nil, fmt.Errorf("sample: %q is not a σ-grid (want edm, vpmatched or lambda)", kind)
+		return nil, fmt.Errorf("sample: %q is not a σ-grid (want edm, vpmatched, lambda or vplambda)", kind)
 	}
 	if steps < 1 {
 		return nil, fmt.Errorf("sample: grid needs at least one step, got %d", steps)
@@ -187,6 +192,8 @@ func NewSigmaGrid(sde *hold.SDE, kind string, start, sigmaMin float64, steps int
 			frac := float64(steps-i) / float64(steps)
 			sigmas[i] = vpSigma(t1 + (t0-t1)*frac*frac)
 		}
+	case GridVPLambda:
+		vpLambdaSigmas(sigmas, min(1, vpTimeAt(smax)), vpTimeAt(sigmaMin))
 	}
 	g := make([]float64, steps+1)
 	g[0] = start
@@ -203,6 +210,32 @@ func NewSigmaGrid(sde *hold.SDE, kind string, start, sigmaMin float64, steps int
 		return nil, fmt.Errorf("sample: %s grid with %d steps from %g to σ = %g: %w", kind, steps, start, sigmaMin, err)
 	}
 	return g, nil
+}
+
+// vpLambdaSigmas fills sigmas with the grid whose step density in λ = −log σ is the mean of GridVPMatched's
+// and GridLambda's: λ_i solves ½u_VP(λ) + ½(λ − λ_0)/(λ_N − λ_0) = i/N, where u_VP(λ) ∈ [0, 1] is the
+// fraction of VP's quadratic grid (σ_VP(τ_N + (τ_0 − τ_N)(1 − u)²)) that lies before λ.
+func vpLambdaSigmas(sigmas []float64, t0, t1 float64) {
+	n := len(sigmas) - 1
+	lam := func(u float64) float64 { return -math.Log(vpSigma(t1 + (t0-t1)*(1-u)*(1-u))) }
+	l0, l1 := lam(0), lam(1)
+	sigmas[0], sigmas[n] = math.Exp(-l0), math.Exp(-l1)
+	for i := 1; i < n; i++ {
+		target := float64(i) / float64(n)
+		a, b := 0.0, 1.0 // in u; F(u) = ½u + ½(λ(u) − λ_0)/(λ_N − λ_0) increases with u
+		for range 200 {
+			mid := 0.5 * (a + b)
+			if 0.5*mid+0.5*(lam(mid)-l0)/(l1-l0) < target {
+				a = mid
+			} else {
+				b = mid
+			}
+			if b-a < 1e-15 {
+				break
+			}
+		}
+		sigmas[i] = math.Exp(-lam(0.5 * (a + b)))
+	}
 }
 
 // vpSigma is σ_VP(τ) = (e^{β_min τ + (β_max − β_min)τ²/2} − 1)^{1/2}, the noise level of x/α_τ for

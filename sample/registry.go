@@ -63,7 +63,7 @@ var Registry = []MethodInfo{
 			}
 			return XHat{Stochastic: true, Eta: eta, Clip: o.Clip}
 		}},
-	{"a-ddim", 1, "aligned gauge: DDIM in the sufficient statistic c (VE in σ; use a σ-grid: edm, vpmatched or lambda)",
+	{"a-ddim", 1, "aligned gauge: DDIM in the sufficient statistic c (VE in σ; use a σ-grid: edm, vpmatched, lambda or vplambda)",
 		func(o Options) Method { return Aligned{Solver: AlignedDDIM, Clip: o.Clip} }},
 	{"a-dpm2", 1, "aligned gauge: DPM-Solver++(2M) in λ = −log σ",
 		func(o Options) Method { return Aligned{Solver: AlignedDPM2, Clip: o.Clip} }},

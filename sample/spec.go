@@ -12,9 +12,9 @@ type Spec struct {
 	Method string  // a name of Registry
 	NFE    int     // score evaluations (fixed-step methods); 0: use Steps
 	Steps  int     // steps (fixed-step methods)
-	Grid   string  // uniform, quadratic, geometric, logsnr, edm, vpmatched, lambda
+	Grid   string  // uniform, quadratic, geometric, logsnr, edm, vpmatched, lambda, vplambda
 	End    float64 // end time ε of the reverse process (the t-grids)
-	// SigmaMin is the noise level σ at which the σ-grids (edm, vpmatched, lambda) end (0: DefaultSigmaMin).
+	// SigmaMin is the noise level σ at which the σ-grids (edm, vpmatched, lambda, vplambda) end (0: DefaultSigmaMin).
 	SigmaMin float64
 	Clip     float64 // > 0: x̂₀ of the x̂₀ and aligned samplers thresholded to [−Clip, Clip]
 	Denoise  bool    // final step at ε: CLD-SGM's denoising, or the x̂₀ read-out (one more evaluation)

@@ -315,6 +315,32 @@ func TestSDEGrids(t *testing.T) {
 				t.Errorf("%s lambda step %d: Δlog σ %g, want %g", kind, i, d, step)
 			}
 		}
+		// vplambda: at point i, the mean of VP's quadratic grid's fraction before λ_i (from VP's closed-form
+		// inverse, u = 1 − ((τ − τ_N)/(τ_0 − τ_N))^{1/2}) and the λ-uniform grid's is i/N; so no step in λ is
+		// longer than twice the λ-uniform grid's.
+		const n = 24
+		vl, err := NewSDEGrid(sde, GridVPLambda, sde.Horizon(), 1e-3, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l0, lN := -math.Log(sig(vl[0])), -math.Log(sig(vl[n]))
+		tau0, tauN := vpInv(sig(vl[0])), vpInv(sig(vl[n]))
+		if !(math.Abs(sig(vl[n])-DefaultSigmaMin) <= 1e-6*DefaultSigmaMin) || !(math.Abs(tau0-1) <= 1e-9) {
+			t.Errorf("%s vplambda grid from VP time %g to σ = %g, want 1 and %g", kind, tau0, sig(vl[n]), DefaultSigmaMin)
+		}
+		for i := 1; i < n; i++ {
+			s := sig(vl[i])
+			u := 1 - math.Sqrt((vpInv(s)-tauN)/(tau0-tauN))
+			f := 0.5*u + 0.5*(-math.Log(s)-l0)/(lN-l0)
+			if !(math.Abs(f-float64(i)/n) <= 1e-7) {
+				t.Errorf("%s vplambda point %d: mean fraction %.9f, want %.9f", kind, i, f, float64(i)/n)
+			}
+		}
+		for i := 1; i <= n; i++ {
+			if d := math.Log(sig(vl[i-1]) / sig(vl[i])); !(d <= 2*(lN-l0)/n*(1+1e-6)) {
+				t.Errorf("%s vplambda step %d: Δλ %g, longer than twice the λ-uniform step %g", kind, i, d, (lN-l0)/n)
+			}
+		}
 	}
 }
 

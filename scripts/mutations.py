@@ -21,6 +21,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "vplambda grid: VP's share of the step density 0.1 % off",
+  "file": "sample/grid.go",
+  "old": "if 0.5*mid+0.5*(lam(mid)-l0)/(l1-l0) < target {",
+  "new": "if 0.5005*mid+0.5*(lam(mid)-l0)/(l1-l0) < target {",
+  "pkg": "./sample",
+  "run": "TestSDEGrids",
+  "tags": ""
+ },
+ {
   "label": "aligned-gauge likelihood: the Jacobian's log σ term 0.1 % off",
   "file": "sample/likelihood_aligned.go",
   "old": "s := -math.Log(g.sigma)",

@@ -43,7 +43,7 @@ func experimentSamplersCommand() *cli.Command {
 			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "seeds per cell (seed, seed+1, …); cells report the mean"},
 			&cli.BoolFlag{Name: "no-denoise", Usage: "drop the final denoising step"},
 			&cli.StringSliceFlag{Name: "end-time", Usage: "end time per SDE as kind=t (defaults hold=1e-3, cld=1e-3, vp=1e-5)"},
-			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda) end"},
+			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda, vplambda) end"},
 			&cli.IntFlag{Name: "floor-reps", Value: 5, Usage: "replicates of exact samples for the Monte-Carlo floor"},
 			&cli.IntFlag{Name: "workers", Value: 1, Usage: "chunks sampled in parallel"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "output format: markdown or csv"},

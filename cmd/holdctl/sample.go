@@ -27,7 +27,7 @@ func samplerFlags() []cli.Flag {
 		&cli.IntFlag{Name: "steps", Value: 150, Usage: "steps of fixed-step samplers (when --nfe is not given)"},
 		&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: " + strings.Join(sample.GridKinds, ", ")},
 		&cli.Float64Flag{Name: "eps", Value: 1e-3, Usage: "end time ε of the reverse process (t-grids: uniform, quadratic, geometric, logsnr)"},
-		&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda) end"},
+		&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda, vplambda) end"},
 		&cli.Float64Flag{Name: "clip", Usage: "threshold every x̂₀ to [−clip, clip] (1 for images; 0: off): inside the x̂₀ and aligned samplers, and for the others through the score of the clipped denoiser"},
 		&cli.BoolFlag{Name: "denoise", Usage: "final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"},
 		&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the adaptive ODE sampler"},
