@@ -51,11 +51,15 @@ func TestPackers(t *testing.T) {
 		for _, trans := range []bool{false, true} {
 			for rows := 1; rows <= 70; rows += 3 {
 				for kc := 0; kc <= 40; kc++ {
-					for _, w := range []int{kern.mr, kern.nr} {
-						// Source: rows×kc (or kc×rows when trans) of op with padding.
+					for _, w := range []int{kern.mr, kern.nr, -kern.nr} {
+						// Source: rows×kc (or kc×rows when trans) of op with padding;
+						// −nr: packB with rows ≥ 512 floats apart (packBAVX2's blocked order).
 						ld := kc + 3
-						if trans != (w == kern.nr) { // packA trans and packB non-trans read rows of width rows
+						if trans != (w != kern.mr) { // packA trans and packB non-trans read rows of width rows
 							ld = rows + 5
+						}
+						if w < 0 {
+							w, ld = -w, rows+517
 						}
 						src := make([]float32, 2+(max(rows, kc)+1)*ld)
 						for i := range src {

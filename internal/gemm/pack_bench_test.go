@@ -23,3 +23,19 @@ func BenchmarkPackA(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackB packs a 512×1024 block of a row-major B with stride 1024
+// (square 1024's k slice) into the active kernel's column panels.
+func BenchmarkPackB(b *testing.B) {
+	kern := activeKernel()
+	const kc, nc, ldb = 512, 1024, 1024
+	src := make([]float32, kc*ldb)
+	for i := range src {
+		src[i] = float32(i % 7) // real pages, not the zero page
+	}
+	dst := make([]float32, kc*nc)
+	b.SetBytes(kc * nc * 4)
+	for b.Loop() {
+		kern.packB(dst, false, src, ldb, 0, kc, 0, nc, kern.nr)
+	}
+}
