@@ -426,19 +426,37 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "GroupNorm cpu gradient sums: the fourth partial dot product drops its centring",
-  "file": "tensor/cpu_norm.go",
-  "old": "d3 += g[3] * (v[3] - m)",
-  "new": "d3 += g[3] * v[3]",
+  "label": "GroupNorm cpu gradient sums (vec.SumDotDev, AVX2): the fourth partial product drops its centring",
+  "file": "internal/vec/kernel_amd64.s",
+  "old": "VFMADD231PD Y11, Y9, Y7",
+  "new": "VADDPD Y12, Y11, Y11\n\tVFMADD231PD Y11, Y9, Y7",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""
  },
  {
+  "label": "GroupNorm cpu gradient sums (vec.SumDotDev, AVX-512): the fourth partial product drops its centring",
+  "file": "internal/vec/kernel_amd64.s",
+  "old": "VFMADD231PD Z11, Z9, Z7",
+  "new": "VADDPD Z12, Z11, Z11\n\tVFMADD231PD Z11, Z9, Z7",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "vec.SumDotDev reference (generic level): the products ×1.001",
+  "file": "internal/vec/ref.go",
+  "old": "dot += float64(g) * (float64(x[i]) - m)",
+  "new": "dot += 1.001 * float64(g) * (float64(x[i]) - m)",
+  "pkg": "./internal/vec",
+  "run": "TestIndependentSumDotDev",
+  "tags": ""
+ },
+ {
   "label": "GroupNorm cpu dγ ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "dg += float64(sg) * float64(rstd[ng])",
-  "new": "dg += 1.001 * float64(sg) * float64(rstd[ng])",
+  "old": "dg += sg * float64(rstd[ng])",
+  "new": "dg += 1.001 * sg * float64(rstd[ng])",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -500,8 +518,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Softmax cpu term dot ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "vec.AddScalar(dst, dy, -dot)",
-  "new": "vec.AddScalar(dst, dy, -1.001*dot)",
+  "old": "vec.AddScalar(dst, dy, -float32(dot))",
+  "new": "vec.AddScalar(dst, dy, -float32(1.001*dot))",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""

@@ -84,9 +84,9 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 				for j := range cpg {
 					ch := ng%op.Groups*cpg + j
 					off := ng*size + j*s
-					sg, sgx := dotCentred(dy[off:off+s], x[off:off+s], m)
-					mg += float64(sg) * float64(gamma[ch]) // exact products: a group of one element gets 0
-					mgx += float64(sgx) * float64(gamma[ch])
+					sg, sgx := vec.SumDotDev(dy[off:off+s], x[off:off+s], float64(m))
+					mg += sg * float64(gamma[ch]) // a group of one element gets exactly 0 in mgx
+					mgx += sgx * float64(gamma[ch])
 				}
 				mg /= float64(size)
 				mgx *= float64(r) / float64(size)
@@ -110,39 +110,14 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 				for b := range n {
 					ng := b*op.Groups + ch/cpg
 					off := (b*c + ch) * s
-					sb, sg := dotCentred(dy[off:off+s], x[off:off+s], mean[ng])
-					dg += float64(sg) * float64(rstd[ng])
-					db += float64(sb)
+					sb, sg := vec.SumDotDev(dy[off:off+s], x[off:off+s], float64(mean[ng]))
+					dg += sg * float64(rstd[ng])
+					db += sb
 				}
 				o[ch], o[c+ch] = float32(dg), float32(db)
 			}
 		})
 	}
-}
-
-// dotCentred returns Σ dy[i] and Σ dy[i]·(x[i] − m) in float32, with four
-// partial sums each (one chain per sum made the group-norm gradients wait on
-// the adder's latency); the same order for every thread count.
-func dotCentred(dy, x []float32, m float32) (sum, dot float32) {
-	x = x[:len(dy)]
-	var s0, s1, s2, s3, d0, d1, d2, d3 float32
-	i := 0
-	for ; i+4 <= len(dy); i += 4 {
-		g, v := dy[i:i+4:i+4], x[i:i+4:i+4]
-		s0 += g[0]
-		s1 += g[1]
-		s2 += g[2]
-		s3 += g[3]
-		d0 += g[0] * (v[0] - m)
-		d1 += g[1] * (v[1] - m)
-		d2 += g[2] * (v[2] - m)
-		d3 += g[3] * (v[3] - m)
-	}
-	for ; i < len(dy); i++ {
-		s0 += dy[i]
-		d0 += dy[i] * (x[i] - m)
-	}
-	return (s0 + s1) + (s2 + s3), (d0 + d1) + (d2 + d3)
 }
 
 func cpuSoftmax(op Op, out *Tensor, in []*Tensor) {
@@ -160,8 +135,8 @@ func cpuSoftmax(op Op, out *Tensor, in []*Tensor) {
 			// above all, were 5 % of an ncsnpp-small training step.
 			if op.Kind == OpSoftmaxGrad { // s·y·(dy − Σ y·dy)
 				dy := in[1].data[r*k : (r+1)*k]
-				_, dot := dotCentred(dy, row, 0)
-				vec.AddScalar(dst, dy, -dot)
+				_, dot := vec.SumDotDev(dy, row, 0)
+				vec.AddScalar(dst, dy, -float32(dot))
 				vec.Mul(dst, dst, row)
 				vec.Scale(dst, dst, s)
 				continue

@@ -616,6 +616,69 @@ func writeReduce(w *bytes.Buffer, is *isa, fn string, sq, dev bool) {
 	g.op("RET")
 }
 
+// writeSumDotDev writes sumDotDev: Σdy and Σdy·(x−m) for a float64 m, each
+// element converted to float64, in 4 + 4 vector accumulators, over the
+// elements up to the last multiple of the float64 lanes (the Go wrapper
+// adds the rest): the sums of group norm's backward pass.
+func writeSumDotDev(w *bytes.Buffer, is *isa) {
+	g := &gen{w: w, isa: is}
+	name := "sumDotDev" + is.suffix
+	reg := func(i int) string { return fmt.Sprintf("%s%d", is.reg, i) }
+	half := is.width / 2 // float64 lanes
+	step := func(i int) {
+		g.op("VCVTPS2PD %d(SI)(BX*4), %s", 4*half*i, reg(8+i%2))
+		g.op("VCVTPS2PD %d(DI)(BX*4), %s", 4*half*i, reg(10+i%2))
+		g.op("VSUBPD %s, %s, %s", reg(12), reg(10+i%2), reg(10+i%2))
+		g.op("VADDPD %s, %s, %s", reg(8+i%2), reg(i), reg(i))
+		g.op("VFMADD231PD %s, %s, %s", reg(10+i%2), reg(8+i%2), reg(4+i))
+	}
+	fmt.Fprintf(w, "\n// func %s(dy, x []float32, m float64) (sum, dot float64)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	g.op("MOVQ dy_base+0(FP), SI")
+	g.op("MOVQ dy_len+8(FP), DX")
+	g.op("MOVQ x_base+24(FP), DI")
+	g.op("VBROADCASTSD m+48(FP), %s", reg(12))
+	for i := range 8 {
+		g.op("VXORPD %s, %s, %s", reg(i), reg(i), reg(i))
+	}
+	g.op("XORQ BX, BX")
+	g.op("CMPQ DX, $%d", 4*half)
+	g.op("JB %s_one", name)
+	g.label(name + "_loop")
+	for i := range 4 {
+		step(i)
+	}
+	g.op("ADDQ $%d, BX", 4*half)
+	g.op("LEAQ %d(BX), AX", 4*half)
+	g.op("CMPQ AX, DX")
+	g.op("JBE %s_loop", name)
+	g.label(name + "_one")
+	g.op("LEAQ %d(BX), AX", half)
+	g.op("CMPQ AX, DX")
+	g.op("JA %s_sum", name)
+	step(0)
+	g.op("ADDQ $%d, BX", half)
+	g.op("JMP %s_one", name)
+	g.label(name + "_sum")
+	for _, p := range [][2]int{{0, 1}, {2, 3}, {0, 2}, {4, 5}, {6, 7}, {4, 6}} {
+		g.op("VADDPD %s, %s, %s", reg(p[1]), reg(p[0]), reg(p[0]))
+	}
+	for _, r := range []int{0, 4} {
+		if is == avx512 {
+			g.op("VEXTRACTF64X4 $1, Z%d, Y%d", r, r+1)
+			g.op("VADDPD Y%d, Y%d, Y%d", r+1, r, r)
+		}
+		g.op("VEXTRACTF128 $1, Y%d, X%d", r, r+1)
+		g.op("VADDPD X%d, X%d, X%d", r+1, r, r)
+		g.op("VPERMILPD $1, X%d, X%d", r, r+1)
+		g.op("VADDSD X%d, X%d, X%d", r+1, r, r)
+	}
+	g.op("VMOVSD X0, sum+56(FP)")
+	g.op("VMOVSD X4, dot+64(FP)")
+	g.op("VZEROUPPER")
+	g.op("RET")
+}
+
 // writeMix writes mix{32,64}_{rows}{ISA}: for n elements (a multiple of the
 // float64 lanes of a vector; the Go wrapper does the rest), out[r][i] =
 // Σ_j coef[r·nin+j]·in[j][i] with float64 FMAs in the order of j, for a
@@ -746,6 +809,8 @@ func main() {
 		}
 		writeReduce(&s, is, "sumSqDev", true, true)
 		fmt.Fprintf(&decl, "//go:noescape\nfunc sumSqDev%s(x []float32, m float64) float64\n\n", is.suffix)
+		writeSumDotDev(&s, is)
+		fmt.Fprintf(&decl, "//go:noescape\nfunc sumDotDev%s(dy, x []float32, m float64) (sum, dot float64)\n\n", is.suffix)
 		for _, f32 := range []bool{true, false} {
 			for rows := 1; rows <= 4; rows++ {
 				decl.WriteString(writeMix(&s, is, f32, rows))
@@ -757,7 +822,7 @@ func main() {
 		for _, e := range elems {
 			fmt.Fprintf(&decl, "\t%s: %s%s,\n", e.name, e.name, is.suffix)
 		}
-		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n", is.suffix, is.suffix, is.suffix)
+		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n\tsumDotDev: sumDotDev%s,\n", is.suffix, is.suffix, is.suffix, is.suffix)
 		fmt.Fprintf(&decl, "\tf64Lanes: %d,\n", is.width/2)
 		fmt.Fprintf(&decl, "}\n\n")
 	}

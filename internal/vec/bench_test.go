@@ -39,6 +39,7 @@ func BenchmarkVec(b *testing.B) {
 		{name: "SiLUGrad", bytes: 12, run: func(x, y, z, _ []float32) { SiLUGrad(x, y, z) }},
 		{name: "Tanh", bytes: 8, run: func(x, y, _, _ []float32) { Tanh(x, y) }},
 		{name: "SumSqDev", bytes: 4, run: func(x, _, _, _ []float32) { SumSqDev(x, 0.5) }},
+		{name: "SumDotDev", bytes: 8, run: func(x, y, _, _ []float32) { SumDotDev(x, y, 0.5) }},
 		// The HOLD-3 reparameterisation: x_t (3 rows) from q0 and ε (3 rows).
 		{name: "Mix3x4", bytes: 28, wide: func(s [][]float32, _ [][]float64) { Mix(s[4:7], perturbCoef[:], s[:4]) }},
 		// The HOLD-3 Lie–Trotter A-step in place: x ← e^{Ah}·x + chol·z.

@@ -142,6 +142,45 @@ func TestIndependentSums(t *testing.T) {
 	})
 }
 
+// TestIndependentSumDotDev: SumDotDev's two sums within Sum64's bound,
+// (n/L + 7)·2^-53·Σ|term| (twice that for the products, each rounded once),
+// of the exact Σdy and Σdy·(x − m) (big.Float), on every level, for lengths
+// that leave every tail, at unaligned offsets, with x near 50 and m its
+// centre (group norm's backward pass; x − m is exact in float64 there).
+func TestIndependentSumDotDev(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(29, 30))
+		for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 300, 1000, 4097} {
+			dy, x := make([]float32, n), make([]float32, n)
+			for i := range x {
+				dy[i] = float32(rng.NormFloat64() * math.Exp(rng.NormFloat64()*2))
+				x[i] = 50 + float32(rng.NormFloat64())
+			}
+			const m = 49.75
+			es, ed := new(big.Float).SetPrec(2048), new(big.Float).SetPrec(2048)
+			var as, ad float64
+			for i := range x {
+				g := new(big.Float).SetPrec(2048).SetFloat64(float64(dy[i]))
+				es.Add(es, g)
+				d := new(big.Float).SetPrec(2048).SetFloat64(float64(x[i]) - m)
+				ed.Add(ed, d.Mul(d, g))
+				as += math.Abs(float64(dy[i]))
+				ad += math.Abs(float64(dy[i]) * (float64(x[i]) - m))
+			}
+			bound := func(abs float64) float64 { return float64(n+7) * 0x1p-53 * abs }
+			dys, _ := padded(dy, n%3)
+			xs, _ := padded(x, (n+1)%4)
+			s, d := SumDotDev(dys, xs, m)
+			if err := bigErr(s, es); err > bound(as) {
+				t.Errorf("SumDotDev n=%d: Σdy error %g (bound %g)", n, err, bound(as))
+			}
+			if err := bigErr(d, ed); err > 2*bound(ad) {
+				t.Errorf("SumDotDev n=%d: Σdy·(x − m) error %g (bound %g)", n, err, 2*bound(ad))
+			}
+		}
+	})
+}
+
 // TestIndependentMix: Mix and Mix64 within len(in)·2^-53·Σ|c·x| (plus half
 // a float32 ulp for Mix) of the exact Σ_j c_rj·x_j.
 func TestIndependentMix(t *testing.T) {

@@ -55,6 +55,9 @@ func sumSquaresAVX512(x []float32) float64
 func sumSqDevAVX512(x []float32, m float64) float64
 
 //go:noescape
+func sumDotDevAVX512(dy, x []float32, m float64) (sum, dot float64)
+
+//go:noescape
 func mix32_1AVX512(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
 
 //go:noescape
@@ -127,6 +130,9 @@ func sumSquaresAVX2(x []float32) float64
 func sumSqDevAVX2(x []float32, m float64) float64
 
 //go:noescape
+func sumDotDevAVX2(dy, x []float32, m float64) (sum, dot float64)
+
+//go:noescape
 func mix32_1AVX2(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
 
 //go:noescape
@@ -168,6 +174,7 @@ var avx512Impl = impl{
 	sum:        sumAVX512,
 	sumSquares: sumSquaresAVX512,
 	sumSqDev:   sumSqDevAVX512,
+	sumDotDev:  sumDotDevAVX512,
 	f64Lanes:   8,
 }
 
@@ -189,6 +196,7 @@ var avx2Impl = impl{
 	sum:        sumAVX2,
 	sumSquares: sumSquaresAVX2,
 	sumSqDev:   sumSqDevAVX2,
+	sumDotDev:  sumDotDevAVX2,
 	f64Lanes:   4,
 }
 

@@ -129,6 +129,15 @@ func sumSqDevRef(x []float32, m float64) float64 {
 	return s
 }
 
+// sumDotDevRef is Σdy[i] and Σdy[i]·(x[i] − m) in float64, in order.
+func sumDotDevRef(dy, x []float32, m float64) (sum, dot float64) {
+	for i, g := range dy {
+		sum += float64(g)
+		dot += float64(g) * (float64(x[i]) - m)
+	}
+	return sum, dot
+}
+
 // mixRef is Mix from element lo on: per element, every output row's
 // float64 FMA chain over the inputs in order, all inputs read before the
 // outputs are written (so an output row may be an input row).

@@ -1,7 +1,7 @@
 // Package vec holds SIMD kernels for the memory-bound element-wise paths of
 // training on []float32: activations (Exp, Sigmoid, SiLU and its gradient,
 // Tanh), arithmetic (Add, Sub, Mul, Scale, AddScalar, AddScaled, Acc, Axpy),
-// reductions (Sum, Sum64, SumSquares, SumSqDev), the fused optimizer updates
+// reductions (Sum, Sum64, SumSquares, SumSqDev, SumDotDev), the fused optimizer updates
 // (Adam, EMA) and Mix/Mix64, a small matrix applied across rows (the HOLD
 // reparameterisation and the sampler's Lie–Trotter step).
 //
@@ -42,6 +42,7 @@ type impl struct {
 	adam                     func(params, grads, m, v []float32, b1, c1, b2, c2, step, sqrtBC2, eps float32)
 	sum, sumSquares          func(x []float32) float64
 	sumSqDev                 func(x []float32, m float64) float64
+	sumDotDev                func(dy, x []float32, m float64) (sum, dot float64)
 	// f64Lanes is the number of float64 lanes of a vector: the element
 	// multiple the mix and sumSqDev kernels handle (0: no kernels, the Go
 	// loops do everything); mix32Kernel / mix64Kernel run the level's
@@ -143,6 +144,24 @@ func SumSqDev(x []float32, m float64) float64 {
 		s = k.sumSqDev(x[:body], m)
 	}
 	return s + sumSqDevRef(x[body:], m)
+}
+
+// SumDotDev returns Σdy[i] and Σdy[i]·(x[i] − m) in float64, each element,
+// difference and product in float64 (the sums of group norm's backward
+// pass), with Sum's error bound for each. The order of the additions depends
+// on the level; for one level and length it is deterministic.
+func SumDotDev(dy, x []float32, m float64) (sum, dot float64) {
+	same("SumDotDev", len(dy), x)
+	k := active()
+	body := 0
+	if k.sumDotDev != nil {
+		body = len(dy) - len(dy)%k.f64Lanes
+	}
+	if body > 0 {
+		sum, dot = k.sumDotDev(dy[:body], x[:body], m)
+	}
+	s, d := sumDotDevRef(dy[body:], x[body:], m)
+	return sum + s, dot + d
 }
 
 // SumSquares returns Σx[i]² in float64 (each square is exact), with the
