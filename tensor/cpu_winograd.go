@@ -843,12 +843,7 @@ func (wc *winoConv) padInput() {
 		for pl := lo; pl < hi; pl++ {
 			dst, src := wc.padded[pl*hwp:(pl+1)*hwp], wc.src[pl*wc.h*wc.w:(pl+1)*wc.h*wc.w]
 			clear(dst[:wc.wp])
-			for y := range wc.h {
-				row := dst[(y+1)*wc.wp : (y+2)*wc.wp]
-				row[0] = 0
-				copy(row[1:], src[y*wc.w:(y+1)*wc.w])
-				clear(row[1+wc.w:])
-			}
+			padRows(dst[wc.wp:], src, wc.h, wc.w, wc.wp)
 			clear(dst[(wc.h+1)*wc.wp:])
 		}
 	})
@@ -873,19 +868,34 @@ func (wc *winoConv) padChunk(dst []float32, c, t0, t1 int) {
 		}
 		plane := dst[(img-img0)*hp*wp : (img-img0+1)*hp*wp]
 		src := wc.src[(img*wc.ci+c)*wc.h*wc.w : (img*wc.ci+c+1)*wc.h*wc.w]
-		for r := 4 * tyA; r < min(hp, 4*tyB+7); r++ {
-			line := plane[r*wp : (r+1)*wp]
-			if y := r - 1; y >= 0 && y < wc.h {
-				line[0] = 0
-				copy(line[1:], src[y*wc.w:(y+1)*wc.w])
-				clear(line[1+wc.w:])
-			} else {
-				clear(line)
-			}
+		// Padded rows rA…rB−1: row 0 and rows from h+1 on are zeros, row r
+		// in between is image row r − 1 (padRows: one call per plane).
+		rA, rB := 4*tyA, min(hp, 4*tyB+7)
+		if rA == 0 {
+			clear(plane[:wp])
+			rA = 1
+		}
+		if d := min(rB, wc.h+1); d > rA {
+			padRows(plane[rA*wp:], src[(rA-1)*wc.w:], d-rA, wc.w, wp)
+			rA = d
+		}
+		if rB > rA {
+			clear(plane[rA*wp : rB*wp])
 		}
 	}
 	end := (img1 - img0 + 1) * hp * wp
 	clear(dst[end : end+8])
+}
+
+// padRowsGo is padRows in Go: dst[r·wp] = 0, dst[r·wp+1 : r·wp+1+w] = src[r·w : (r+1)·w] and zeros to
+// dst[(r+1)·wp] for r < rows.
+func padRowsGo(dst, src []float32, rows, w, wp int) {
+	for r := range rows {
+		line := dst[r*wp : (r+1)*wp]
+		line[0] = 0
+		copy(line[1:], src[r*w:(r+1)*w])
+		clear(line[1+w:])
+	}
 }
 
 func (wc *winoConv) releasePadded() {

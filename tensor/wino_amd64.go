@@ -152,3 +152,27 @@ func winoWG43(dw []float32, dwOff int, du []float32, duOff, stride int, buf *[43
 	}
 	winoWG43x8AVX2(&dw[dwOff], &du[duOff], stride, (*[216]float32)(buf[:216]))
 }
+
+// padRowsAVX2 is padRows' kernel (see wino_asm_gen.go).
+//
+//go:noescape
+func padRowsAVX2(dst *float32, src *float32, rows, w, wp int, mask *[8]int32)
+
+// padMasks[8−r : 16−r] is the VMASKMOVPS mask of the first r lanes.
+var padMasks = [16]int32{-1, -1, -1, -1, -1, -1, -1, -1}
+
+// padRows writes rows rows of w floats from src (back to back) into dst,
+// rows wp floats apart, each as a zero, the row, and zeros to wp (padInput's
+// layout). The kernel runs where winoX8 holds and the zeros after a row are
+// at most eight (wp ≤ w + 9, wp ≥ 8), else padRowsGo.
+func padRows(dst, src []float32, rows, w, wp int) {
+	if rows <= 0 {
+		return
+	}
+	if !winoX8() || wp < 8 || wp > w+9 || w < 1 {
+		padRowsGo(dst, src, rows, w, wp)
+		return
+	}
+	_, _ = dst[rows*wp-1], src[rows*w-1]
+	padRowsAVX2(&dst[0], &src[0], rows, w, wp, (*[8]int32)(padMasks[8-w%8:16-w%8]))
+}

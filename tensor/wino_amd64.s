@@ -4387,3 +4387,43 @@ TEXT ·winoWG43x16AVX512(SB), NOSPLIT, $0-32
 	VMOVSS X0, 572(DX)
 	VZEROUPPER
 	RET
+
+// func padRowsAVX2(dst *float32, src *float32, rows, w, wp int, mask *[8]int32)
+TEXT ·padRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), CX
+	MOVQ w+24(FP), DX
+	MOVQ wp+32(FP), R8
+	MOVQ mask+40(FP), AX
+	VMOVDQU (AX), Y15
+	VXORPS Y0, Y0, Y0
+	SHLQ $2, R8
+	LEAQ -32(R8), R9
+	MOVQ DX, R10
+	ANDQ $-8, R10
+	SHLQ $2, R10
+	SHLQ $2, DX
+	TESTQ CX, CX
+	JZ padRows_done
+padRows_row:
+	VMOVUPS Y0, (DI)(R9*1)
+	MOVL $0, (DI)
+	XORQ BX, BX
+padRows_chunk:
+	CMPQ BX, R10
+	JAE padRows_tail
+	VMOVUPS (SI)(BX*1), Y1
+	VMOVUPS Y1, 4(DI)(BX*1)
+	ADDQ $32, BX
+	JMP padRows_chunk
+padRows_tail:
+	VMASKMOVPS (SI)(BX*1), Y15, Y1
+	VMASKMOVPS Y1, Y15, 4(DI)(BX*1)
+	ADDQ DX, SI
+	ADDQ R8, DI
+	DECQ CX
+	JNZ padRows_row
+padRows_done:
+	VZEROUPPER
+	RET

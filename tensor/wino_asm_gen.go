@@ -73,6 +73,9 @@ func main() {
 		fmt.Fprintf(&b, "TEXT ·%s(SB), NOSPLIT, $0-32\n", name)
 		weightGrad(op, lanes)
 	}
+	fmt.Fprintf(&b, "\n// func padRowsAVX2(dst *float32, src *float32, rows, w, wp int, mask *[8]int32)\n")
+	fmt.Fprintf(&b, "TEXT ·padRowsAVX2(SB), NOSPLIT, $0-48\n")
+	padRows(op, func(l string) { fmt.Fprintf(&b, "%s:\n", l) })
 	if err := os.WriteFile("wino_amd64.s", b.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -552,4 +555,50 @@ func loadHalves(op func(string, ...any), lanes []string) {
 		op("VMOVUPS 16(%s), X%d", lanes[l], 4+l)
 		op("VINSERTF128 $1, 16(%s), Y%d, Y%d", lanes[l+4], 4+l, 4+l)
 	}
+}
+
+// padRows copies rows rows of w floats (src, back to back) into rows of wp
+// floats (dst) with a zero before and zeros after each: per row it stores
+// eight zeros at the row's last eight floats (wp ≥ 8, wp ≤ w + 8: they cover
+// the zeros after the data), the leading zero, then the data eight floats at
+// a time and the last w mod 8 with the mask (lanes < w mod 8 set; none when
+// w is a multiple of 8), so that no float outside the row is read or written.
+func padRows(op func(string, ...any), label func(string)) {
+	op("MOVQ dst+0(FP), DI")
+	op("MOVQ src+8(FP), SI")
+	op("MOVQ rows+16(FP), CX")
+	op("MOVQ w+24(FP), DX")
+	op("MOVQ wp+32(FP), R8")
+	op("MOVQ mask+40(FP), AX")
+	op("VMOVDQU (AX), Y15")
+	op("VXORPS Y0, Y0, Y0")
+	op("SHLQ $2, R8")      // wp in bytes
+	op("LEAQ -32(R8), R9") // the row's last eight floats
+	op("MOVQ DX, R10")     //
+	op("ANDQ $-8, R10")    // the whole eight-float chunks,
+	op("SHLQ $2, R10")     // in bytes
+	op("SHLQ $2, DX")      // w in bytes: src's row stride
+	op("TESTQ CX, CX")
+	op("JZ padRows_done")
+	label("padRows_row")
+	op("VMOVUPS Y0, (DI)(R9*1)")
+	op("MOVL $0, (DI)")
+	op("XORQ BX, BX")
+	label("padRows_chunk")
+	op("CMPQ BX, R10")
+	op("JAE padRows_tail")
+	op("VMOVUPS (SI)(BX*1), Y1")
+	op("VMOVUPS Y1, 4(DI)(BX*1)")
+	op("ADDQ $32, BX")
+	op("JMP padRows_chunk")
+	label("padRows_tail")
+	op("VMASKMOVPS (SI)(BX*1), Y15, Y1")
+	op("VMASKMOVPS Y1, Y15, 4(DI)(BX*1)")
+	op("ADDQ DX, SI")
+	op("ADDQ R8, DI")
+	op("DECQ CX")
+	op("JNZ padRows_row")
+	label("padRows_done")
+	op("VZEROUPPER")
+	op("RET")
 }

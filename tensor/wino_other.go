@@ -30,3 +30,5 @@ func winoW43([]float32, int, int, *[16]*float32, bool, *[432]float32) {
 func winoWG43([]float32, int, []float32, int, int, *[432]float32) {
 	panic("tensor: no Winograd weight-gradient kernel in this build")
 }
+
+func padRows(dst, src []float32, rows, w, wp int) { padRowsGo(dst, src, rows, w, wp) }
