@@ -121,6 +121,34 @@ func TestGovernorBacksOffAndRecovers(t *testing.T) {
 	}
 }
 
+// TestGovernorIgnoresShortLoopsGain: a window of short loops (serial estimate below minGainLoop) that each
+// lost a little to the hand-offs leaves splitting on; the same window with its caller's thread at half
+// the wall time as CPU (a busy core) turns it off, and a window of long losing loops does too.
+func TestGovernorIgnoresShortLoopsGain(t *testing.T) {
+	us := int64(time.Microsecond)
+	short := minGainLoop / 4
+	g := newGovernor()
+	for range window {
+		g.observe(0, short, short+10*us, short+10*us)
+	}
+	if g.serial(0) {
+		t.Fatal("a window of short losing loops, uncontended: serial, want split")
+	}
+	for range window {
+		g.observe(0, short, short+10*us, (short+10*us)/2)
+	}
+	if !g.serial(0) {
+		t.Fatal("a window of short loops with the caller at half its wall time as CPU: split, want serial")
+	}
+	g = newGovernor()
+	for range window {
+		g.observe(0, minGainLoop, minGainLoop+10*us, minGainLoop+10*us)
+	}
+	if !g.serial(0) {
+		t.Fatal("a window of losing loops of minGainLoop each: split, want serial")
+	}
+}
+
 // TestForStopsSplittingWhenWorkersStall makes every chunk a worker runs take
 // 2 ms (a worker descheduled by the OS mid-chunk, as under a CPU hog) while
 // the caller's chunks are instant: within a few windows For must run every
