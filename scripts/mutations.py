@@ -21,6 +21,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "parallel governor: every loop's gain counts again, short ones included",
+  "file": "internal/parallel/governor.go",
+  "old": "if serialEst >= minGainLoop {",
+  "new": "if serialEst >= 0 {",
+  "pkg": "./internal/parallel",
+  "run": "TestGovernorIgnoresShortLoopsGain",
+  "tags": ""
+ },
+ {
+  "label": "AVX2 packB, blocked order (rows ≥ 2 KiB apart): each block written one row down its panel",
+  "file": "internal/gemm/kernel_amd64.go",
+  "old": "panel := dst[r*kc+k0*16 : r*kc+(k0+rows)*16]",
+  "new": "panel := dst[r*kc+k0*16+16 : r*kc+(k0+rows)*16+16]",
+  "pkg": "./internal/gemm",
+  "run": "TestPackers",
+  "tags": ""
+ },
+ {
   "label": "vplambda grid: VP's share of the step density 0.1 % off",
   "file": "sample/grid.go",
   "old": "if 0.5*mid+0.5*(lam(mid)-l0)/(l1-l0) < target {",
@@ -417,12 +435,39 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "GroupNorm cpu forward offset β − μ·a with μ ×1.001",
+  "label": "GroupNorm cpu forward scale rstd·γ ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "coef[0], coef[1] = a, b-m*a",
-  "new": "coef[0], coef[1] = a, b-m*1.001*a",
+  "old": "vec.GroupAffine(dst, src, mHi, mLo, rstd[ng]*gamma[ch], beta[ch])",
+  "new": "vec.GroupAffine(dst, src, mHi, mLo, 1.001*rstd[ng]*gamma[ch], beta[ch])",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "GroupNorm cpu forward: the mean's low part dropped",
+  "file": "tensor/cpu_norm.go",
+  "old": "mLo := float32(mean64[ng] - float64(mHi))",
+  "new": "mLo := float32(0 * (mean64[ng] - float64(mHi)))",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "vec.GroupAffine (AVX2): the mean's low part added, not subtracted, in the loop's first vector",
+  "file": "internal/vec/kernel_amd64.s",
+  "old": "groupAffineAVX2_loop:\n\tVMOVUPS 0(DI)(BX*4), Y0\n\tVSUBPS Y4, Y0, Y0\n\tVSUBPS Y5, Y0, Y0",
+  "new": "groupAffineAVX2_loop:\n\tVMOVUPS 0(DI)(BX*4), Y0\n\tVSUBPS Y4, Y0, Y0\n\tVADDPS Y5, Y0, Y0",
+  "pkg": "./internal/vec",
+  "run": "TestIndependentGroupAffine",
+  "tags": ""
+ },
+ {
+  "label": "vec.GroupAffine (AVX-512): the mean's low part added, not subtracted, in the loop's first vector",
+  "file": "internal/vec/kernel_amd64.s",
+  "old": "groupAffineAVX512_loop:\n\tVMOVUPS 0(DI)(BX*4), Z0\n\tVSUBPS Z4, Z0, Z0\n\tVSUBPS Z5, Z0, Z0",
+  "new": "groupAffineAVX512_loop:\n\tVMOVUPS 0(DI)(BX*4), Z0\n\tVSUBPS Z4, Z0, Z0\n\tVADDPS Z5, Z0, Z0",
+  "pkg": "./internal/vec",
+  "run": "TestIndependentGroupAffine",
   "tags": ""
  },
  {
@@ -1067,8 +1112,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Winograd chunk padding: rows copied one column left (no left border)",
   "file": "tensor/cpu_winograd.go",
-  "old": "copy(line[1:], src[y*wc.w:(y+1)*wc.w])",
-  "new": "copy(line[0:], src[y*wc.w:(y+1)*wc.w])",
+  "old": "padRows(plane[rA*wp:], src[(rA-1)*wc.w:], d-rA, wc.w, wp)",
+  "new": "padRows(plane[rA*wp-1:], src[(rA-1)*wc.w:], d-rA, wc.w, wp)",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""
@@ -1083,10 +1128,19 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "padRows (AVX2 kernel): the eight-float chunks stored one float right",
+  "file": "tensor/wino_amd64.s",
+  "old": "VMOVUPS Y1, 4(DI)(BX*1)",
+  "new": "VMOVUPS Y1, 8(DI)(BX*1)",
+  "pkg": "./tensor",
+  "run": "TestPadRows",
+  "tags": ""
+ },
+ {
   "label": "Winograd padded input: rows copied one column left (no left border)",
   "file": "tensor/cpu_winograd.go",
-  "old": "copy(row[1:], src[y*wc.w:(y+1)*wc.w])",
-  "new": "copy(row[0:], src[y*wc.w:(y+1)*wc.w])",
+  "old": "padRows(dst[wc.wp:], src, wc.h, wc.w, wc.wp)",
+  "new": "padRows(dst[wc.wp-1:], src, wc.h, wc.w, wc.wp)",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""

@@ -220,6 +220,15 @@ var elems = []elem{
 		body: func(g *gen, t []string) []string { g.op("VSUBPS %s, %s, %s", t[1], t[0], t[0]); return t[:1] }},
 	{name: "mul", slices: []string{"dst", "a", "b"}, load: []string{"a", "b"}, store: []string{"dst"}, temps: 2, unroll: 4,
 		body: func(g *gen, t []string) []string { g.op("VMULPS %s, %s, %s", t[1], t[0], t[0]); return t[:1] }},
+	{name: "groupAffine", slices: unaryArgs, scalars: []string{"hi", "lo", "a", "b"}, load: []string{"x"}, store: []string{"dst"},
+		temps: 1, unroll: 4,
+		body: func(g *gen, t []string) []string {
+			g.op("VSUBPS %s, %s, %s", g.c("hi"), t[0], t[0]) // (x − hi) − lo, then ·a, +b: unfused
+			g.op("VSUBPS %s, %s, %s", g.c("lo"), t[0], t[0])
+			g.op("VMULPS %s, %s, %s", g.c("a"), t[0], t[0])
+			g.op("VADDPS %s, %s, %s", g.c("b"), t[0], t[0])
+			return t[:1]
+		}},
 	{name: "scale", slices: []string{"dst", "a"}, scalars: []string{"s"}, load: []string{"a"}, store: []string{"dst"}, temps: 1, unroll: 4,
 		body: func(g *gen, t []string) []string { g.op("VMULPS %s, %s, %s", g.c("s"), t[0], t[0]); return t[:1] }},
 	{name: "addScalar", slices: []string{"dst", "a"}, scalars: []string{"s"}, load: []string{"a"}, store: []string{"dst"}, temps: 1, unroll: 4,

@@ -12,7 +12,8 @@ var genericImpl = impl{
 	siluGrad: siluGradGeneric,
 	add:      addRef, sub: subRef, mul: mulRef,
 	scale: scaleRef, addScalar: addScalarRef, addScaled: addScaledRef,
-	ema: emaRef, adam: adamRef,
+	groupAffine: groupAffineRef,
+	ema:         emaRef, adam: adamRef,
 	sum: sumRef, sumSquares: sumSquaresRef,
 }
 

@@ -181,6 +181,31 @@ func TestIndependentSumDotDev(t *testing.T) {
 	})
 }
 
+// TestIndependentGroupAffine: GroupAffine against (x − μ)·a + b in float64 with μ = hi + lo, for x of
+// spread 1 around a mean of 1000.3 (where float32(μ) alone is 3·10⁻⁵ off): within 2·2⁻²⁴ of |x − μ|·|a|
+// plus half an ulp of the result, on every level.
+func TestIndependentGroupAffine(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(31, 32))
+		const mu, a, b = 1000.3, 0.37, -0.25
+		hi := float32(mu)
+		lo := float32(mu - float64(hi))
+		x := make([]float32, 1000)
+		for i := range x {
+			x[i] = float32(mu + rng.NormFloat64())
+		}
+		dst := make([]float32, len(x))
+		GroupAffine(dst, x, hi, lo, a, b)
+		for i, v := range x {
+			d := (float64(v) - mu) * float64(float32(a))
+			want := d + float64(float32(b))
+			if err := math.Abs(float64(dst[i]) - want); !(err <= 2*0x1p-24*math.Abs(d)+0.5*ulpOf(float32(want))+1e-12) {
+				t.Fatalf("x=%v: %v, want %v (error %g)", v, dst[i], want, err)
+			}
+		}
+	})
+}
+
 // TestIndependentMix: Mix and Mix64 within len(in)·2^-53·Σ|c·x| (plus half
 // a float32 ulp for Mix) of the exact Σ_j c_rj·x_j.
 func TestIndependentMix(t *testing.T) {

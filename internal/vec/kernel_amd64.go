@@ -31,6 +31,9 @@ func subAVX512(dst, a, b []float32)
 func mulAVX512(dst, a, b []float32)
 
 //go:noescape
+func groupAffineAVX512(dst, x []float32, hi, lo, a, b float32)
+
+//go:noescape
 func scaleAVX512(dst, a []float32, s float32)
 
 //go:noescape
@@ -106,6 +109,9 @@ func subAVX2(dst, a, b []float32)
 func mulAVX2(dst, a, b []float32)
 
 //go:noescape
+func groupAffineAVX2(dst, x []float32, hi, lo, a, b float32)
+
+//go:noescape
 func scaleAVX2(dst, a []float32, s float32)
 
 //go:noescape
@@ -157,47 +163,49 @@ func mix64_3AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *floa
 func mix64_4AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
 
 var avx512Impl = impl{
-	level:      isa.AVX512,
-	exp:        expAVX512,
-	sigmoid:    sigmoidAVX512,
-	silu:       siluAVX512,
-	tanh:       tanhAVX512,
-	siluGrad:   siluGradAVX512,
-	add:        addAVX512,
-	sub:        subAVX512,
-	mul:        mulAVX512,
-	scale:      scaleAVX512,
-	addScalar:  addScalarAVX512,
-	addScaled:  addScaledAVX512,
-	ema:        emaAVX512,
-	adam:       adamAVX512,
-	sum:        sumAVX512,
-	sumSquares: sumSquaresAVX512,
-	sumSqDev:   sumSqDevAVX512,
-	sumDotDev:  sumDotDevAVX512,
-	f64Lanes:   8,
+	level:       isa.AVX512,
+	exp:         expAVX512,
+	sigmoid:     sigmoidAVX512,
+	silu:        siluAVX512,
+	tanh:        tanhAVX512,
+	siluGrad:    siluGradAVX512,
+	add:         addAVX512,
+	sub:         subAVX512,
+	mul:         mulAVX512,
+	groupAffine: groupAffineAVX512,
+	scale:       scaleAVX512,
+	addScalar:   addScalarAVX512,
+	addScaled:   addScaledAVX512,
+	ema:         emaAVX512,
+	adam:        adamAVX512,
+	sum:         sumAVX512,
+	sumSquares:  sumSquaresAVX512,
+	sumSqDev:    sumSqDevAVX512,
+	sumDotDev:   sumDotDevAVX512,
+	f64Lanes:    8,
 }
 
 var avx2Impl = impl{
-	level:      isa.AVX2,
-	exp:        expAVX2,
-	sigmoid:    sigmoidAVX2,
-	silu:       siluAVX2,
-	tanh:       tanhAVX2,
-	siluGrad:   siluGradAVX2,
-	add:        addAVX2,
-	sub:        subAVX2,
-	mul:        mulAVX2,
-	scale:      scaleAVX2,
-	addScalar:  addScalarAVX2,
-	addScaled:  addScaledAVX2,
-	ema:        emaAVX2,
-	adam:       adamAVX2,
-	sum:        sumAVX2,
-	sumSquares: sumSquaresAVX2,
-	sumSqDev:   sumSqDevAVX2,
-	sumDotDev:  sumDotDevAVX2,
-	f64Lanes:   4,
+	level:       isa.AVX2,
+	exp:         expAVX2,
+	sigmoid:     sigmoidAVX2,
+	silu:        siluAVX2,
+	tanh:        tanhAVX2,
+	siluGrad:    siluGradAVX2,
+	add:         addAVX2,
+	sub:         subAVX2,
+	mul:         mulAVX2,
+	groupAffine: groupAffineAVX2,
+	scale:       scaleAVX2,
+	addScalar:   addScalarAVX2,
+	addScaled:   addScaledAVX2,
+	ema:         emaAVX2,
+	adam:        adamAVX2,
+	sum:         sumAVX2,
+	sumSquares:  sumSquaresAVX2,
+	sumSqDev:    sumSqDevAVX2,
+	sumDotDev:   sumDotDevAVX2,
+	f64Lanes:    4,
 }
 
 // mix32Kernel runs level's Mix kernel for rows output rows.

@@ -80,6 +80,13 @@ func addScalarRef(dst, a []float32, s float32) {
 	}
 }
 
+func groupAffineRef(dst, x []float32, hi, lo, a, b float32) {
+	for i, v := range x {
+		d := (v - hi) - lo
+		dst[i] = float32(d*a) + b
+	}
+}
+
 func addScaledRef(dst, a, b []float32, s float32) {
 	for i := range dst {
 		dst[i] = a[i] + float32(s*b[i])

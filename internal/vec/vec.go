@@ -1,6 +1,7 @@
 // Package vec holds SIMD kernels for the memory-bound element-wise paths of
 // training on []float32: activations (Exp, Sigmoid, SiLU and its gradient,
-// Tanh), arithmetic (Add, Sub, Mul, Scale, AddScalar, AddScaled, Acc, Axpy),
+// Tanh), arithmetic (Add, Sub, Mul, Scale, AddScalar, AddScaled, Acc, Axpy,
+// GroupAffine),
 // reductions (Sum, Sum64, SumSquares, SumSqDev, SumDotDev), the fused optimizer updates
 // (Adam, EMA) and Mix/Mix64, a small matrix applied across rows (the HOLD
 // reparameterisation and the sampler's Lie–Trotter step).
@@ -37,6 +38,7 @@ type impl struct {
 	siluGrad                 func(dst, x, dy []float32)
 	add, sub, mul            func(dst, a, b []float32)
 	scale, addScalar         func(dst, a []float32, s float32)
+	groupAffine              func(dst, x []float32, hi, lo, a, b float32)
 	addScaled                func(dst, a, b []float32, s float32)
 	ema                      func(shadow, params []float32, k float32)
 	adam                     func(params, grads, m, v []float32, b1, c1, b2, c2, step, sqrtBC2, eps float32)
@@ -105,6 +107,17 @@ func Scale(dst, a []float32, s float32) { same("Scale", len(dst), a); active().s
 func AddScalar(dst, a []float32, s float32) {
 	same("AddScalar", len(dst), a)
 	active().addScalar(dst, a, s)
+}
+
+// GroupAffine sets dst[i] = float32(((x[i] − hi) − lo)·a) + b, each
+// operation rounded to float32 (no fused multiply-add; bit-identical to that
+// loop on every level): group norm's affine map (x − μ)·a + β with μ = hi + lo
+// given as two floats (hi = float32(μ), lo = float32(μ − hi)), so that x − μ
+// keeps float32 precision when |μ| is large against the spread of x (x − hi
+// is exact for x within a factor of two of hi).
+func GroupAffine(dst, x []float32, hi, lo, a, b float32) {
+	same("GroupAffine", len(dst), x)
+	active().groupAffine(dst, x, hi, lo, a, b)
 }
 
 // AddScaled sets dst[i] = a[i] + s·b[i] (the STREAM triad), the product
