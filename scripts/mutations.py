@@ -449,7 +449,7 @@ MUTATIONS = json.loads(r"""
   "old": "mLo := float32(mean64[ng] - float64(mHi))",
   "new": "mLo := float32(0 * (mean64[ng] - float64(mHi)))",
   "pkg": "./tensor",
-  "run": "TestOpsAgainstReference",
+  "run": "TestGroupNormLargeMean",
   "tags": ""
  },
  {
