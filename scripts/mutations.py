@@ -437,37 +437,46 @@ MUTATIONS = json.loads(r"""
  {
   "label": "GroupNorm cpu forward scale rstd·γ ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "vec.GroupAffine(dst, src, mHi, mLo, rstd[ng]*gamma[ch], beta[ch])",
-  "new": "vec.GroupAffine(dst, src, mHi, mLo, 1.001*rstd[ng]*gamma[ch], beta[ch])",
+  "old": "a := float64(rstd[ng] * gamma[ch])",
+  "new": "a := 1.001 * float64(rstd[ng]*gamma[ch])",
   "pkg": "./tensor",
   "run": "TestOpsAgainstReference",
   "tags": ""
  },
  {
-  "label": "GroupNorm cpu forward: the mean's low part dropped",
+  "label": "GroupNorm cpu forward: the offset β − μ·a rounded to float32",
   "file": "tensor/cpu_norm.go",
-  "old": "mLo := float32(mean64[ng] - float64(mHi))",
-  "new": "mLo := float32(0 * (mean64[ng] - float64(mHi)))",
+  "old": "vec.Affine64(dst, src, a, float64(beta[ch])-mean64[ng]*a)",
+  "new": "vec.Affine64(dst, src, a, float64(beta[ch]-float32(mean64[ng]*a)))",
   "pkg": "./tensor",
   "run": "TestGroupNormLargeMean",
   "tags": ""
  },
  {
-  "label": "vec.GroupAffine (AVX2): the mean's low part added, not subtracted, in the loop's first vector",
-  "file": "internal/vec/kernel_amd64.s",
-  "old": "groupAffineAVX2_loop:\n\tVMOVUPS 0(DI)(BX*4), Y0\n\tVSUBPS Y4, Y0, Y0\n\tVSUBPS Y5, Y0, Y0",
-  "new": "groupAffineAVX2_loop:\n\tVMOVUPS 0(DI)(BX*4), Y0\n\tVSUBPS Y4, Y0, Y0\n\tVADDPS Y5, Y0, Y0",
+  "label": "vec.Affine64 reference (generic level): a ×1.001",
+  "file": "internal/vec/ref.go",
+  "old": "dst[i] = float32(math.FMA(a, float64(v), c))",
+  "new": "dst[i] = float32(math.FMA(1.001*a, float64(v), c))",
   "pkg": "./internal/vec",
-  "run": "TestIndependentGroupAffine",
+  "run": "TestIndependentAffine64",
   "tags": ""
  },
  {
-  "label": "vec.GroupAffine (AVX-512): the mean's low part added, not subtracted, in the loop's first vector",
+  "label": "vec.Affine64 (AVX2): the loop's first vector gets a for c",
   "file": "internal/vec/kernel_amd64.s",
-  "old": "groupAffineAVX512_loop:\n\tVMOVUPS 0(DI)(BX*4), Z0\n\tVSUBPS Z4, Z0, Z0\n\tVSUBPS Z5, Z0, Z0",
-  "new": "groupAffineAVX512_loop:\n\tVMOVUPS 0(DI)(BX*4), Z0\n\tVSUBPS Z4, Z0, Z0\n\tVADDPS Z5, Z0, Z0",
+  "old": "affine64AVX2_loop:\n\tVCVTPS2PD 0(SI)(BX*4), Y0\n\tVFMADD213PD Y9, Y8, Y0",
+  "new": "affine64AVX2_loop:\n\tVCVTPS2PD 0(SI)(BX*4), Y0\n\tVFMADD213PD Y8, Y8, Y0",
   "pkg": "./internal/vec",
-  "run": "TestIndependentGroupAffine",
+  "run": "TestIndependentAffine64",
+  "tags": ""
+ },
+ {
+  "label": "vec.Affine64 (AVX-512): the loop's first vector gets a for c",
+  "file": "internal/vec/kernel_amd64.s",
+  "old": "affine64AVX512_loop:\n\tVCVTPS2PD 0(SI)(BX*4), Z0\n\tVFMADD213PD Z9, Z8, Z0",
+  "new": "affine64AVX512_loop:\n\tVCVTPS2PD 0(SI)(BX*4), Z0\n\tVFMADD213PD Z8, Z8, Z0",
+  "pkg": "./internal/vec",
+  "run": "TestIndependentAffine64",
   "tags": ""
  },
  {

@@ -220,15 +220,6 @@ var elems = []elem{
 		body: func(g *gen, t []string) []string { g.op("VSUBPS %s, %s, %s", t[1], t[0], t[0]); return t[:1] }},
 	{name: "mul", slices: []string{"dst", "a", "b"}, load: []string{"a", "b"}, store: []string{"dst"}, temps: 2, unroll: 4,
 		body: func(g *gen, t []string) []string { g.op("VMULPS %s, %s, %s", t[1], t[0], t[0]); return t[:1] }},
-	{name: "groupAffine", slices: unaryArgs, scalars: []string{"hi", "lo", "a", "b"}, load: []string{"x"}, store: []string{"dst"},
-		temps: 1, unroll: 4,
-		body: func(g *gen, t []string) []string {
-			g.op("VSUBPS %s, %s, %s", g.c("hi"), t[0], t[0]) // (x − hi) − lo, then ·a, +b: unfused
-			g.op("VSUBPS %s, %s, %s", g.c("lo"), t[0], t[0])
-			g.op("VMULPS %s, %s, %s", g.c("a"), t[0], t[0])
-			g.op("VADDPS %s, %s, %s", g.c("b"), t[0], t[0])
-			return t[:1]
-		}},
 	{name: "scale", slices: []string{"dst", "a"}, scalars: []string{"s"}, load: []string{"a"}, store: []string{"dst"}, temps: 1, unroll: 4,
 		body: func(g *gen, t []string) []string { g.op("VMULPS %s, %s, %s", g.c("s"), t[0], t[0]); return t[:1] }},
 	{name: "addScalar", slices: []string{"dst", "a"}, scalars: []string{"s"}, load: []string{"a"}, store: []string{"dst"}, temps: 1, unroll: 4,
@@ -688,6 +679,56 @@ func writeSumDotDev(w *bytes.Buffer, is *isa) {
 	g.op("RET")
 }
 
+// writeAffine64 writes affine64: dst[i] = float32(fma(a, float64(x[i]), c))
+// in float64 (one FMA, rounded to float64, then to float32), four vectors
+// of float64 lanes per iteration, over the elements up to the last multiple
+// of the float64 lanes (the Go wrapper does the rest): group norm's affine
+// map with a single read stream.
+func writeAffine64(w *bytes.Buffer, is *isa) {
+	g := &gen{w: w, isa: is}
+	name := "affine64" + is.suffix
+	lanes := is.width / 2
+	half := map[string]string{"Z": "Y", "Y": "X"}[is.reg]
+	cvt := "VCVTPD2PS"
+	if is == avx2 {
+		cvt = "VCVTPD2PSY"
+	}
+	step := func(i int) {
+		g.op("VCVTPS2PD %d(SI)(BX*4), %s%d", 4*lanes*i, is.reg, i)
+		g.op("VFMADD213PD %s9, %s8, %s%d", is.reg, is.reg, is.reg, i)
+		g.op("%s %s%d, %s%d", cvt, is.reg, i, half, i)
+		g.op("VMOVUPS %s%d, %d(DI)(BX*4)", half, i, 4*lanes*i)
+	}
+	fmt.Fprintf(w, "\n// func %s(dst, x []float32, a, c float64)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-64\n", name)
+	g.op("MOVQ dst_base+0(FP), DI")
+	g.op("MOVQ dst_len+8(FP), DX")
+	g.op("MOVQ x_base+24(FP), SI")
+	g.op("VBROADCASTSD a+48(FP), %s8", is.reg)
+	g.op("VBROADCASTSD c+56(FP), %s9", is.reg)
+	g.op("XORQ BX, BX")
+	g.op("CMPQ DX, $%d", 4*lanes)
+	g.op("JB %s_one", name)
+	g.label(name + "_loop")
+	for i := range 4 {
+		step(i)
+	}
+	g.op("ADDQ $%d, BX", 4*lanes)
+	g.op("LEAQ %d(BX), AX", 4*lanes)
+	g.op("CMPQ AX, DX")
+	g.op("JBE %s_loop", name)
+	g.label(name + "_one")
+	g.op("LEAQ %d(BX), AX", lanes)
+	g.op("CMPQ AX, DX")
+	g.op("JA %s_done", name)
+	step(0)
+	g.op("ADDQ $%d, BX", lanes)
+	g.op("JMP %s_one", name)
+	g.label(name + "_done")
+	g.op("VZEROUPPER")
+	g.op("RET")
+}
+
 // writeMix writes mix{32,64}_{rows}{ISA}: for n elements (a multiple of the
 // float64 lanes of a vector; the Go wrapper does the rest), out[r][i] =
 // Σ_j coef[r·nin+j]·in[j][i] with float64 FMAs in the order of j, for a
@@ -820,6 +861,8 @@ func main() {
 		fmt.Fprintf(&decl, "//go:noescape\nfunc sumSqDev%s(x []float32, m float64) float64\n\n", is.suffix)
 		writeSumDotDev(&s, is)
 		fmt.Fprintf(&decl, "//go:noescape\nfunc sumDotDev%s(dy, x []float32, m float64) (sum, dot float64)\n\n", is.suffix)
+		writeAffine64(&s, is)
+		fmt.Fprintf(&decl, "//go:noescape\nfunc affine64%s(dst, x []float32, a, c float64)\n\n", is.suffix)
 		for _, f32 := range []bool{true, false} {
 			for rows := 1; rows <= 4; rows++ {
 				decl.WriteString(writeMix(&s, is, f32, rows))
@@ -831,7 +874,7 @@ func main() {
 		for _, e := range elems {
 			fmt.Fprintf(&decl, "\t%s: %s%s,\n", e.name, e.name, is.suffix)
 		}
-		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n\tsumDotDev: sumDotDev%s,\n", is.suffix, is.suffix, is.suffix, is.suffix)
+		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n\tsumDotDev: sumDotDev%s,\n\taffine64: affine64%s,\n", is.suffix, is.suffix, is.suffix, is.suffix, is.suffix)
 		fmt.Fprintf(&decl, "\tf64Lanes: %d,\n", is.width/2)
 		fmt.Fprintf(&decl, "}\n\n")
 	}

@@ -12,8 +12,7 @@ var genericImpl = impl{
 	siluGrad: siluGradGeneric,
 	add:      addRef, sub: subRef, mul: mulRef,
 	scale: scaleRef, addScalar: addScalarRef, addScaled: addScaledRef,
-	groupAffine: groupAffineRef,
-	ema:         emaRef, adam: adamRef,
+	ema: emaRef, adam: adamRef,
 	sum: sumRef, sumSquares: sumSquaresRef,
 }
 

@@ -181,26 +181,30 @@ func TestIndependentSumDotDev(t *testing.T) {
 	})
 }
 
-// TestIndependentGroupAffine: GroupAffine against (x − μ)·a + b in float64 with μ = hi + lo, for x of
-// spread 1 around a mean of 1000.3 (where float32(μ) alone is 3·10⁻⁵ off): within 2·2⁻²⁴ of |x − μ|·|a|
-// plus half an ulp of the result, on every level.
-func TestIndependentGroupAffine(t *testing.T) {
+// TestIndependentAffine64: Affine64 against a·x + c in big-float arithmetic, rounded to float32: within
+// half a float32 ulp of the exact value plus 2⁻⁵³ of it (the float64 rounding before the float32 one), on
+// every level, for group norm's case of a large mean: c = β − μ·a with μ = 1000.3, x of spread 1 around μ.
+func TestIndependentAffine64(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(31, 32))
 		const mu, a, b = 1000.3, 0.37, -0.25
-		hi := float32(mu)
-		lo := float32(mu - float64(hi))
-		x := make([]float32, 1000)
-		for i := range x {
-			x[i] = float32(mu + rng.NormFloat64())
-		}
-		dst := make([]float32, len(x))
-		GroupAffine(dst, x, hi, lo, a, b)
-		for i, v := range x {
-			d := (float64(v) - mu) * float64(float32(a))
-			want := d + float64(float32(b))
-			if err := math.Abs(float64(dst[i]) - want); !(err <= 2*0x1p-24*math.Abs(d)+0.5*ulpOf(float32(want))+1e-12) {
-				t.Fatalf("x=%v: %v, want %v (error %g)", v, dst[i], want, err)
+		c := b - mu*a
+		for _, n := range []int{1, 7, 8, 9, 31, 33, 1000} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(mu + rng.NormFloat64())
+			}
+			dst := make([]float32, n)
+			xs, _ := padded(x, n%3)
+			Affine64(dst, xs, a, c)
+			for i, v := range x {
+				e := new(big.Float).SetPrec(2048).SetFloat64(a)
+				e.Mul(e, new(big.Float).SetPrec(2048).SetFloat64(float64(v)))
+				e.Add(e, new(big.Float).SetPrec(2048).SetFloat64(c))
+				want, _ := e.Float64()
+				if err := bigErr(float64(dst[i]), e); !(err <= 0.5*ulpOf(float32(want))+0x1p-53*math.Abs(want)) {
+					t.Fatalf("n=%d x=%v: %v, want %v (error %g)", n, v, dst[i], want, err)
+				}
 			}
 		}
 	})

@@ -31,9 +31,6 @@ func subAVX512(dst, a, b []float32)
 func mulAVX512(dst, a, b []float32)
 
 //go:noescape
-func groupAffineAVX512(dst, x []float32, hi, lo, a, b float32)
-
-//go:noescape
 func scaleAVX512(dst, a []float32, s float32)
 
 //go:noescape
@@ -59,6 +56,9 @@ func sumSqDevAVX512(x []float32, m float64) float64
 
 //go:noescape
 func sumDotDevAVX512(dy, x []float32, m float64) (sum, dot float64)
+
+//go:noescape
+func affine64AVX512(dst, x []float32, a, c float64)
 
 //go:noescape
 func mix32_1AVX512(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
@@ -109,9 +109,6 @@ func subAVX2(dst, a, b []float32)
 func mulAVX2(dst, a, b []float32)
 
 //go:noescape
-func groupAffineAVX2(dst, x []float32, hi, lo, a, b float32)
-
-//go:noescape
 func scaleAVX2(dst, a []float32, s float32)
 
 //go:noescape
@@ -139,6 +136,9 @@ func sumSqDevAVX2(x []float32, m float64) float64
 func sumDotDevAVX2(dy, x []float32, m float64) (sum, dot float64)
 
 //go:noescape
+func affine64AVX2(dst, x []float32, a, c float64)
+
+//go:noescape
 func mix32_1AVX2(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
 
 //go:noescape
@@ -163,49 +163,49 @@ func mix64_3AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *floa
 func mix64_4AVX2(n int, outs *[4]*float64, ins *[8]*float64, nin int, coef *float64)
 
 var avx512Impl = impl{
-	level:       isa.AVX512,
-	exp:         expAVX512,
-	sigmoid:     sigmoidAVX512,
-	silu:        siluAVX512,
-	tanh:        tanhAVX512,
-	siluGrad:    siluGradAVX512,
-	add:         addAVX512,
-	sub:         subAVX512,
-	mul:         mulAVX512,
-	groupAffine: groupAffineAVX512,
-	scale:       scaleAVX512,
-	addScalar:   addScalarAVX512,
-	addScaled:   addScaledAVX512,
-	ema:         emaAVX512,
-	adam:        adamAVX512,
-	sum:         sumAVX512,
-	sumSquares:  sumSquaresAVX512,
-	sumSqDev:    sumSqDevAVX512,
-	sumDotDev:   sumDotDevAVX512,
-	f64Lanes:    8,
+	level:      isa.AVX512,
+	exp:        expAVX512,
+	sigmoid:    sigmoidAVX512,
+	silu:       siluAVX512,
+	tanh:       tanhAVX512,
+	siluGrad:   siluGradAVX512,
+	add:        addAVX512,
+	sub:        subAVX512,
+	mul:        mulAVX512,
+	scale:      scaleAVX512,
+	addScalar:  addScalarAVX512,
+	addScaled:  addScaledAVX512,
+	ema:        emaAVX512,
+	adam:       adamAVX512,
+	sum:        sumAVX512,
+	sumSquares: sumSquaresAVX512,
+	sumSqDev:   sumSqDevAVX512,
+	sumDotDev:  sumDotDevAVX512,
+	affine64:   affine64AVX512,
+	f64Lanes:   8,
 }
 
 var avx2Impl = impl{
-	level:       isa.AVX2,
-	exp:         expAVX2,
-	sigmoid:     sigmoidAVX2,
-	silu:        siluAVX2,
-	tanh:        tanhAVX2,
-	siluGrad:    siluGradAVX2,
-	add:         addAVX2,
-	sub:         subAVX2,
-	mul:         mulAVX2,
-	groupAffine: groupAffineAVX2,
-	scale:       scaleAVX2,
-	addScalar:   addScalarAVX2,
-	addScaled:   addScaledAVX2,
-	ema:         emaAVX2,
-	adam:        adamAVX2,
-	sum:         sumAVX2,
-	sumSquares:  sumSquaresAVX2,
-	sumSqDev:    sumSqDevAVX2,
-	sumDotDev:   sumDotDevAVX2,
-	f64Lanes:    4,
+	level:      isa.AVX2,
+	exp:        expAVX2,
+	sigmoid:    sigmoidAVX2,
+	silu:       siluAVX2,
+	tanh:       tanhAVX2,
+	siluGrad:   siluGradAVX2,
+	add:        addAVX2,
+	sub:        subAVX2,
+	mul:        mulAVX2,
+	scale:      scaleAVX2,
+	addScalar:  addScalarAVX2,
+	addScaled:  addScaledAVX2,
+	ema:        emaAVX2,
+	adam:       adamAVX2,
+	sum:        sumAVX2,
+	sumSquares: sumSquaresAVX2,
+	sumSqDev:   sumSqDevAVX2,
+	sumDotDev:  sumDotDevAVX2,
+	affine64:   affine64AVX2,
+	f64Lanes:   4,
 }
 
 // mix32Kernel runs level's Mix kernel for rows output rows.

@@ -80,10 +80,11 @@ func addScalarRef(dst, a []float32, s float32) {
 	}
 }
 
-func groupAffineRef(dst, x []float32, hi, lo, a, b float32) {
+// affine64Ref is Affine64 in order: math.FMA is the exact fused
+// multiply-add, as the kernels' VFMADD213PD.
+func affine64Ref(dst, x []float32, a, c float64) {
 	for i, v := range x {
-		d := (v - hi) - lo
-		dst[i] = float32(d*a) + b
+		dst[i] = float32(math.FMA(a, float64(v), c))
 	}
 }
 

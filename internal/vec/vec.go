@@ -1,7 +1,7 @@
 // Package vec holds SIMD kernels for the memory-bound element-wise paths of
 // training on []float32: activations (Exp, Sigmoid, SiLU and its gradient,
 // Tanh), arithmetic (Add, Sub, Mul, Scale, AddScalar, AddScaled, Acc, Axpy,
-// GroupAffine),
+// Affine64),
 // reductions (Sum, Sum64, SumSquares, SumSqDev, SumDotDev), the fused optimizer updates
 // (Adam, EMA) and Mix/Mix64, a small matrix applied across rows (the HOLD
 // reparameterisation and the sampler's Lie–Trotter step).
@@ -38,13 +38,13 @@ type impl struct {
 	siluGrad                 func(dst, x, dy []float32)
 	add, sub, mul            func(dst, a, b []float32)
 	scale, addScalar         func(dst, a []float32, s float32)
-	groupAffine              func(dst, x []float32, hi, lo, a, b float32)
 	addScaled                func(dst, a, b []float32, s float32)
 	ema                      func(shadow, params []float32, k float32)
 	adam                     func(params, grads, m, v []float32, b1, c1, b2, c2, step, sqrtBC2, eps float32)
 	sum, sumSquares          func(x []float32) float64
 	sumSqDev                 func(x []float32, m float64) float64
 	sumDotDev                func(dy, x []float32, m float64) (sum, dot float64)
+	affine64                 func(dst, x []float32, a, c float64)
 	// f64Lanes is the number of float64 lanes of a vector: the element
 	// multiple the mix and sumSqDev kernels handle (0: no kernels, the Go
 	// loops do everything); mix32Kernel / mix64Kernel run the level's
@@ -109,15 +109,21 @@ func AddScalar(dst, a []float32, s float32) {
 	active().addScalar(dst, a, s)
 }
 
-// GroupAffine sets dst[i] = float32(((x[i] − hi) − lo)·a) + b, each
-// operation rounded to float32 (no fused multiply-add; bit-identical to that
-// loop on every level): group norm's affine map (x − μ)·a + β with μ = hi + lo
-// given as two floats (hi = float32(μ), lo = float32(μ − hi)), so that x − μ
-// keeps float32 precision when |μ| is large against the spread of x (x − hi
-// is exact for x within a factor of two of hi).
-func GroupAffine(dst, x []float32, hi, lo, a, b float32) {
-	same("GroupAffine", len(dst), x)
-	active().groupAffine(dst, x, hi, lo, a, b)
+// Affine64 sets dst[i] = float32(a·x[i] + c) with one float64 fused
+// multiply-add (then the rounding to float32), the same bits on every level:
+// group norm's affine map (x − μ)·a + β as a·x + (β − μ·a) with the offset
+// in float64, so that large means lose nothing before the final rounding.
+func Affine64(dst, x []float32, a, c float64) {
+	same("Affine64", len(dst), x)
+	k := active()
+	body := 0
+	if k.affine64 != nil {
+		body = len(x) - len(x)%k.f64Lanes
+	}
+	if body > 0 {
+		k.affine64(dst[:body], x[:body], a, c)
+	}
+	affine64Ref(dst[body:], x[body:], a, c)
 }
 
 // AddScaled sets dst[i] = a[i] + s·b[i] (the STREAM triad), the product

@@ -237,7 +237,7 @@ var ariths = []arith{
 	{"Acc", func(d, a, _ []float32) { copy(d, a); Acc(d, a) }, func(d, a, _ []float32) { addRef(d, a, a) }},
 	{"Axpy", func(d, a, b []float32) { copy(d, a); Axpy(d, b, sc) }, func(d, a, b []float32) { addScaledRef(d, a, b, sc) }},
 	{"EMA", func(d, a, b []float32) { copy(d, a); EMA(d, b, 0.001) }, func(d, a, b []float32) { copy(d, a); emaRef(d, b, 0.001) }},
-	{"GroupAffine", func(d, a, _ []float32) { GroupAffine(d, a, 0.75, 3e-8, sc, 0.2) }, func(d, a, _ []float32) { groupAffineRef(d, a, 0.75, 3e-8, sc, 0.2) }},
+	{"Affine64", func(d, a, _ []float32) { Affine64(d, a, -0.37000000001, 0.2000000003) }, func(d, a, _ []float32) { affine64Ref(d, a, -0.37000000001, 0.2000000003) }},
 }
 
 // TestArith: the exact kernels are bit-identical to their references at
