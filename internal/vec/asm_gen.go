@@ -616,6 +616,32 @@ func writeReduce(w *bytes.Buffer, is *isa, fn string, sq, dev bool) {
 	g.op("RET")
 }
 
+// lanesLoop emits the loop of the float64-lane kernels (sumDotDev,
+// affine64): step(i) handles vector i of an iteration at offset i·lanes
+// elements from BX; four vectors per iteration while they fit in DX
+// elements, then one at a time, then a jump to exit (the Go wrapper does
+// the elements past the last whole vector).
+func lanesLoop(g *gen, name string, lanes int, step func(i int), exit string) {
+	g.op("XORQ BX, BX")
+	g.op("CMPQ DX, $%d", 4*lanes)
+	g.op("JB %s_one", name)
+	g.label(name + "_loop")
+	for i := range 4 {
+		step(i)
+	}
+	g.op("ADDQ $%d, BX", 4*lanes)
+	g.op("LEAQ %d(BX), AX", 4*lanes)
+	g.op("CMPQ AX, DX")
+	g.op("JBE %s_loop", name)
+	g.label(name + "_one")
+	g.op("LEAQ %d(BX), AX", lanes)
+	g.op("CMPQ AX, DX")
+	g.op("JA %s", exit)
+	step(0)
+	g.op("ADDQ $%d, BX", lanes)
+	g.op("JMP %s_one", name)
+}
+
 // writeSumDotDev writes sumDotDev: Σdy and Σdy·(x−m) for a float64 m, each
 // element converted to float64, in 4 + 4 vector accumulators, over the
 // elements up to the last multiple of the float64 lanes (the Go wrapper
@@ -641,24 +667,7 @@ func writeSumDotDev(w *bytes.Buffer, is *isa) {
 	for i := range 8 {
 		g.op("VXORPD %s, %s, %s", reg(i), reg(i), reg(i))
 	}
-	g.op("XORQ BX, BX")
-	g.op("CMPQ DX, $%d", 4*half)
-	g.op("JB %s_one", name)
-	g.label(name + "_loop")
-	for i := range 4 {
-		step(i)
-	}
-	g.op("ADDQ $%d, BX", 4*half)
-	g.op("LEAQ %d(BX), AX", 4*half)
-	g.op("CMPQ AX, DX")
-	g.op("JBE %s_loop", name)
-	g.label(name + "_one")
-	g.op("LEAQ %d(BX), AX", half)
-	g.op("CMPQ AX, DX")
-	g.op("JA %s_sum", name)
-	step(0)
-	g.op("ADDQ $%d, BX", half)
-	g.op("JMP %s_one", name)
+	lanesLoop(g, name, half, step, name+"_sum")
 	g.label(name + "_sum")
 	for _, p := range [][2]int{{0, 1}, {2, 3}, {0, 2}, {4, 5}, {6, 7}, {4, 6}} {
 		g.op("VADDPD %s, %s, %s", reg(p[1]), reg(p[0]), reg(p[0]))
@@ -706,24 +715,7 @@ func writeAffine64(w *bytes.Buffer, is *isa) {
 	g.op("MOVQ x_base+24(FP), SI")
 	g.op("VBROADCASTSD a+48(FP), %s8", is.reg)
 	g.op("VBROADCASTSD c+56(FP), %s9", is.reg)
-	g.op("XORQ BX, BX")
-	g.op("CMPQ DX, $%d", 4*lanes)
-	g.op("JB %s_one", name)
-	g.label(name + "_loop")
-	for i := range 4 {
-		step(i)
-	}
-	g.op("ADDQ $%d, BX", 4*lanes)
-	g.op("LEAQ %d(BX), AX", 4*lanes)
-	g.op("CMPQ AX, DX")
-	g.op("JBE %s_loop", name)
-	g.label(name + "_one")
-	g.op("LEAQ %d(BX), AX", lanes)
-	g.op("CMPQ AX, DX")
-	g.op("JA %s_done", name)
-	step(0)
-	g.op("ADDQ $%d, BX", lanes)
-	g.op("JMP %s_one", name)
+	lanesLoop(g, name, lanes, step, name+"_done")
 	g.label(name + "_done")
 	g.op("VZEROUPPER")
 	g.op("RET")

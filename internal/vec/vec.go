@@ -52,6 +52,16 @@ type impl struct {
 	f64Lanes int
 }
 
+// f64Body is how many of n elements a float64-lane kernel takes (a multiple
+// of the level's float64 lanes; none when the level has no such kernel): the
+// Go reference does the rest.
+func (k *impl) f64Body(n int, kernel bool) int {
+	if !kernel {
+		return 0
+	}
+	return n - n%k.f64Lanes
+}
+
 // active is the level isa has chosen.
 func active() *impl {
 	if k := archImpl(isa.Level()); k != nil {
@@ -116,10 +126,7 @@ func AddScalar(dst, a []float32, s float32) {
 func Affine64(dst, x []float32, a, c float64) {
 	same("Affine64", len(dst), x)
 	k := active()
-	body := 0
-	if k.affine64 != nil {
-		body = len(x) - len(x)%k.f64Lanes
-	}
+	body := k.f64Body(len(x), k.affine64 != nil)
 	if body > 0 {
 		k.affine64(dst[:body], x[:body], a, c)
 	}
@@ -154,10 +161,7 @@ func Sum64(x []float32) float64 { return active().sum(x) }
 // group norm's statistics), each difference and square in float64.
 func SumSqDev(x []float32, m float64) float64 {
 	k := active()
-	body := 0
-	if k.sumSqDev != nil {
-		body = len(x) - len(x)%k.f64Lanes
-	}
+	body := k.f64Body(len(x), k.sumSqDev != nil)
 	var s float64
 	if body > 0 {
 		s = k.sumSqDev(x[:body], m)
@@ -172,10 +176,7 @@ func SumSqDev(x []float32, m float64) float64 {
 func SumDotDev(dy, x []float32, m float64) (sum, dot float64) {
 	same("SumDotDev", len(dy), x)
 	k := active()
-	body := 0
-	if k.sumDotDev != nil {
-		body = len(dy) - len(dy)%k.f64Lanes
-	}
+	body := k.f64Body(len(dy), k.sumDotDev != nil)
 	if body > 0 {
 		sum, dot = k.sumDotDev(dy[:body], x[:body], m)
 	}
