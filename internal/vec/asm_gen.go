@@ -603,17 +603,23 @@ func writeReduce(w *bytes.Buffer, is *isa, fn string, sq, dev bool) {
 	for _, p := range [][2]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {4, 6}, {0, 4}} {
 		g.op("VADDPD %s, %s, %s", reg(p[1]), reg(p[0]), reg(p[0]))
 	}
-	if is == avx512 {
-		g.op("VEXTRACTF64X4 $1, Z0, Y1")
-		g.op("VADDPD Y1, Y0, Y0")
-	}
-	g.op("VEXTRACTF128 $1, Y0, X1")
-	g.op("VADDPD X1, X0, X0")
-	g.op("VPERMILPD $1, X0, X1")
-	g.op("VADDSD X1, X0, X0")
+	hsum64(g, 0)
 	g.op("VMOVSD X0, ret+%d(FP)", ret)
 	g.op("VZEROUPPER")
 	g.op("RET")
+}
+
+// hsum64 adds the float64 lanes of vector register r into the low lane of
+// Xr (register r+1 is scratch).
+func hsum64(g *gen, r int) {
+	if g.isa == avx512 {
+		g.op("VEXTRACTF64X4 $1, Z%d, Y%d", r, r+1)
+		g.op("VADDPD Y%d, Y%d, Y%d", r+1, r, r)
+	}
+	g.op("VEXTRACTF128 $1, Y%d, X%d", r, r+1)
+	g.op("VADDPD X%d, X%d, X%d", r+1, r, r)
+	g.op("VPERMILPD $1, X%d, X%d", r, r+1)
+	g.op("VADDSD X%d, X%d, X%d", r+1, r, r)
 }
 
 // lanesLoop emits the loop of the float64-lane kernels (sumDotDev,
@@ -672,16 +678,8 @@ func writeSumDotDev(w *bytes.Buffer, is *isa) {
 	for _, p := range [][2]int{{0, 1}, {2, 3}, {0, 2}, {4, 5}, {6, 7}, {4, 6}} {
 		g.op("VADDPD %s, %s, %s", reg(p[1]), reg(p[0]), reg(p[0]))
 	}
-	for _, r := range []int{0, 4} {
-		if is == avx512 {
-			g.op("VEXTRACTF64X4 $1, Z%d, Y%d", r, r+1)
-			g.op("VADDPD Y%d, Y%d, Y%d", r+1, r, r)
-		}
-		g.op("VEXTRACTF128 $1, Y%d, X%d", r, r+1)
-		g.op("VADDPD X%d, X%d, X%d", r+1, r, r)
-		g.op("VPERMILPD $1, X%d, X%d", r, r+1)
-		g.op("VADDSD X%d, X%d, X%d", r+1, r, r)
-	}
+	hsum64(g, 0)
+	hsum64(g, 4)
 	g.op("VMOVSD X0, sum+56(FP)")
 	g.op("VMOVSD X4, dot+64(FP)")
 	g.op("VZEROUPPER")

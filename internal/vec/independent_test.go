@@ -126,16 +126,16 @@ func TestIndependentSums(t *testing.T) {
 			if err := bigErr(f64(Sum(x)), exact); !(err <= bound(abs)+0.5*ulpOf(float32(want))) {
 				t.Errorf("Sum n=%d: error %g", n, err)
 			}
-			if err := bigErr(Sum64(x), exact); err > bound(abs) {
+			if err := bigErr(Sum64(x), exact); !(err <= bound(abs)) {
 				t.Errorf("Sum64 n=%d: error %g", n, err)
 			}
 			exact, abs = exactSum(x, func(v float64) float64 { return v * v })
-			if err := bigErr(SumSquares(x), exact); err > bound(abs) {
+			if err := bigErr(SumSquares(x), exact); !(err <= bound(abs)) {
 				t.Errorf("SumSquares n=%d: error %g", n, err)
 			}
 			const m = 49.75 // exact differences v − m (v near 50)
 			exact, abs = exactSum(x, func(v float64) float64 { return (v - m) * (v - m) })
-			if err := bigErr(SumSqDev(x, m), exact); err > 2*bound(abs) {
+			if err := bigErr(SumSqDev(x, m), exact); !(err <= 2*bound(abs)) {
 				t.Errorf("SumSqDev n=%d: error %g", n, err)
 			}
 		}
@@ -171,10 +171,10 @@ func TestIndependentSumDotDev(t *testing.T) {
 			dys, _ := padded(dy, n%3)
 			xs, _ := padded(x, (n+1)%4)
 			s, d := SumDotDev(dys, xs, m)
-			if err := bigErr(s, es); err > bound(as) {
+			if err := bigErr(s, es); !(err <= bound(as)) {
 				t.Errorf("SumDotDev n=%d: Σdy error %g (bound %g)", n, err, bound(as))
 			}
-			if err := bigErr(d, ed); err > 2*bound(ad) {
+			if err := bigErr(d, ed); !(err <= 2*bound(ad)) {
 				t.Errorf("SumDotDev n=%d: Σdy·(x − m) error %g (bound %g)", n, err, 2*bound(ad))
 			}
 		}
