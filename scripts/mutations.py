@@ -30,6 +30,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "GEMM rows-first sweep of an in-place A: the last column panel skipped",
+  "file": "internal/gemm/gemm.go",
+  "old": "\t\t\tfor jr := 0; jr < nc; jr += nr {\n\t\t\t\ttile(jr, ir)",
+  "new": "\t\t\tfor jr := 0; jr < nc-nr; jr += nr {\n\t\t\t\ttile(jr, ir)",
+  "pkg": "./internal/gemm",
+  "run": "TestTinyBlocks",
+  "tags": ""
+ },
+ {
   "label": "AVX2 packB, blocked order (rows ≥ 2 KiB apart): each block written one row down its panel",
   "file": "internal/gemm/kernel_amd64.go",
   "old": "panel := dst[r*kc+k0*16 : r*kc+(k0+rows)*16]",

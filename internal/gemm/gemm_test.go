@@ -347,7 +347,8 @@ func TestLarge(t *testing.T) {
 }
 
 // TestTinyBlocks shrinks every kernel's cache blocks so that medium sizes
-// cross many MC, KC and NC boundaries, with A read in place and packed.
+// cross many MC, KC and NC boundaries, with A read in place (in both sweep
+// orders, rowsFirstA) and packed.
 func TestTinyBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var cases []*prepared
@@ -368,14 +369,17 @@ func TestTinyBlocks(t *testing.T) {
 		kernels[i] = &tiny
 		prev, _ := SetISA(kern.isa)
 		t.Run(kern.isa, func(t *testing.T) {
-			prevColumns := packAColumns
-			defer func() { packAColumns = prevColumns }()
+			prevColumns, prevRowsFirst := packAColumns, rowsFirstA
+			defer func() { packAColumns, rowsFirstA = prevColumns, prevRowsFirst }()
 			for _, columns := range []int{1, 1 << 30} {
 				packAColumns = columns
-				for _, threads := range []int{1, 2} {
-					parallel.SetThreads(threads)
-					for _, p := range cases {
-						p.check(t)
+				for _, rowsFirst := range []int{0, 1 << 30} {
+					rowsFirstA = rowsFirst
+					for _, threads := range []int{1, 2} {
+						parallel.SetThreads(threads)
+						for _, p := range cases {
+							p.check(t)
+						}
 					}
 				}
 			}
