@@ -30,6 +30,24 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "AVX2 prefetching microkernel (rows-first in-place A): the B row's second vector read one float on",
+  "file": "internal/gemm/kernel_amd64.s",
+  "old": "kernAVX2PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Y12\n\tVMOVUPS 32(DX), Y13",
+  "new": "kernAVX2PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Y12\n\tVMOVUPS 36(DX), Y13",
+  "pkg": "./internal/gemm",
+  "run": "TestTinyBlocks",
+  "tags": ""
+ },
+ {
+  "label": "AVX-512 prefetching microkernel (rows-first in-place A): the B row's first vector read one float on",
+  "file": "internal/gemm/kernel_amd64.s",
+  "old": "kernAVX512PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Z24",
+  "new": "kernAVX512PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 4(DX), Z24",
+  "pkg": "./internal/gemm",
+  "run": "TestTinyBlocks",
+  "tags": ""
+ },
+ {
   "label": "GEMM rows-first sweep of an in-place A: the last column panel skipped",
   "file": "internal/gemm/gemm.go",
   "old": "\t\t\tfor jr := 0; jr < nc; jr += nr {\n\t\t\t\ttile(jr, ir)",

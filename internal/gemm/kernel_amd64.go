@@ -16,6 +16,15 @@ func kernAVX512(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int,
 //go:noescape
 func kernAVX2(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
 
+// kernAVX512PF and kernAVX2PF are the kernels for a row-major A read in
+// place (cs = 1) that also prefetch kc cache lines from pf into L2.
+//
+//go:noescape
+func kernAVX512PF(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32, pf *float32)
+
+//go:noescape
+func kernAVX2PF(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32, pf *float32)
+
 // skinny{1,2,4,8}AVX512 compute a 32×w tile for products with a short side
 // (see asm_gen.go and skinny.go).
 //
@@ -75,14 +84,14 @@ var (
 	avx512Kernel = &kernel{
 		isa: AVX512, mr: 12, nr: 32,
 		mc: 12 * 24, kc: 576, nc: 1024,
-		micro: microAVX512,
+		micro: microAVX512, microPF: microAVX512PF,
 		packA: packAAVX512, packB: packBAVX512,
 		skinny: skinnyAVX512,
 	}
 	avx2Kernel = &kernel{
 		isa: AVX2, mr: 6, nr: 16,
 		mc: 6 * 48, kc: 576, nc: 1024,
-		micro: microAVX2,
+		micro: microAVX2, microPF: microAVX2PF,
 		packA: packAAVX2, packB: packBAVX2,
 	}
 )
@@ -114,6 +123,22 @@ func microAVX2(kc int, a []float32, rs, cs int, b, c []float32, ldc int, alpha, 
 	_ = b[16*kc-1]
 	_ = c[5*ldc+15]
 	kernAVX2(kc, &a[0], rs, cs, &b[0], &c[0], ldc, alpha, beta)
+}
+
+// microAVX512PF and microAVX2PF check the tile as the plain wrappers do;
+// pf only needs one element (a prefetch never faults).
+func microAVX512PF(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, beta float32, pf []float32) {
+	_ = a[11*rs+kc-1]
+	_ = b[32*kc-1]
+	_ = c[11*ldc+31]
+	kernAVX512PF(kc, &a[0], rs, 1, &b[0], &c[0], ldc, alpha, beta, &pf[0])
+}
+
+func microAVX2PF(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, beta float32, pf []float32) {
+	_ = a[5*rs+kc-1]
+	_ = b[16*kc-1]
+	_ = c[5*ldc+15]
+	kernAVX2PF(kc, &a[0], rs, 1, &b[0], &c[0], ldc, alpha, beta, &pf[0])
 }
 
 // lanes returns a mask of the low n bits.
