@@ -47,15 +47,31 @@ func NCSNppCasesFor(models []string) ([]NCSNppCase, error) {
 }
 
 // NCSNppAll times every case (NCSNpp, on the worker pool's threads, which each row records) and then,
-// unless torch is nil, PyTorch's peer of the same networks on as many threads (Torch). With a profile
-// writer, a pprof CPU profile of the whole is written to it.
-func NCSNppAll(cases []NCSNppCase, repeats int, torch *TorchOptions, profile io.Writer) ([]NCSNppRow, error) {
+// unless torch is nil, PyTorch's peer of the same networks on as many threads (Torch). With rounds > 1
+// it does both that many times, alternating, and each row reports the median of its rounds and keeps
+// their times (RoundMs): on a shared machine a slow spell then lands on one round's pair of runs rather
+// than on one side of every ratio, and WriteNCSNpp's speed-up is the median of the rounds' ratios. With
+// a profile writer, a pprof CPU profile of the whole is written to it.
+func NCSNppAll(cases []NCSNppCase, repeats, rounds int, torch *TorchOptions, profile io.Writer) ([]NCSNppRow, error) {
 	if profile != nil {
 		if err := pprof.StartCPUProfile(profile); err != nil {
 			return nil, err
 		}
 		defer pprof.StopCPUProfile()
 	}
+	var all [][]NCSNppRow
+	for range max(1, rounds) {
+		rows, err := ncsnppRound(cases, repeats, torch)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rows)
+	}
+	return mergeRounds(all), nil
+}
+
+// ncsnppRound is one round of NCSNppAll: holdgo's rows for every case, then PyTorch's.
+func ncsnppRound(cases []NCSNppCase, repeats int, torch *TorchOptions) ([]NCSNppRow, error) {
 	var rows []NCSNppRow
 	for _, bc := range cases {
 		r, err := NCSNpp(bc, repeats)
@@ -82,6 +98,72 @@ func NCSNppAll(cases []NCSNppCase, repeats int, torch *TorchOptions, profile io.
 	return append(rows, pt...), nil
 }
 
+// mergeRounds makes one row per implementation, model and pass from the rounds' rows (in the first
+// round's order): its times are the median of the rounds', RoundMs and RoundCPUMs keep each round's
+// (only when there are several), and the rates follow the median time. PyTorch's oneDNN ISA is the
+// rounds' fastest choices, joined by "/" where they differ.
+func mergeRounds(all [][]NCSNppRow) []NCSNppRow {
+	if len(all) == 0 {
+		return nil
+	}
+	if len(all) == 1 {
+		return all[0]
+	}
+	var out []NCSNppRow
+	for _, first := range all[0] {
+		row := first
+		row.RoundMs, row.RoundCPUMs = nil, nil
+		var isas []string
+		for _, rows := range all {
+			i := slices.IndexFunc(rows, func(r NCSNppRow) bool {
+				return r.Impl == first.Impl && r.Model == first.Model && r.Backward == first.Backward
+			})
+			if i < 0 { // PyTorch skipped in that round
+				continue
+			}
+			row.RoundMs = append(row.RoundMs, rows[i].MsPerImage)
+			row.RoundCPUMs = append(row.RoundCPUMs, rows[i].CPUMsPerImage)
+			if v := rows[i].OneDNNISA; v != "" && !slices.Contains(isas, v) {
+				isas = append(isas, v)
+			}
+		}
+		row.MsPerImage, row.CPUMsPerImage = median(row.RoundMs), median(row.RoundCPUMs)
+		row.OneDNNISA = strings.Join(isas, "/")
+		if row.GFLOPPerImage > 0 {
+			row.GFLOPS = row.GFLOPPerImage / row.MsPerImage * 1e3
+			row.PeakPct = Percent(row.GFLOPS, row.PeakGFLOPS)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// median is the middle of xs (the mean of the two middle values for an even count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// roundRatio is the speed-up of holdgo against PyTorch (their rounds' times hr and pr, their
+// medians hMed and pMed): the median of the rounds' ratios where both have the same rounds (NCSNppAll with rounds > 1), else the ratio of the times.
+func roundRatio(pr, hr []float64, pMed, hMed float64) float64 {
+	if len(pr) >= 2 && len(pr) == len(hr) {
+		q := make([]float64, len(pr))
+		for i := range pr {
+			q[i] = pr[i] / hr[i]
+		}
+		return median(q)
+	}
+	return pMed / hMed
+}
+
 // NCSNppRow is one timing: milliseconds per image, median of repeats.
 type NCSNppRow struct {
 	Impl       string  `json:"impl"` // holdgo or pytorch
@@ -104,6 +186,10 @@ type NCSNppRow struct {
 	PeakGFLOPS    float64 `json:"peak_gflops,omitempty"`
 	PeakPct       float64 `json:"peak_pct,omitempty"`
 	ISA           string  `json:"isa,omitempty"`
+	// With several rounds (NCSNppAll): each round's median wall and CPU time per image, in the order
+	// they ran; MsPerImage and CPUMsPerImage are their medians.
+	RoundMs    []float64 `json:"round_ms,omitempty"`
+	RoundCPUMs []float64 `json:"round_cpu_ms,omitempty"`
 }
 
 // TorchMalloc is the glibc malloc tuning the PyTorch run gets unless the caller's
@@ -198,6 +284,10 @@ func OneDNNISAs(list string) ([]string, error) {
 func WriteNCSNpp(w io.Writer, rows []NCSNppRow) {
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "NCSN++ on %s, ms per image (median; wall time, then process CPU time), lower is better\n", host)
+	if n := len(rows); n > 0 && len(rows[0].RoundMs) >= 2 {
+		fmt.Fprintf(w, "%d rounds, holdgo and PyTorch alternating: times are the rounds' medians, speed-ups the medians of the rounds' ratios\n",
+			len(rows[0].RoundMs))
+	}
 	fmt.Fprintf(w, "%-15s %5s %-17s %10s %10s %8s %10s %10s %8s %8s %7s %7s  %s\n", "model", "batch", "pass", "holdgo", "pytorch", "speed-up",
 		"holdgo cpu", "torch cpu", "cpu ratio", "GFLOP/s", "% peak", "torch %", "torch's oneDNN ISA")
 	for _, r := range rows {
@@ -212,14 +302,14 @@ func WriteNCSNpp(w io.Writer, rows []NCSNppRow) {
 		for _, p := range rows {
 			if p.Impl == "pytorch" && p.Model == r.Model && p.Backward == r.Backward {
 				pt = fmt.Sprintf("%.2f", p.MsPerImage)
-				ratio = fmt.Sprintf("%.2f×", p.MsPerImage/r.MsPerImage)
+				ratio = fmt.Sprintf("%.2f×", roundRatio(p.RoundMs, r.RoundMs, p.MsPerImage, r.MsPerImage))
 				if r.PeakGFLOPS > 0 { // the same network's FLOPs, against the same peak
 					ptPct = fmt.Sprintf("%.1f", Percent(r.GFLOPPerImage/p.MsPerImage*1e3, r.PeakGFLOPS))
 				}
 				ptISA = p.OneDNNISA
 				if p.CPUMsPerImage > 0 {
 					ptCPU = fmt.Sprintf("%.2f", p.CPUMsPerImage)
-					cpuRatio = fmt.Sprintf("%.2f×", p.CPUMsPerImage/r.CPUMsPerImage)
+					cpuRatio = fmt.Sprintf("%.2f×", roundRatio(p.RoundCPUMs, r.RoundCPUMs, p.CPUMsPerImage, r.CPUMsPerImage))
 				}
 			}
 		}

@@ -129,7 +129,7 @@ func TestNCSNppCasesFor(t *testing.T) {
 // NCSNppAll without cases or PyTorch times nothing, and writes the profile asked for.
 func TestNCSNppAllProfile(t *testing.T) {
 	var prof bytes.Buffer
-	rows, err := NCSNppAll(nil, 1, nil, &prof)
+	rows, err := NCSNppAll(nil, 1, 1, nil, &prof)
 	if err != nil || len(rows) != 0 || prof.Len() == 0 {
 		t.Errorf("%d rows, %d profile bytes, %v", len(rows), prof.Len(), err)
 	}

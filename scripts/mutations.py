@@ -48,6 +48,15 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "bench ncsnpp --rounds: the speed-up taken as the ratio of the medians, not the median of the rounds' ratios",
+  "file": "bench/ncsnpp.go",
+  "old": "\tif len(pr) >= 2 && len(pr) == len(hr) {",
+  "new": "\tif len(pr) >= 2 && len(pr) == len(hr)+1 {",
+  "pkg": "./bench",
+  "run": "TestMergeRoundsMedianRatio",
+  "tags": ""
+ },
+ {
   "label": "GEMM rows-first sweep of an in-place A: the last column panel skipped",
   "file": "internal/gemm/gemm.go",
   "old": "\t\t\tfor jr := 0; jr < nc; jr += nr {\n\t\t\t\ttile(jr, ir)",

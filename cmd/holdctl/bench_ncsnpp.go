@@ -21,6 +21,8 @@ func benchNCSNppCommand() *cli.Command {
 			&cli.StringFlag{Name: "models", Value: "ncsnpp-small,ncsnpp-cifar10", Usage: "comma-separated presets"},
 			&cli.IntFlag{Name: "threads", Value: 2, Usage: "worker threads (holdgo and torch)"},
 			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "timed repeats after one warm-up (the median is reported)"},
+			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "run holdgo and PyTorch this many times, alternating; " +
+				"report the median round and the median of the rounds' speed-ups (robust to a shared machine's slow spells)"},
 			&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "interpreter with torch (empty: skip PyTorch)"},
 			&cli.StringFlag{Name: "script", Value: "scripts/bench_ncsnpp.py", Usage: "PyTorch benchmark script"},
 			&cli.StringFlag{Name: "onednn-isa", Value: "ALL",
@@ -36,6 +38,9 @@ func benchNCSNppCommand() *cli.Command {
 			}
 			if err := checkThreads(c); err != nil {
 				return err
+			}
+			if c.Int("rounds") < 1 {
+				return usageErr("--rounds %d: want at least 1", c.Int("rounds"))
 			}
 			isas, err := bench.OneDNNISAs(c.String("onednn-isa"))
 			if err != nil {
@@ -55,7 +60,7 @@ func benchNCSNppCommand() *cli.Command {
 			if py := c.String("python"); py != "" {
 				torch = &bench.TorchOptions{Python: py, Script: c.String("script"), ISAs: isas, Warn: c.App.ErrWriter}
 			}
-			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), torch, profile)
+			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), c.Int("rounds"), torch, profile)
 			if err != nil {
 				return err
 			}

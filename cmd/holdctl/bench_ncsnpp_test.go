@@ -59,12 +59,12 @@ echo "[{\"model\":\"ncsnpp-small\",\"batch\":32,\"backward\":false,\"ms_per_imag
 	}
 }
 
-// Bad --onednn-isa or --threads values are usage errors (exit 2, one line)
+// Bad --onednn-isa, --threads or --rounds values are usage errors (exit 2, one line)
 // before anything runs; a PyTorch time that is not a positive number is an
 // error, not a row.
 func TestCLIBenchNCSNppBadInput(t *testing.T) {
 	for _, args := range [][]string{{"--onednn-isa", ""}, {"--onednn-isa", ","}, {"--onednn-isa", "AVX2;rm -rf /"},
-		{"--onednn-isa", "ALL,AVX2="}, {"--threads", "-1"}, {"--threads", "100000"}} {
+		{"--onednn-isa", "ALL,AVX2="}, {"--threads", "-1"}, {"--threads", "100000"}, {"--rounds", "0"}, {"--rounds", "-3"}} {
 		r := holdctl(t, append([]string{"bench", "ncsnpp", "--models", "ncsnpp-small", "--repeats", "1"}, args...)...)
 		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("bench ncsnpp %q: want exit 2 with one line, got %s", args, r)
