@@ -48,7 +48,7 @@ func TestMergeRoundsMedianRatio(t *testing.T) {
 	if h.MsPerImage != 12 || p.MsPerImage != 25 || len(h.RoundMs) != 3 || h.RoundMs[1] != 30 || p.OneDNNISA != "ALL/AVX2" {
 		t.Errorf("merged rows: %+v, %+v", h, p)
 	}
-	if math.Abs(h.GFLOPS-100) > 1e-9 || math.Abs(h.PeakPct-50) > 1e-9 {
+	if !(math.Abs(h.GFLOPS-100) <= 1e-9) || !(math.Abs(h.PeakPct-50) <= 1e-9) {
 		t.Errorf("holdgo at the median 12 ms: %.4f GFLOP/s, %.4f %% of peak; want 100, 50", h.GFLOPS, h.PeakPct)
 	}
 	var sb strings.Builder
