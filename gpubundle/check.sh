@@ -23,7 +23,7 @@ for step in preflight correctness speed images; do
 	grep -q "^| $step | pass |" "$out/report.md" || fail "report.md has no passing $step step"
 	grep -q "\"name\": \"$step\", \"status\": \"pass\"" "$out/report.json" || fail "report.json has no passing $step step"
 done
-for f in models/hold.png models/cld.png models/vp.png; do [ -s "$out/$f" ] || fail "$out/$f missing"; done
+for f in models/hold.png models/cld.png models/vp.png models/hold-asde2-nfe50.npy models/cld-asde2-nfe50.npy models/vp-asde2-nfe50.npy; do [ -s "$out/$f" ] || fail "$out/$f missing"; done
 if command -v python3 >/dev/null; then python3 -m json.tool "$out/report.json" >/dev/null || fail "report.json is not JSON"; fi
 
 if command -v nvcc >/dev/null && ! command -v nvidia-smi >/dev/null; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--quick]
+# run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--quick]
 #
 # The GPU bundle's one command (built by 'make gpu-bundle'; docs/gpu.md, "Running on a GPU machine
 # without Go"). Needs bash, coreutils (timeout), the NVIDIA driver and a cuBLAS 11-13 (found by
@@ -8,10 +8,12 @@
 #   preflight    nvidia-smi, glibc, the cuBLAS found, the PTX JIT (its log on failure)
 #   correctness  the CUDA kernel suite and the backend op table against the Go reference; training
 #                cuda vs cpu in strict FP32 (toy MLP: train.test; ncsnpp-tiny: two holdctl runs)
+#   images       HOLD-3, CLD and VP ncsnpp-small on Fashion-MNIST for --minutes M each, the three
+#                side by side on the one GPU (default: what is left, less 90 s and the speed step's
+#                --speed-reserve, 150 s by default); then 64 samples of each as a PNG and 1,000 by
+#                a-sde2 at NFE 50 as a .npy
 #   speed        holdgo's bench train and the PyTorch peer on the same device, TF32 then strict FP32,
 #                ncsnpp-cifar10 and ncsnpp-small at batch 128; bench kernels (time per kernel family)
-#   images       HOLD-3, CLD and VP ncsnpp-small on Fashion-MNIST for --minutes M each (one process
-#                at a time), then 64 samples of each
 # OUTDIR/report.md and OUTDIR/report.json are rewritten as each step ends, so a machine that goes
 # away midway still leaves what was done; OUTDIR/logs holds every command's output.
 # --quick: tiny sizes (8×8 images, ncsnpp-tiny, 1-2 steps) — the plumbing check, which the host-shim
@@ -19,15 +21,17 @@
 # Exit status: 0 every step passed; 1 a step failed or timed out; 2 no GPU/driver (or bad usage).
 set -uo pipefail
 
-usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--quick]" >&2; exit 2; }
+usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--quick]" >&2; exit 2; }
 out=
 deadline=540
 minutes=
+speed_reserve=150
 quick=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--deadline) deadline=${2:-}; shift 2 || usage ;;
 	--minutes) minutes=${2:-}; shift 2 || usage ;;
+	--speed-reserve) speed_reserve=${2:-}; shift 2 || usage ;;
 	--quick) quick=1; shift ;;
 	-h | --help) usage ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
@@ -36,6 +40,8 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$out" ] || usage
 case $deadline in '' | *[!0-9]*) echo "run.sh: --deadline wants whole seconds" >&2; exit 2 ;; esac
+case $speed_reserve in '' | *[!0-9]*) echo "run.sh: --speed-reserve wants whole seconds" >&2; exit 2 ;; esac
+case $minutes in '' | [0-9]* ) ;; *) echo "run.sh: --minutes wants a number" >&2; exit 2 ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/bin
@@ -232,6 +238,73 @@ fi
 if [ -z "$fails" ]; then st=pass; note="kernels, op table and training agree with the CPU"; else st=fail; note="failed: $fails(see logs/correctness-*.log)"; fi
 record correctness $st $(($(date +%s) - t0)) "$note" "$figs"
 
+# --- image models: HOLD-3, CLD, VP on Fashion-MNIST, trained side by side ------------------------------
+# The three trainings run at once on the one GPU: an ncsnpp-small step at batch 128 keeps the device
+# busy a small part of the time (the host launches ~1,000 small kernels per step), so three processes
+# interleave their kernels and each trains at most of its lone rate. Then each model's EMA weights are
+# exported and sampled: 64 samples as a PNG by the native sampler, and 1,000 by the stochastic aligned
+# sampler a-sde2 at NFE 50 (the best cell of docs/images.md) as a .npy for 'holdctl fid' elsewhere.
+t0=$(date +%s)
+figs=
+fails=
+if [ $quick = 1 ]; then
+	data="images:$here/data/tiny8"
+	recipe=(--model ncsnpp-tiny --steps 1 --batch 1 --log-every 1)
+	sample_args=(--n 1 --steps 2)
+	cell_args=(-n 2 --nfe 4)
+	tcap=120
+else
+	data="fashion-mnist:$here/data/fashion-mnist"
+	# the Fashion-MNIST recipe of docs/fashion-mnist.md, cut by a time limit instead of a step count
+	recipe=(--model ncsnpp-small --dropout 0 --flip --times mixed --steps 1000000 --batch 128 --lr 1e-3 --warmup 200
+		--ema 0.995 --grad-clip 1 --ckpt-every 500 --log-every 50)
+	sample_args=(--n 64 --steps 250 --denoise)
+	cell_args=(-n 1000 --nfe 50)
+	if [ -z "$minutes" ]; then # what is left, less 90 s for the samples and $speed_reserve s for the speed step
+		minutes=$(awk -v l="$(left)" -v r="$speed_reserve" 'BEGIN { m = (l - r - 90) / 60; if (m < 0.5) m = 0.5; printf "%.1f", m }')
+	fi
+	recipe+=(--time-limit "$(awk -v m="$minutes" 'BEGIN { printf "%ds", m * 60 }')")
+	tcap=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 + 60 }')
+fi
+mkdir -p "$out/models"
+sdes=(hold cld vp)
+pids=()
+tcap=$(cap "$tcap")
+for sde in "${sdes[@]}"; do
+	args=(--sde "$sde")
+	[ $sde = hold ] && args+=(--order 3)
+	rm -rf "$out/models/$sde" "$out/models/$sde-ema"
+	run "images-$sde.log" "$tcap" "$bin/holdctl-cuda" train --device cuda --data "$data" "${args[@]}" "${recipe[@]}" \
+		--seed 1 --out "$out/models/$sde" &
+	pids+=($!)
+done
+for i in "${!sdes[@]}"; do
+	sde=${sdes[$i]}
+	dir=$out/models/$sde
+	wait "${pids[$i]}"
+	rc=$?
+	if [ $rc != 0 ]; then
+		fails+="train-$sde "
+		figs+="$sde train=$(status_of $rc) (logs/images-$sde.log)"$'\n'
+		continue
+	fi
+	last=$(tail -1 "$dir/log.csv")
+	run "images-$sde.log" "$(cap 60)" "$bin/holdctl-cuda" export --ckpt "$dir" --out "$out/models/$sde-ema"
+	ema=$(du -sk "$out/models/$sde-ema" 2>/dev/null | cut -f1)
+	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || echo 60))" "$bin/holdctl-cuda" sample --ckpt "$dir" --device cuda \
+		"${sample_args[@]}" --seed 1 --out "$out/models/$sde.png"
+	rc=$?
+	[ $rc = 0 ] || fails+="sample-$sde "
+	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || echo 60))" "$bin/holdctl-cuda" sample --ckpt "$dir" --device cuda \
+		--sampler a-sde2 --grid vpmatched --clip 1 --denoise "${cell_args[@]}" --seed 1 --out "$out/models/$sde-asde2-nfe50.npy"
+	rc2=$?
+	[ $rc2 = 0 ] || fails+="cell-$sde "
+	figs+="$sde=last log row (step,loss,lr,grad norm,steps/s) $last; EMA export ${ema:-?} KiB; samples $(status_of $rc) (models/$sde.png); a-sde2 NFE 50 cell $(status_of $rc2) (models/$sde-asde2-nfe50.npy)"$'\n'
+done
+if [ -z "$fails" ]; then st=pass; note="trained HOLD-3, CLD and VP side by side and sampled them"; else st=fail; note="failed: $fails"; fi
+[ $quick = 1 ] || note+=" (${minutes} min each)"
+record images $st $(($(date +%s) - t0)) "$note" "$figs"
+
 # --- speed: holdgo and PyTorch on the same device ---------------------------------------------------
 t0=$(date +%s)
 figs=
@@ -306,53 +379,6 @@ figs+="bench kernels (time per kernel family, CUDA events)=$(status_of $rc): log
 if [ -z "$fails" ]; then st=pass; note="holdgo and PyTorch timed on the same device"; else st=fail; note="failed: $fails"; fi
 [ $shim = 1 ] && note+=" (host shim: CPU times, plumbing only)"
 record speed $st $(($(date +%s) - t0)) "$note" "$figs"
-
-# --- image models: HOLD-3, CLD, VP on Fashion-MNIST, one process at a time ----------------------------
-t0=$(date +%s)
-figs=
-fails=
-if [ $quick = 1 ]; then
-	data="images:$here/data/tiny8"
-	recipe=(--model ncsnpp-tiny --steps 1 --batch 1 --log-every 1)
-	sample_args=(--n 1 --steps 2)
-else
-	data="fashion-mnist:$here/data/fashion-mnist"
-	# the Fashion-MNIST recipe of docs/fashion-mnist.md, cut by a time limit instead of a step count
-	recipe=(--model ncsnpp-small --dropout 0 --flip --times mixed --steps 1000000 --batch 128 --lr 1e-3 --warmup 200
-		--ema 0.995 --grad-clip 1 --ckpt-every 500 --log-every 50)
-	sample_args=(--n 64 --steps 250 --denoise)
-	if [ -z "$minutes" ]; then # what is left, less 60 s per model for its samples, split three ways
-		minutes=$(awk -v l="$(left)" 'BEGIN { m = (l - 200) / 3 / 60; if (m < 0.5) m = 0.5; printf "%.1f", m }')
-	fi
-	recipe+=(--time-limit "$(awk -v m="$minutes" 'BEGIN { printf "%ds", m * 60 }')")
-fi
-mkdir -p "$out/models"
-for sde in hold cld vp; do
-	args=(--sde "$sde")
-	[ $sde = hold ] && args+=(--order 3)
-	dir=$out/models/$sde
-	rm -rf "$dir"
-	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || awk -v m="${minutes:-1}" 'BEGIN { printf "%d", m * 60 + 60 }'))" \
-		"$bin/holdctl-cuda" train --device cuda --data "$data" "${args[@]}" "${recipe[@]}" --seed 1 --out "$dir"
-	rc=$?
-	if [ $rc != 0 ]; then
-		fails+="train-$sde "
-		figs+="$sde train=$(status_of $rc) (logs/images-$sde.log)"$'\n'
-		continue
-	fi
-	last=$(tail -1 "$dir/log.csv")
-	ckpt=$(du -k "$dir/ckpt.safetensors" | cut -f1)
-	run "images-$sde.log" "$(cap 60)" "$bin/holdctl-cuda" export --ckpt "$dir" --out "$out/models/$sde-ema"
-	ema=$(du -sk "$out/models/$sde-ema" 2>/dev/null | cut -f1)
-	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || echo 90))" "$bin/holdctl-cuda" sample --ckpt "$dir" --device cuda \
-		"${sample_args[@]}" --seed 1 --out "$out/models/$sde.png"
-	rc=$?
-	[ $rc = 0 ] || fails+="sample-$sde "
-	figs+="$sde=last log row (step,loss,lr,grad norm,steps/s) $last; checkpoint ${ckpt} KiB, EMA export ${ema:-?} KiB; samples $(status_of $rc) (models/$sde.png)"$'\n'
-done
-if [ -z "$fails" ]; then st=pass; note="trained and sampled HOLD-3, CLD and VP"; else st=fail; note="failed: $fails"; fi
-[ $quick = 1 ] || note+=" (${minutes} min each)"
-record images $st $(($(date +%s) - t0)) "$note" "$figs"
 
 for s in "${statuses[@]}"; do [ "$s" = pass ] || exit 1; done
 exit 0
