@@ -88,20 +88,20 @@ FIR_KERNEL = [1, 3, 3, 1]
 def upsample_2d(x, k=FIR_KERNEL, factor=2, gain=1):
     k = setup_kernel(k) * (gain * (factor ** 2))
     p = k.shape[0] - factor
-    return upfirdn2d_native(x, torch.tensor(k), factor, 1, (p + 1) // 2 + factor - 1, p // 2)
+    return upfirdn2d_native(x, torch.tensor(k, dtype=x.dtype, device=x.device), factor, 1, (p + 1) // 2 + factor - 1, p // 2)
 
 
 def downsample_2d(x, k=FIR_KERNEL, factor=2, gain=1):
     k = setup_kernel(k) * gain
     p = k.shape[0] - factor
-    return upfirdn2d_native(x, torch.tensor(k), 1, factor, (p + 1) // 2, p // 2)
+    return upfirdn2d_native(x, torch.tensor(k, dtype=x.dtype, device=x.device), 1, factor, (p + 1) // 2, p // 2)
 
 
 def conv_downsample_2d(x, w, k=FIR_KERNEL, factor=2, gain=1):
     _out_c, _in_c, _conv_h, conv_w = w.shape
     k = setup_kernel(k) * gain
     p = (k.shape[0] - factor) + (conv_w - 1)
-    x = upfirdn2d_native(x, torch.tensor(k), 1, 1, (p + 1) // 2, p // 2)
+    x = upfirdn2d_native(x, torch.tensor(k, dtype=x.dtype, device=x.device), 1, 1, (p + 1) // 2, p // 2)
     return F.conv2d(x, w, stride=factor, padding=0)
 
 
@@ -141,7 +141,7 @@ class GaussianFourierProjection(nn.Module):
 def get_timestep_embedding(timesteps, embedding_dim, max_positions=10000):
     half_dim = embedding_dim // 2
     emb = math.log(max_positions) / (half_dim - 1)
-    emb = torch.exp(torch.arange(half_dim, dtype=torch.float32) * -emb)
+    emb = torch.exp(torch.arange(half_dim, dtype=torch.float32, device=timesteps.device) * -emb)
     emb = timesteps.float()[:, None] * emb[None, :]
     return torch.cat([torch.sin(emb), torch.cos(emb)], dim=1)
 
