@@ -100,7 +100,7 @@ gpu-check:
 
 # The folder to copy to a GPU machine that has the NVIDIA driver (and PyTorch) but no Go, no sources
 # and no network (docs/gpu.md, "Running on a GPU machine without Go"): holdctl-cuda, the GPU test
-# binaries, the PyTorch peer, a Fashion-MNIST subset, run.sh and a MANIFEST; at most 48 MiB, and
+# binaries, the PyTorch peer, a Fashion-MNIST subset, run.sh and a MANIFEST; at most 24 MiB, and
 # holdctl-cuda loads cuBLAS 11-13 at run time (no link-time libcublas). Needs the CUDA toolkit
 # (kernels/install-cuda.sh) and Debian's dataset-fashion-mnist. SHIM=1 builds the same folder with
 # the host shim (--device cuda runs the kernels on the CPU) into bin/gpu-bundle-shim.

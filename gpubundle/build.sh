@@ -2,9 +2,11 @@
 # gpubundle/build.sh OUT [SHIM]: the folder 'make gpu-bundle' copies to a GPU machine that has the
 # NVIDIA driver (and, for the speed step, PyTorch) but no Go, no sources and no network.
 #   OUT/run.sh               the one command (gpubundle/run.sh; docs/gpu.md)
-#   OUT/bin/holdctl-cuda     holdctl -tags cuda, stripped; cuBLAS 11-13 loaded at run time
-#   OUT/bin/cuda.test        the kernel suite and the backend table (go test -c -tags cuda ./cuda)
-#   OUT/bin/train.test       training cuda vs cpu (go test -c -tags cuda ./train)
+#   OUT/bin/holdctl-cuda.gz  holdctl -tags cuda, stripped; cuBLAS 11-13 loaded at run time
+#   OUT/bin/cuda.test.gz     the kernel suite and the backend table (go test -c -tags cuda ./cuda)
+#   OUT/bin/train.test.gz    training cuda vs cpu (go test -c -tags cuda ./train)
+# The binaries are gzipped (34 → 14 MB; run.sh unpacks them into its OUTDIR): a lease's machine
+# receives the repository and the bundle together under one size limit (64 MiB).
 #   OUT/peer/                the PyTorch NCSN++ (scripts/golden_ncsnpp.py) and its training-step timer
 #   OUT/data/fashion-mnist   the first $FMNIST_N Fashion-MNIST training images (IDX, gzip)
 #   OUT/data/tiny8           64 of them, box-filtered to 8×8 PNGs (the --quick image step)
@@ -17,7 +19,7 @@ out=${1:?usage: gpubundle/build.sh OUT [SHIM]}
 shim=${2:-}
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-MAX_MIB=${MAX_MIB:-48}
+MAX_MIB=${MAX_MIB:-24}
 FMNIST=${FMNIST:-/usr/share/datasets/fashion-mnist}
 FMNIST_N=${FMNIST_N:-10000}
 PY=${PY:-python3}
@@ -43,6 +45,7 @@ if [ -z "$shim" ]; then
 	fi
 fi
 
+gzip -9n "$out/bin/holdctl-cuda" "$out/bin/cuda.test" "$out/bin/train.test"
 cp gpubundle/run.sh "$out/run.sh"
 cp scripts/golden_ncsnpp.py gpubundle/peer_train.py "$out/peer/"
 chmod +x "$out/run.sh"
@@ -78,8 +81,9 @@ PYEOF
 	echo "build tags: $tags (flags: ${flags[*]})"
 	if [ -z "$shim" ]; then
 		echo "CUDA headers: $(nvcc --version 2>/dev/null | tail -1 || echo unknown)"
-		echo "needs: $(readelf -d "$out/bin/holdctl-cuda" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')+ cuBLAS 11-13 at run time (\$HOLDGO_CUBLAS, libcublas.so.13/.12/.11)"
-		echo "glibc symbols up to: $(objdump -T "$out/bin/holdctl-cuda" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)"
+		echo "needs: $(gzip -dc "$out/bin/holdctl-cuda.gz" >"$out/.elf" && readelf -d "$out/.elf" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')+ cuBLAS 11-13 at run time (\$HOLDGO_CUBLAS, libcublas.so.13/.12/.11)"
+		echo "glibc symbols up to: $(objdump -T "$out/.elf" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)"
+		rm -f "$out/.elf"
 	else
 		echo "host shim: --device cuda runs the CUDA kernels on the CPU (no GPU, no driver needed)"
 	fi

@@ -3,7 +3,7 @@
 #   1. the host-shim bundle (make gpu-bundle SHIM=1) runs 'run.sh --quick' end to end within
 #      5 minutes, exit 0, and report.md and report.json list all four steps with their status;
 #   2. where nvcc is installed and nvidia-smi is not: the real bundle (make gpu-bundle) is at most
-#      48 MiB, has no link-time libcublas, and its 'run.sh OUT' exits 2 within 10 s, saying why in
+#      24 MiB, has no link-time libcublas, and its 'run.sh OUT' exits 2 within 10 s, saying why in
 #      OUT/report.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."

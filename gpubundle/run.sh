@@ -44,9 +44,17 @@ case $speed_reserve in '' | *[!0-9]*) echo "run.sh: --speed-reserve wants whole 
 case $minutes in '' | [0-9]* ) ;; *) echo "run.sh: --minutes wants a number" >&2; exit 2 ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
-bin=$here/bin
 mkdir -p "$out/logs" || exit 2
 out=$(cd "$out" && pwd)
+# the binaries travel gzipped (build.sh): unpack them next to the report
+bin=$out/bin
+mkdir -p "$bin" || exit 2
+for f in holdctl-cuda cuda.test train.test; do
+	if ! gzip -dc "$here/bin/$f.gz" >"$bin/$f.tmp" || ! chmod +x "$bin/$f.tmp" || ! mv "$bin/$f.tmp" "$bin/$f"; then
+		echo "run.sh: cannot unpack $here/bin/$f.gz into $bin" >&2
+		exit 2
+	fi
+done
 start=$(date +%s)
 shim=0
 grep -q '^build tags: cudashim' "$here/MANIFEST" 2>/dev/null && shim=1
