@@ -1,9 +1,9 @@
 //go:build !noasm
 
-// Package models holds the shipped image models (models/fmnist-*: EMA weights and configuration, made
-// by holdctl train and holdctl export; README "Shipped models") and the FID/KID feature network, and
-// checks them end to end: each loads without its data set, samples without diverging, and its samples
-// are Fashion-MNIST-like by the shipped classifier's features.
+// Package models holds the shipped image models (models/fmnist-* and models/fmnist-h100-*: EMA weights
+// and configuration, made by holdctl train and holdctl export; README "Shipped models") and the FID/KID
+// feature network, and checks them end to end: each loads without its data set, samples without
+// diverging, and its samples are Fashion-MNIST-like by the shipped classifier's features.
 //
 // The build tag keeps these checks out of the suite's second run with every assembly path compiled out
 // (make test runs the suite twice): they sample real networks for about a minute, and the pure-Go
@@ -23,8 +23,9 @@ import (
 	"holdgo/train"
 )
 
-// shipped are the three models of the image comparison (docs/images.md), trained with one recipe.
-var shipped = []string{"fmnist-hold3", "fmnist-cld", "fmnist-vp"}
+// shipped are the two sets of three models of the image comparison (docs/images.md), one recipe per set:
+// fmnist-* trained on the CPU, fmnist-h100-* by the GPU bundle on an H100.
+var shipped = []string{"fmnist-hold3", "fmnist-cld", "fmnist-vp", "fmnist-h100-hold3", "fmnist-h100-cld", "fmnist-h100-vp"}
 
 const (
 	classifierPath = "fmnist-classifier.safetensors"
