@@ -42,7 +42,7 @@ mkdir -p bin
 go test -c -tags cuda -o bin/cuda.test ./cuda/
 ./bin/cuda.test -test.run 'GPU' -test.v | tail -3 # skips with the reason where there is no GPU
 
-step "GPU bundle: make gpu-bundle (≤ 48 MiB, no link-time libcublas) and its plumbing on the shim"
+step "GPU bundle: make gpu-bundle (≤ 24 MiB, no link-time libcublas) and its plumbing on the shim"
 [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || { apt-get update -q && apt-get install -y -q dataset-fashion-mnist; }
 make --no-print-directory gpu-bundle-check # builds bin/gpu-bundle-shim and bin/gpu-bundle, runs both run.sh
 echo "kernels/ci.sh: all CUDA checks passed (no GPU used)"
