@@ -41,7 +41,7 @@ done
 [ -n "$out" ] || usage
 case $deadline in '' | *[!0-9]*) echo "run.sh: --deadline wants whole seconds" >&2; exit 2 ;; esac
 case $speed_reserve in '' | *[!0-9]*) echo "run.sh: --speed-reserve wants whole seconds" >&2; exit 2 ;; esac
-case $minutes in '' | [0-9]* ) ;; *) echo "run.sh: --minutes wants a number" >&2; exit 2 ;; esac
+[ -z "$minutes" ] || { [[ $minutes =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v m="$minutes" 'BEGIN { exit !(m >= 0.1) }'; } || { echo "run.sh: --minutes wants a number of minutes ≥ 0.1 like 2 or 2.5, got '$minutes'" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/logs" || exit 2
