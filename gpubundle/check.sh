@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # gpubundle/check.sh: 'make gpu-bundle-check', the GPU bundle checked on a machine without a GPU.
-#   1. the host-shim bundle (make gpu-bundle SHIM=1) runs 'run.sh --quick' end to end within
-#      5 minutes, exit 0, and report.md and report.json list all four steps with their status;
+#   1. the host-shim bundle (make gpu-bundle SHIM=1) runs 'run.sh --quick --snapshot 1' end to end
+#      within 5 minutes, exit 0, report.md and report.json list all four steps with their status, and
+#      every model has its snapshot, PNG and cells; then 'run.sh --quick --skip correctness,speed'
+#      exits 0 with those two steps recorded as skipped;
 #   2. where nvcc is installed and nvidia-smi is not: the real bundle (make gpu-bundle) is at most
 #      24 MiB, has no link-time libcublas, and its 'run.sh OUT' exits 2 within 10 s, saying why in
 #      OUT/report.md.
@@ -15,16 +17,31 @@ out=bin/gpu-bundle-check/quick
 rm -rf "$out"
 t0=$(date +%s)
 rc=0
-timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick || rc=$?
+timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick --snapshot 1 || rc=$?
 dt=$(($(date +%s) - t0))
-echo "gpu-bundle-check: shim run.sh --quick: exit $rc in $dt s"
-[ $rc = 0 ] || fail "shim run.sh --quick exited $rc (report: $out/report.md)"
+echo "gpu-bundle-check: shim run.sh --quick --snapshot 1: exit $rc in $dt s"
+[ $rc = 0 ] || fail "shim run.sh --quick --snapshot 1 exited $rc (report: $out/report.md)"
 for step in preflight correctness speed images; do
 	grep -q "^| $step | pass |" "$out/report.md" || fail "report.md has no passing $step step"
 	grep -q "\"name\": \"$step\", \"status\": \"pass\"" "$out/report.json" || fail "report.json has no passing $step step"
 done
-for f in models/hold.png models/cld.png models/vp.png models/hold-asde2-nfe50.npy models/cld-asde2-nfe50.npy models/vp-asde2-nfe50.npy; do [ -s "$out/$f" ] || fail "$out/$f missing"; done
+for m in hold cld vp; do
+	native=lt
+	[ $m = vp ] && native=em
+	for f in $m.png $m-asde2-nfe4.npy $m-$native-nfe4.npy $m-axdpm3-nfe4.npy $m-step1-asde2-nfe4.npy $m-ema/config.yaml $m-step1-ema/config.yaml; do
+		[ -s "$out/models/$f" ] || fail "$out/models/$f missing"
+	done
+	grep -q '^2,' "$out/models/$m/log.csv" || fail "$m did not resume to step 2 after its snapshot ($out/models/$m/log.csv)"
+done
 if command -v python3 >/dev/null; then python3 -m json.tool "$out/report.json" >/dev/null || fail "report.json is not JSON"; fi
+out=bin/gpu-bundle-check/skip
+rm -rf "$out"
+rc=0
+timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick --skip correctness,speed || rc=$?
+echo "gpu-bundle-check: shim run.sh --quick --skip correctness,speed: exit $rc"
+[ $rc = 0 ] || fail "shim run.sh --quick --skip correctness,speed exited $rc (report: $out/report.md)"
+for step in correctness speed; do grep -q "^| $step | skipped |" "$out/report.md" || fail "report.md does not show $step skipped"; done
+grep -q "^| images | pass |" "$out/report.md" || fail "report.md has no passing images step with --skip"
 
 if command -v nvcc >/dev/null && ! command -v nvidia-smi >/dev/null; then
 	GO=$GO gpubundle/build.sh bin/gpu-bundle

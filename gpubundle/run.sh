@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--quick]
+# run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS] [--quick]
 #
 # The GPU bundle's one command (built by 'make gpu-bundle'; docs/gpu.md, "Running on a GPU machine
 # without Go"). Needs bash, coreutils (timeout), the NVIDIA driver and a cuBLAS 11-13 (found by
@@ -9,29 +9,36 @@
 #   correctness  the CUDA kernel suite and the backend op table against the Go reference; training
 #                cuda vs cpu in strict FP32 (toy MLP: train.test; ncsnpp-tiny: two holdctl runs)
 #   images       HOLD-3, CLD and VP ncsnpp-small on Fashion-MNIST for --minutes M each, the three
-#                side by side on the one GPU (default: what is left, less 90 s and the speed step's
-#                --speed-reserve, 150 s by default); then 64 samples of each as a PNG and 1,000 by
-#                a-sde2 at NFE 50 as a .npy
+#                side by side on the one GPU (default: what is left, less 120 s and the speed step's
+#                --speed-reserve, 150 s by default); then 64 samples of each as a PNG and three cells
+#                of 1,000 as .npy files: a-sde2 at NFE 50, the native sampler at NFE 100, a-xdpm3 at
+#                NFE 20 (docs/images.md's columns). --snapshot STEP: each training stops at STEP first,
+#                its EMA weights are exported and its a-sde2 cell drawn there, and it resumes.
 #   speed        holdgo's bench train and the PyTorch peer on the same device, TF32 then strict FP32,
 #                ncsnpp-cifar10 and ncsnpp-small at batch 128; bench kernels (time per kernel family)
 # OUTDIR/report.md and OUTDIR/report.json are rewritten as each step ends, so a machine that goes
 # away midway still leaves what was done; OUTDIR/logs holds every command's output.
+# --skip STEPS: a comma list of correctness and speed, steps not to run (recorded as skipped).
 # --quick: tiny sizes (8×8 images, ncsnpp-tiny, 1-2 steps) — the plumbing check, which the host-shim
 # bundle (make gpu-bundle SHIM=1) runs on a CPU in a few minutes.
 # Exit status: 0 every step passed; 1 a step failed or timed out; 2 no GPU/driver (or bad usage).
 set -uo pipefail
 
-usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--quick]" >&2; exit 2; }
+usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS] [--quick]" >&2; exit 2; }
 out=
 deadline=540
 minutes=
 speed_reserve=150
+snapshot=
+skip=
 quick=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--deadline) deadline=${2:-}; shift 2 || usage ;;
 	--minutes) minutes=${2:-}; shift 2 || usage ;;
 	--speed-reserve) speed_reserve=${2:-}; shift 2 || usage ;;
+	--snapshot) snapshot=${2:-}; shift 2 || usage ;;
+	--skip) skip=${2:-}; shift 2 || usage ;;
 	--quick) quick=1; shift ;;
 	-h | --help) usage ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
@@ -41,6 +48,13 @@ done
 [ -n "$out" ] || usage
 case $deadline in '' | *[!0-9]*) echo "run.sh: --deadline wants whole seconds" >&2; exit 2 ;; esac
 case $speed_reserve in '' | *[!0-9]*) echo "run.sh: --speed-reserve wants whole seconds" >&2; exit 2 ;; esac
+[ -z "$snapshot" ] || [[ $snapshot =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --snapshot wants a step number ≥ 1, got '$snapshot'" >&2; exit 2; }
+for s in ${skip//,/ }; do
+	case $s in correctness | speed) ;; *) echo "run.sh: --skip takes a comma list of correctness and speed, got '$s'" >&2; exit 2 ;; esac
+done
+# want STEP: whether STEP is to run (not named by --skip)
+want() { [[ ",$skip," != *",$1,"* ]]; }
+want speed || speed_reserve=0
 [ -z "$minutes" ] || { [[ $minutes =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v m="$minutes" 'BEGIN { exit !(m >= 0.1) }'; } || { echo "run.sh: --minutes wants a number of minutes ≥ 0.1 like 2 or 2.5, got '$minutes'" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -198,195 +212,248 @@ fi
 record preflight pass $(($(date +%s) - t0)) "holdctl-cuda device --device cuda opened the device" "$info"
 
 # --- correctness -------------------------------------------------------------------------------
-t0=$(date +%s)
-export HOLDGO_REQUIRE_GPU=1 # the GPU test binaries fail instead of skipping where no GPU opens
-figs=
-fails=
-if [ $shim = 1 ]; then
-	kernel_run='ShimKernels|ShimBackendTable'
-	train_run='ShimTrainingMatchesCPU'
-else
-	kernel_run='GPU'
-	train_run='ShimTrainingMatchesCPU|ShimResumeAcrossDevices'
-fi
-[ $quick = 1 ] && [ $shim = 1 ] && kernel_run='ShimBackendTable'
-run correctness-kernels.log "$(cap 240)" "$bin/cuda.test" -test.run "$kernel_run" -test.v -test.count 1
-rc=$?
-figs+="kernel suite ($kernel_run)=$(status_of $rc), $(grep -c -- '--- PASS' "$out/logs/correctness-kernels.log") passed, $(grep -c -- '--- FAIL' "$out/logs/correctness-kernels.log") failed"$'\n'
-[ $rc = 0 ] || fails+="kernels "
-shortflag=()
-[ $quick = 1 ] && shortflag=(-test.short)
-run correctness-train.log "$(cap 240)" "$bin/train.test" -test.run "$train_run" -test.v -test.count 1 "${shortflag[@]}"
-rc=$?
-figs+="toy MLP training cuda vs cpu ($train_run)=$(status_of $rc); $(grep -m3 -o 'worst loss relative difference [^;]*' "$out/logs/correctness-train.log" | tr '\n' ' ')"$'\n'
-[ $rc = 0 ] || fails+="train "
-# ncsnpp-tiny through the CLI, strict FP32 on both devices, same seed: the logged losses must agree.
-if [ $quick = 1 ]; then tsteps=2 tbatch=1; else tsteps=20 tbatch=4; fi
-for d in cpu cuda; do
-	rm -rf "$out/tiny-$d"
-	NVIDIA_TF32_OVERRIDE=0 run correctness-tiny.log "$(cap 180)" "$bin/holdctl-cuda" train --device "$d" --data "images:$here/data/tiny8" \
-		--model ncsnpp-tiny --steps $tsteps --batch $tbatch --seed 1 --log-every 1 --out "$out/tiny-$d"
-	rc=$?
-	[ $rc = 0 ] || break
-done
-if [ $rc = 0 ]; then
-	worst=$(paste -d, "$out/tiny-cpu/log.csv" "$out/tiny-cuda/log.csv" | awk -F, 'NR > 1 && $1 ~ /^[0-9]+$/ {
-		n = NF / 2; d = $2 - $(n + 2); if (d < 0) d = -d; r = d / ($2 < 0 ? -$2 : $2); if (r > w) w = r; c++ }
-		END { if (c == 0) print "none"; else printf "%.3g", w }')
-	if [ "$worst" = none ] || awk -v w="$worst" 'BEGIN { exit !(w > 1e-4) }'; then
-		fails+="ncsnpp-tiny "
-		figs+="ncsnpp-tiny cuda vs cpu=fail: worst loss relative difference $worst over $tsteps steps (want ≤ 1e-4)"$'\n'
+if want correctness; then
+	t0=$(date +%s)
+	export HOLDGO_REQUIRE_GPU=1 # the GPU test binaries fail instead of skipping where no GPU opens
+	figs=
+	fails=
+	if [ $shim = 1 ]; then
+		kernel_run='ShimKernels|ShimBackendTable'
+		train_run='ShimTrainingMatchesCPU'
 	else
-		figs+="ncsnpp-tiny cuda vs cpu=pass: worst loss relative difference $worst over $tsteps steps of batch $tbatch (strict FP32)"$'\n'
+		kernel_run='GPU'
+		train_run='ShimTrainingMatchesCPU|ShimResumeAcrossDevices'
 	fi
+	[ $quick = 1 ] && [ $shim = 1 ] && kernel_run='ShimBackendTable'
+	run correctness-kernels.log "$(cap 240)" "$bin/cuda.test" -test.run "$kernel_run" -test.v -test.count 1
+	rc=$?
+	figs+="kernel suite ($kernel_run)=$(status_of $rc), $(grep -c -- '--- PASS' "$out/logs/correctness-kernels.log") passed, $(grep -c -- '--- FAIL' "$out/logs/correctness-kernels.log") failed"$'\n'
+	[ $rc = 0 ] || fails+="kernels "
+	shortflag=()
+	[ $quick = 1 ] && shortflag=(-test.short)
+	run correctness-train.log "$(cap 240)" "$bin/train.test" -test.run "$train_run" -test.v -test.count 1 "${shortflag[@]}"
+	rc=$?
+	figs+="toy MLP training cuda vs cpu ($train_run)=$(status_of $rc); $(grep -m3 -o 'worst loss relative difference [^;]*' "$out/logs/correctness-train.log" | tr '\n' ' ')"$'\n'
+	[ $rc = 0 ] || fails+="train "
+	# ncsnpp-tiny through the CLI, strict FP32 on both devices, same seed: the logged losses must agree.
+	if [ $quick = 1 ]; then tsteps=2 tbatch=1; else tsteps=20 tbatch=4; fi
+	for d in cpu cuda; do
+		rm -rf "$out/tiny-$d"
+		NVIDIA_TF32_OVERRIDE=0 run correctness-tiny.log "$(cap 180)" "$bin/holdctl-cuda" train --device "$d" --data "images:$here/data/tiny8" \
+			--model ncsnpp-tiny --steps $tsteps --batch $tbatch --seed 1 --log-every 1 --out "$out/tiny-$d"
+		rc=$?
+		[ $rc = 0 ] || break
+	done
+	if [ $rc = 0 ]; then
+		worst=$(paste -d, "$out/tiny-cpu/log.csv" "$out/tiny-cuda/log.csv" | awk -F, 'NR > 1 && $1 ~ /^[0-9]+$/ {
+			n = NF / 2; d = $2 - $(n + 2); if (d < 0) d = -d; r = d / ($2 < 0 ? -$2 : $2); if (r > w) w = r; c++ }
+			END { if (c == 0) print "none"; else printf "%.3g", w }')
+		if [ "$worst" = none ] || awk -v w="$worst" 'BEGIN { exit !(w > 1e-4) }'; then
+			fails+="ncsnpp-tiny "
+			figs+="ncsnpp-tiny cuda vs cpu=fail: worst loss relative difference $worst over $tsteps steps (want ≤ 1e-4)"$'\n'
+		else
+			figs+="ncsnpp-tiny cuda vs cpu=pass: worst loss relative difference $worst over $tsteps steps of batch $tbatch (strict FP32)"$'\n'
+		fi
+	else
+		fails+="ncsnpp-tiny "
+		figs+="ncsnpp-tiny cuda vs cpu=$(status_of $rc) (exit $rc, logs/correctness-tiny.log)"$'\n'
+	fi
+	if [ -z "$fails" ]; then st=pass; note="kernels, op table and training agree with the CPU"; else st=fail; note="failed: $fails(see logs/correctness-*.log)"; fi
+	record correctness $st $(($(date +%s) - t0)) "$note" "$figs"
 else
-	fails+="ncsnpp-tiny "
-	figs+="ncsnpp-tiny cuda vs cpu=$(status_of $rc) (exit $rc, logs/correctness-tiny.log)"$'\n'
+	record correctness skipped 0 "not run (--skip correctness)"
 fi
-if [ -z "$fails" ]; then st=pass; note="kernels, op table and training agree with the CPU"; else st=fail; note="failed: $fails(see logs/correctness-*.log)"; fi
-record correctness $st $(($(date +%s) - t0)) "$note" "$figs"
 
 # --- image models: HOLD-3, CLD, VP on Fashion-MNIST, trained side by side ------------------------------
 # The three trainings run at once on the one GPU: an ncsnpp-small step at batch 128 keeps the device
 # busy a small part of the time (the host launches ~1,000 small kernels per step), so three processes
 # interleave their kernels and each trains at most of its lone rate. Then each model's EMA weights are
-# exported and sampled: 64 samples as a PNG by the native sampler, and 1,000 by the stochastic aligned
-# sampler a-sde2 at NFE 50 (the best cell of docs/images.md) as a .npy for 'holdctl fid' elsewhere.
+# exported and sampled: 64 samples as a PNG by the native sampler, and three cells of 1,000 as .npy files
+# for 'holdctl fid' elsewhere (docs/images.md's columns for these models): the stochastic aligned sampler
+# a-sde2 at NFE 50, the native sampler (lt; VP: em) at NFE 100 and a-xdpm3 at NFE 20.
 t0=$(date +%s)
 figs=
 fails=
 if [ $quick = 1 ]; then
 	data="images:$here/data/tiny8"
-	recipe=(--model ncsnpp-tiny --steps 1 --batch 1 --log-every 1)
+	recipe=(--model ncsnpp-tiny --batch 1 --log-every 1)
+	total_steps=2
 	sample_args=(--n 1 --steps 2)
-	cell_args=(-n 2 --nfe 4)
+	cell_n=2 nfe_asde2=4 nfe_native=4 nfe_axdpm3=4
+	train_s=0
 	tcap=120
 else
 	data="fashion-mnist:$here/data/fashion-mnist"
 	# the Fashion-MNIST recipe of docs/fashion-mnist.md, cut by a time limit instead of a step count
-	recipe=(--model ncsnpp-small --dropout 0 --flip --times mixed --steps 1000000 --batch 128 --lr 1e-3 --warmup 200
+	recipe=(--model ncsnpp-small --dropout 0 --flip --times mixed --batch 128 --lr 1e-3 --warmup 200
 		--ema 0.995 --grad-clip 1 --ckpt-every 500 --log-every 50)
+	total_steps=1000000
 	sample_args=(--n 64 --steps 250 --denoise)
-	cell_args=(-n 1000 --nfe 50)
-	if [ -z "$minutes" ]; then # what is left, less 90 s for the samples and $speed_reserve s for the speed step
-		minutes=$(awk -v l="$(left)" -v r="$speed_reserve" 'BEGIN { m = (l - r - 90) / 60; if (m < 0.5) m = 0.5; printf "%.1f", m }')
+	cell_n=1000 nfe_asde2=50 nfe_native=100 nfe_axdpm3=20
+	if [ -z "$minutes" ]; then # what is left, less 120 s for the samples and $speed_reserve s for the speed step
+		minutes=$(awk -v l="$(left)" -v r="$speed_reserve" 'BEGIN { m = (l - r - 120) / 60; if (m < 0.5) m = 0.5; printf "%.1f", m }')
 	fi
-	recipe+=(--time-limit "$(awk -v m="$minutes" 'BEGIN { printf "%ds", m * 60 }')")
-	tcap=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 + 60 }')
+	train_s=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')
+	tcap=$((train_s + 60))
 fi
+scap=$([ $quick = 1 ] && echo 120 || echo 90) # seconds for one sampling command
 mkdir -p "$out/models"
+tcap=$(cap "$tcap")
+
+# image_model SDE: train one model (with --snapshot: to that step first, export and draw its a-sde2
+# cell there, then resume), export its EMA weights, draw its PNG and cells. Writes one line of figures
+# to models/SDE.figs and the names of the failed parts to models/SDE.fails.
+image_model() {
+	local sde=$1 dir=$out/models/$1 log=images-$1.log args=(--sde "$1") resume=() rc tl f=
+	local fg=$dir.figs
+	[ "$sde" = hold ] && args+=(--order 3)
+	rm -rf "$dir" "$dir-ema" "$dir"-step* "$fg" "$dir.fails" "$out/models/$sde"-*.npy
+	local train=("$bin/holdctl-cuda" train --device cuda --data "$data" "${args[@]}" "${recipe[@]}" --seed 1 --out "$dir")
+	# sample NAME.npy NFE ARGS…: one cell of cell_n samples into models/
+	sample() {
+		local name=$1 nfe=$2
+		shift 2
+		run "$log" "$(cap "$scap")" "$bin/holdctl-cuda" sample --device cuda -n "$cell_n" --nfe "$nfe" --seed 1 \
+			--clip 1 --denoise "$@" --out "$out/models/$name" || { f+="cell-$name "; return 1; }
+	}
+	if [ -n "$snapshot" ]; then
+		run "$log" "$tcap" "${train[@]}" --steps "$snapshot"
+		rc=$?
+		if [ $rc != 0 ]; then
+			echo "train-$sde" >"$dir.fails"
+			echo "$sde train to step $snapshot=$(status_of $rc) (logs/$log)" >"$fg"
+			return
+		fi
+		run "$log" "$(cap 60)" "$bin/holdctl-cuda" export --ckpt "$dir" --out "$dir-step$snapshot-ema" || f+="export-step$snapshot "
+		sample "$sde-step$snapshot-asde2-nfe$nfe_asde2.npy" "$nfe_asde2" --ckpt "$dir" --sampler a-sde2 --grid vpmatched
+		echo -n "$sde at step $snapshot=$(tail -1 "$dir/log.csv") (models/$sde-step$snapshot-ema); " >"$fg"
+		resume=(--resume)
+	fi
+	tl=()
+	if [ "$train_s" -gt 0 ]; then
+		local rest=$((train_s - ($(date +%s) - t0)))
+		[ $rest -ge 1 ] || rest=1
+		tl=(--time-limit "${rest}s")
+	fi
+	run "$log" "$(cap "$tcap")" "${train[@]}" --steps "$total_steps" "${tl[@]}" "${resume[@]}"
+	rc=$?
+	if [ $rc != 0 ]; then
+		echo "train-$sde $f" >"$dir.fails"
+		echo "$sde train=$(status_of $rc) (logs/$log)" >>"$fg"
+		return
+	fi
+	local last ema png
+	last=$(tail -1 "$dir/log.csv")
+	run "$log" "$(cap 60)" "$bin/holdctl-cuda" export --ckpt "$dir" --out "$dir-ema" || f+="export "
+	ema=$(du -sk "$dir-ema" 2>/dev/null | cut -f1)
+	run "$log" "$(cap "$scap")" "$bin/holdctl-cuda" sample --ckpt "$dir" --device cuda "${sample_args[@]}" --seed 1 --out "$dir.png"
+	png=$(status_of $?)
+	[ "$png" = pass ] || f+="sample "
+	local native=lt
+	[ "$sde" = vp ] && native=em
+	sample "$sde-asde2-nfe$nfe_asde2.npy" "$nfe_asde2" --ckpt "$dir" --sampler a-sde2 --grid vpmatched
+	sample "$sde-$native-nfe$nfe_native.npy" "$nfe_native" --ckpt "$dir" --sampler "$native" --grid quadratic --eps 1e-3
+	sample "$sde-axdpm3-nfe$nfe_axdpm3.npy" "$nfe_axdpm3" --ckpt "$dir" --sampler a-xdpm3 --grid vpmatched
+	echo "$sde=last log row (step,loss,lr,grad norm,steps/s) $last; EMA export ${ema:-?} KiB; samples $png (models/$sde.png); cells: $(cd "$out/models" && ls "$sde"-*.npy 2>/dev/null | tr '\n' ' ')${f:+failed: $f}" >>"$fg"
+	[ -z "$f" ] || echo "$f" >"$dir.fails"
+}
+
 sdes=(hold cld vp)
 pids=()
-tcap=$(cap "$tcap")
 for sde in "${sdes[@]}"; do
-	args=(--sde "$sde")
-	[ $sde = hold ] && args+=(--order 3)
-	rm -rf "$out/models/$sde" "$out/models/$sde-ema"
-	run "images-$sde.log" "$tcap" "$bin/holdctl-cuda" train --device cuda --data "$data" "${args[@]}" "${recipe[@]}" \
-		--seed 1 --out "$out/models/$sde" &
+	image_model "$sde" &
 	pids+=($!)
 done
 for i in "${!sdes[@]}"; do
 	sde=${sdes[$i]}
-	dir=$out/models/$sde
 	wait "${pids[$i]}"
-	rc=$?
-	if [ $rc != 0 ]; then
-		fails+="train-$sde "
-		figs+="$sde train=$(status_of $rc) (logs/images-$sde.log)"$'\n'
-		continue
-	fi
-	last=$(tail -1 "$dir/log.csv")
-	run "images-$sde.log" "$(cap 60)" "$bin/holdctl-cuda" export --ckpt "$dir" --out "$out/models/$sde-ema"
-	ema=$(du -sk "$out/models/$sde-ema" 2>/dev/null | cut -f1)
-	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || echo 60))" "$bin/holdctl-cuda" sample --ckpt "$dir" --device cuda \
-		"${sample_args[@]}" --seed 1 --out "$out/models/$sde.png"
-	rc=$?
-	[ $rc = 0 ] || fails+="sample-$sde "
-	run "images-$sde.log" "$(cap $([ $quick = 1 ] && echo 120 || echo 60))" "$bin/holdctl-cuda" sample --ckpt "$dir" --device cuda \
-		--sampler a-sde2 --grid vpmatched --clip 1 --denoise "${cell_args[@]}" --seed 1 --out "$out/models/$sde-asde2-nfe50.npy"
-	rc2=$?
-	[ $rc2 = 0 ] || fails+="cell-$sde "
-	figs+="$sde=last log row (step,loss,lr,grad norm,steps/s) $last; EMA export ${ema:-?} KiB; samples $(status_of $rc) (models/$sde.png); a-sde2 NFE 50 cell $(status_of $rc2) (models/$sde-asde2-nfe50.npy)"$'\n'
+	figs+="$(cat "$out/models/$sde.figs" 2>/dev/null || echo "$sde=no record (logs/images-$sde.log)")"$'\n'
+	[ ! -s "$out/models/$sde.fails" ] || fails+="$(cat "$out/models/$sde.fails") "
+	[ -s "$out/models/$sde.figs" ] || fails+="$sde "
 done
 if [ -z "$fails" ]; then st=pass; note="trained HOLD-3, CLD and VP side by side and sampled them"; else st=fail; note="failed: $fails"; fi
 [ $quick = 1 ] || note+=" (${minutes} min each)"
+[ -z "$snapshot" ] || note+="; snapshots at step $snapshot"
 record images $st $(($(date +%s) - t0)) "$note" "$figs"
 
 # --- speed: holdgo and PyTorch on the same device ---------------------------------------------------
-t0=$(date +%s)
-figs=
-fails=
-peer_dev=cuda
-[ $shim = 1 ] && peer_dev=cpu
-have_torch=0
-py=
-for p in ${HOLDGO_PYTHON:-} python3 /usr/bin/python3; do # $HOLDGO_PYTHON names the Python with PyTorch
-	if command -v "$p" >/dev/null && "$p" -c 'import torch' >/dev/null 2>&1; then py=$p; break; fi
-done
-if [ -n "$py" ]; then
-	have_torch=1
-	machine+=("pytorch=$py: torch $("$py" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null)")
-else
-	figs+="pytorch=not found (no python3 that imports torch; set HOLDGO_PYTHON): holdgo timed alone"$'\n'
-fi
-if [ $quick = 1 ]; then
-	configs=("ncsnpp-tiny 1 1 0")
-	bsteps=1 psteps=1
-else
-	configs=("ncsnpp-cifar10 128 3 106" "ncsnpp-small 128 1 0")
-	bsteps=10 psteps=10
-fi
-gpu_name=$(echo "${smi:-}" | head -1 | cut -d, -f1)
-peak_tf32=0 peak_fp32=0
-case $gpu_name in *H100* | *H200* | *GH200*) peak_tf32=494.7 peak_fp32=66.9 ;; *A100*) peak_tf32=156 peak_fp32=19.5 ;; esac
-for tf32 in 1 0; do
-	mode=$([ $tf32 = 1 ] && echo TF32 || echo "strict FP32")
-	for cfg in "${configs[@]}"; do
-		read -r model batch ch gflop <<<"$cfg"
-		log=speed-$model-tf32$tf32.log
-		env_tf32=()
-		[ $tf32 = 0 ] && env_tf32=(NVIDIA_TF32_OVERRIDE=0)
-		run "$log" "$(cap 120)" env "${env_tf32[@]}" "$bin/holdctl-cuda" bench train --device cuda --model "$model" --batch "$batch" --channels "$ch" --steps $bsteps
-		rc=$?
-		hg=$(grep -o '[0-9.]* samples/s' "$out/logs/$log" | tail -1 | cut -d' ' -f1)
-		counters=$(grep -m1 'per non-logging step' "$out/logs/$log" | sed 's/ *per non-logging step: //')
-		if [ $rc != 0 ] || [ -z "$hg" ]; then
-			fails+="holdgo-$model-$mode "
-			figs+="$model batch $batch $mode holdgo=$(status_of $rc) (logs/$log)"$'\n'
-			continue
-		fi
-		line="$hg images/s"
-		if [ "$gflop" != 0 ]; then
-			gf=$(awk -v r="$hg" -v g="$gflop" 'BEGIN { printf "%.0f", r * g }')
-			line+=", ≈$gf GFLOP/s at ≈$gflop GFLOP per image"
-			pk=$([ $tf32 = 1 ] && echo $peak_tf32 || echo $peak_fp32)
-			[ "$pk" != 0 ] && line+=" ($(awk -v f="$gf" -v p="$pk" 'BEGIN { printf "%.1f", 100 * f / (p * 1000) }') % of the $pk TFLOP/s peak)"
-		fi
-		figs+="$model batch $batch $mode holdgo=$line; per step: $counters"$'\n'
-		if [ $have_torch = 1 ]; then
-			plog=speed-$model-tf32$tf32-torch.log
-			run "$plog" "$(cap 150)" "$py" "$here/peer/peer_train.py" --model "$model" --batch "$batch" --steps $psteps --device $peer_dev --tf32 $tf32 --json
-			rc=$?
-			pt=$(grep -o '"images_per_s": [0-9.e+-]*' "$out/logs/$plog" | tail -1 | cut -d' ' -f2)
-			if [ $rc = 0 ] && [ -n "$pt" ]; then
-				ratio=$(awk -v a="$hg" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')
-				figs+="$model batch $batch $mode pytorch ($peer_dev)=$(awk -v b="$pt" 'BEGIN { printf "%.1f", b }') images/s; holdgo/pytorch=$ratio"$'\n'
-			else
-				fails+="pytorch-$model-$mode "
-				figs+="$model batch $batch $mode pytorch=$(status_of $rc) (logs/$plog)"$'\n'
-			fi
-		fi
+if want speed; then
+	t0=$(date +%s)
+	figs=
+	fails=
+	peer_dev=cuda
+	[ $shim = 1 ] && peer_dev=cpu
+	have_torch=0
+	py=
+	for p in ${HOLDGO_PYTHON:-} python3 /usr/bin/python3; do # $HOLDGO_PYTHON names the Python with PyTorch
+		if command -v "$p" >/dev/null && "$p" -c 'import torch' >/dev/null 2>&1; then py=$p; break; fi
 	done
-done
-if [ $quick = 1 ]; then kargs=(--elements 4096 --gemm 64 --reps 1); else kargs=(); fi
-run speed-kernels.log "$(cap 120)" "$bin/holdctl-cuda" bench kernels --device cuda "${kargs[@]}"
-rc=$?
-figs+="bench kernels (time per kernel family, CUDA events)=$(status_of $rc): logs/speed-kernels.log"$'\n'
-[ $rc = 0 ] || fails+="bench-kernels "
-if [ -z "$fails" ]; then st=pass; note="holdgo and PyTorch timed on the same device"; else st=fail; note="failed: $fails"; fi
-[ $shim = 1 ] && note+=" (host shim: CPU times, plumbing only)"
-record speed $st $(($(date +%s) - t0)) "$note" "$figs"
+	if [ -n "$py" ]; then
+		have_torch=1
+		machine+=("pytorch=$py: torch $("$py" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null)")
+	else
+		figs+="pytorch=not found (no python3 that imports torch; set HOLDGO_PYTHON): holdgo timed alone"$'\n'
+	fi
+	if [ $quick = 1 ]; then
+		configs=("ncsnpp-tiny 1 1 0")
+		bsteps=1 psteps=1
+	else
+		configs=("ncsnpp-cifar10 128 3 106" "ncsnpp-small 128 1 0")
+		bsteps=10 psteps=10
+	fi
+	gpu_name=$(echo "${smi:-}" | head -1 | cut -d, -f1)
+	peak_tf32=0 peak_fp32=0
+	case $gpu_name in *H100* | *H200* | *GH200*) peak_tf32=494.7 peak_fp32=66.9 ;; *A100*) peak_tf32=156 peak_fp32=19.5 ;; esac
+	for tf32 in 1 0; do
+		mode=$([ $tf32 = 1 ] && echo TF32 || echo "strict FP32")
+		for cfg in "${configs[@]}"; do
+			read -r model batch ch gflop <<<"$cfg"
+			log=speed-$model-tf32$tf32.log
+			env_tf32=()
+			[ $tf32 = 0 ] && env_tf32=(NVIDIA_TF32_OVERRIDE=0)
+			run "$log" "$(cap 120)" env "${env_tf32[@]}" "$bin/holdctl-cuda" bench train --device cuda --model "$model" --batch "$batch" --channels "$ch" --steps $bsteps
+			rc=$?
+			hg=$(grep -o '[0-9.]* samples/s' "$out/logs/$log" | tail -1 | cut -d' ' -f1)
+			counters=$(grep -m1 'per non-logging step' "$out/logs/$log" | sed 's/ *per non-logging step: //')
+			if [ $rc != 0 ] || [ -z "$hg" ]; then
+				fails+="holdgo-$model-$mode "
+				figs+="$model batch $batch $mode holdgo=$(status_of $rc) (logs/$log)"$'\n'
+				continue
+			fi
+			line="$hg images/s"
+			if [ "$gflop" != 0 ]; then
+				gf=$(awk -v r="$hg" -v g="$gflop" 'BEGIN { printf "%.0f", r * g }')
+				line+=", ≈$gf GFLOP/s at ≈$gflop GFLOP per image"
+				pk=$([ $tf32 = 1 ] && echo $peak_tf32 || echo $peak_fp32)
+				[ "$pk" != 0 ] && line+=" ($(awk -v f="$gf" -v p="$pk" 'BEGIN { printf "%.1f", 100 * f / (p * 1000) }') % of the $pk TFLOP/s peak)"
+			fi
+			figs+="$model batch $batch $mode holdgo=$line; per step: $counters"$'\n'
+			if [ $have_torch = 1 ]; then
+				plog=speed-$model-tf32$tf32-torch.log
+				run "$plog" "$(cap 150)" "$py" "$here/peer/peer_train.py" --model "$model" --batch "$batch" --steps $psteps --device $peer_dev --tf32 $tf32 --json
+				rc=$?
+				pt=$(grep -o '"images_per_s": [0-9.e+-]*' "$out/logs/$plog" | tail -1 | cut -d' ' -f2)
+				if [ $rc = 0 ] && [ -n "$pt" ]; then
+					ratio=$(awk -v a="$hg" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')
+					figs+="$model batch $batch $mode pytorch ($peer_dev)=$(awk -v b="$pt" 'BEGIN { printf "%.1f", b }') images/s; holdgo/pytorch=$ratio"$'\n'
+				else
+					fails+="pytorch-$model-$mode "
+					figs+="$model batch $batch $mode pytorch=$(status_of $rc) (logs/$plog)"$'\n'
+				fi
+			fi
+		done
+	done
+	if [ $quick = 1 ]; then kargs=(--elements 4096 --gemm 64 --reps 1); else kargs=(); fi
+	run speed-kernels.log "$(cap 120)" "$bin/holdctl-cuda" bench kernels --device cuda "${kargs[@]}"
+	rc=$?
+	figs+="bench kernels (time per kernel family, CUDA events)=$(status_of $rc): logs/speed-kernels.log"$'\n'
+	[ $rc = 0 ] || fails+="bench-kernels "
+	if [ -z "$fails" ]; then st=pass; note="holdgo and PyTorch timed on the same device"; else st=fail; note="failed: $fails"; fi
+	[ $shim = 1 ] && note+=" (host shim: CPU times, plumbing only)"
+	record speed $st $(($(date +%s) - t0)) "$note" "$figs"
+else
+	record speed skipped 0 "not run (--skip speed)"
+fi
 
-for s in "${statuses[@]}"; do [ "$s" = pass ] || exit 1; done
+for s in "${statuses[@]}"; do [ "$s" = pass ] || [ "$s" = skipped ] || exit 1; done
 exit 0
