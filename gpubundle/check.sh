@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # gpubundle/check.sh: 'make gpu-bundle-check', the GPU bundle checked on a machine without a GPU.
-#   1. the host-shim bundle (make gpu-bundle SHIM=1) runs 'run.sh --quick --snapshot 1' end to end
-#      within 5 minutes, exit 0, report.md and report.json list all four steps with their status, and
-#      every model has its snapshot, PNG and cells; then 'run.sh --quick --skip correctness,speed'
-#      exits 0 with those two steps recorded as skipped;
+#   1. the host-shim bundle (make gpu-bundle SHIM=1) runs 'run.sh --quick --snapshot 1 --pack DIR' end
+#      to end within 5 minutes, exit 0, report.md and report.json list all four steps with their
+#      status, every model has its snapshot, PNG and cells, and --pack wrote seven .tgz files; then
+#      'run.sh --quick --skip correctness,speed' exits 0 with those two steps recorded as skipped, and
+#      'run.sh --continue' on its output resumes the three runs to step 4;
 #   2. where nvcc is installed and nvidia-smi is not: the real bundle (make gpu-bundle) is at most
 #      24 MiB, has no link-time libcublas, and its 'run.sh OUT' exits 2 within 10 s, saying why in
 #      OUT/report.md.
@@ -17,7 +18,9 @@ out=bin/gpu-bundle-check/quick
 rm -rf "$out"
 t0=$(date +%s)
 rc=0
-timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick --snapshot 1 || rc=$?
+pack=bin/gpu-bundle-check/pack
+rm -rf "$pack"
+timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick --snapshot 1 --pack "$pack" || rc=$?
 dt=$(($(date +%s) - t0))
 echo "gpu-bundle-check: shim run.sh --quick --snapshot 1: exit $rc in $dt s"
 [ $rc = 0 ] || fail "shim run.sh --quick --snapshot 1 exited $rc (report: $out/report.md)"
@@ -34,6 +37,14 @@ for m in hold cld vp; do
 	grep -q '^2,' "$out/models/$m/log.csv" || fail "$m did not resume to step 2 after its snapshot ($out/models/$m/log.csv)"
 done
 if command -v python3 >/dev/null; then python3 -m json.tool "$out/report.json" >/dev/null || fail "report.json is not JSON"; fi
+[ "$(ls "$pack" | wc -l)" = 7 ] || fail "--pack wrote $(ls "$pack" | tr '\n' ' '), want report.tgz and models-, cells-SDE.tgz"
+has() { # has ARCHIVE PATH: whether the .tgz lists PATH (the listing read whole: no SIGPIPE under pipefail)
+	local list
+	list=$(tar tzf "$1") && grep -qx "$2" <<<"$list"
+}
+has "$pack/report.tgz" report.md || fail "$pack/report.tgz has no report.md"
+has "$pack/models-hold.tgz" models/hold-step1-ema/ckpt.safetensors || fail "$pack/models-hold.tgz has no snapshot export"
+has "$pack/cells-vp.tgz" models/vp-em-nfe4.npy || fail "$pack/cells-vp.tgz has no native cell"
 out=bin/gpu-bundle-check/skip
 rm -rf "$out"
 rc=0
@@ -42,6 +53,14 @@ echo "gpu-bundle-check: shim run.sh --quick --skip correctness,speed: exit $rc"
 [ $rc = 0 ] || fail "shim run.sh --quick --skip correctness,speed exited $rc (report: $out/report.md)"
 for step in correctness speed; do grep -q "^| $step | skipped |" "$out/report.md" || fail "report.md does not show $step skipped"; done
 grep -q "^| images | pass |" "$out/report.md" || fail "report.md has no passing images step with --skip"
+rc=0
+timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick --skip correctness,speed --continue || rc=$?
+echo "gpu-bundle-check: shim run.sh --quick --skip correctness,speed --continue: exit $rc"
+[ $rc = 0 ] || fail "shim run.sh --continue exited $rc (report: $out/report.md)"
+for m in hold cld vp; do
+	grep -q '^4,' "$out/models/$m/log.csv" || fail "--continue did not resume $m to step 4 ($out/models/$m/log.csv)"
+	[ -s "$out/models/$m-asde2-nfe4.npy" ] || fail "--continue drew no $m cell"
+done
 
 if command -v nvcc >/dev/null && ! command -v nvidia-smi >/dev/null; then
 	GO=$GO gpubundle/build.sh bin/gpu-bundle

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS] [--quick]
+# run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS]
+#        [--continue] [--pack DIR] [--quick]
 #
 # The GPU bundle's one command (built by 'make gpu-bundle'; docs/gpu.md, "Running on a GPU machine
 # without Go"). Needs bash, coreutils (timeout), the NVIDIA driver and a cuBLAS 11-13 (found by
@@ -19,18 +20,25 @@
 # OUTDIR/report.md and OUTDIR/report.json are rewritten as each step ends, so a machine that goes
 # away midway still leaves what was done; OUTDIR/logs holds every command's output.
 # --skip STEPS: a comma list of correctness and speed, steps not to run (recorded as skipped).
+# --continue: the images step resumes the models already in OUTDIR/models (a second call on the same
+# machine: each run goes on from its checkpoint for --minutes more; snapshots are kept, --snapshot unused).
+# --pack DIR: at the end, gather the results into at most seven .tgz files in DIR, each under 16 MiB,
+# for a machine that returns only a few files of limited size: report.tgz (report, logs, PNGs, training
+# logs), models-SDE.tgz (the EMA exports) and cells-SDE.tgz (the .npy cells), one pair per model.
 # --quick: tiny sizes (8×8 images, ncsnpp-tiny, 1-2 steps) — the plumbing check, which the host-shim
 # bundle (make gpu-bundle SHIM=1) runs on a CPU in a few minutes.
 # Exit status: 0 every step passed; 1 a step failed or timed out; 2 no GPU/driver (or bad usage).
 set -uo pipefail
 
-usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS] [--quick]" >&2; exit 2; }
+usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS] [--continue] [--pack DIR] [--quick]" >&2; exit 2; }
 out=
 deadline=540
 minutes=
 speed_reserve=150
 snapshot=
 skip=
+pack=
+cont=0
 quick=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -39,6 +47,8 @@ while [ $# -gt 0 ]; do
 	--speed-reserve) speed_reserve=${2:-}; shift 2 || usage ;;
 	--snapshot) snapshot=${2:-}; shift 2 || usage ;;
 	--skip) skip=${2:-}; shift 2 || usage ;;
+	--pack) pack=${2:-}; shift 2 || usage ;;
+	--continue) cont=1; shift ;;
 	--quick) quick=1; shift ;;
 	-h | --help) usage ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
@@ -58,6 +68,10 @@ want speed || speed_reserve=0
 [ -z "$minutes" ] || { [[ $minutes =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v m="$minutes" 'BEGIN { exit !(m >= 0.1) }'; } || { echo "run.sh: --minutes wants a number of minutes ≥ 0.1 like 2 or 2.5, got '$minutes'" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "$pack" ]; then
+	mkdir -p "$pack" || { echo "run.sh: cannot create --pack directory $pack" >&2; exit 2; }
+	pack=$(cd "$pack" && pwd)
+fi
 mkdir -p "$out/logs" || exit 2
 out=$(cd "$out" && pwd)
 # the binaries travel gzipped (build.sh): unpack them next to the report
@@ -277,7 +291,7 @@ fails=
 if [ $quick = 1 ]; then
 	data="images:$here/data/tiny8"
 	recipe=(--model ncsnpp-tiny --batch 1 --log-every 1)
-	total_steps=2
+	total_steps=$((cont == 1 ? 4 : 2)) # --continue: two steps more
 	sample_args=(--n 1 --steps 2)
 	cell_n=2 nfe_asde2=4 nfe_native=4 nfe_axdpm3=4
 	train_s=0
@@ -307,7 +321,17 @@ image_model() {
 	local sde=$1 dir=$out/models/$1 log=images-$1.log args=(--sde "$1") resume=() rc tl f=
 	local fg=$dir.figs
 	[ "$sde" = hold ] && args+=(--order 3)
-	rm -rf "$dir" "$dir-ema" "$dir"-step* "$fg" "$dir.fails" "$out/models/$sde"-*.npy
+	if [ $cont = 1 ]; then # keep the run and its snapshots; the final export and cells are made anew
+		if [ ! -s "$dir/ckpt.safetensors" ]; then
+			echo "train-$sde" >"$dir.fails"
+			echo "$sde=--continue: no checkpoint in models/$sde to resume" >"$fg"
+			return
+		fi
+		rm -rf "$dir-ema" "$fg" "$dir.fails" "$dir".png "$out/models/$sde"-{asde2,lt,em,axdpm3}-nfe*.npy
+		resume=(--resume)
+	else
+		rm -rf "$dir" "$dir-ema" "$dir"-step* "$fg" "$dir.fails" "$dir".png "$out/models/$sde"-*.npy
+	fi
 	local train=("$bin/holdctl-cuda" train --device cuda --data "$data" "${args[@]}" "${recipe[@]}" --seed 1 --out "$dir")
 	# sample NAME.npy NFE ARGS…: one cell of cell_n samples into models/
 	sample() {
@@ -316,7 +340,7 @@ image_model() {
 		run "$log" "$(cap "$scap")" "$bin/holdctl-cuda" sample --device cuda -n "$cell_n" --nfe "$nfe" --seed 1 \
 			--clip 1 --denoise "$@" --out "$out/models/$name" || { f+="cell-$name "; return 1; }
 	}
-	if [ -n "$snapshot" ]; then
+	if [ -n "$snapshot" ] && [ $cont = 0 ]; then
 		run "$log" "$tcap" "${train[@]}" --steps "$snapshot"
 		rc=$?
 		if [ $rc != 0 ]; then
@@ -373,7 +397,8 @@ for i in "${!sdes[@]}"; do
 done
 if [ -z "$fails" ]; then st=pass; note="trained HOLD-3, CLD and VP side by side and sampled them"; else st=fail; note="failed: $fails"; fi
 [ $quick = 1 ] || note+=" (${minutes} min each)"
-[ -z "$snapshot" ] || note+="; snapshots at step $snapshot"
+[ -z "$snapshot" ] || [ $cont = 1 ] || note+="; snapshots at step $snapshot"
+[ $cont = 0 ] || note+="; resumed the runs in $out/models"
 record images $st $(($(date +%s) - t0)) "$note" "$figs"
 
 # --- speed: holdgo and PyTorch on the same device ---------------------------------------------------
@@ -453,6 +478,25 @@ if want speed; then
 	record speed $st $(($(date +%s) - t0)) "$note" "$figs"
 else
 	record speed skipped 0 "not run (--skip speed)"
+fi
+
+# --- pack: the results in a few files of at most 16 MiB each ------------------------------------------
+if [ -n "$pack" ]; then
+	(
+		cd "$out" || exit 1
+		shopt -s nullglob
+		tar czf "$pack/report.tgz" report.md report.json logs models/*.figs models/*.fails models/*.png models/*/log.csv models/*/config.yaml
+		for sde in hold cld vp; do
+			ms=(models/"$sde"-ema models/"$sde"-step*-ema)
+			[ ${#ms[@]} = 0 ] || tar czf "$pack/models-$sde.tgz" "${ms[@]}"
+			cs=(models/"$sde"-*.npy)
+			[ ${#cs[@]} = 0 ] || tar czf "$pack/cells-$sde.tgz" "${cs[@]}"
+		done
+	)
+	for f in "$pack"/*.tgz; do
+		[ "$(stat -c %s "$f")" -le $((16 << 20)) ] || echo "run.sh: $f is over 16 MiB" >&2
+	done
+	echo "run.sh: packed into $pack: $(cd "$pack" && ls -- *.tgz | tr '\n' ' ')" >&2
 fi
 
 for s in "${statuses[@]}"; do [ "$s" = pass ] || [ "$s" = skipped ] || exit 1; done
