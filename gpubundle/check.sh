@@ -2,7 +2,8 @@
 # gpubundle/check.sh: 'make gpu-bundle-check', the GPU bundle checked on a machine without a GPU.
 #   1. the host-shim bundle (make gpu-bundle SHIM=1) runs 'run.sh --quick --snapshot 1 --pack DIR' end
 #      to end within 5 minutes, exit 0, report.md and report.json list all four steps with their
-#      status, every model has its snapshot, PNG and cells, and --pack wrote seven .tgz files; then
+#      status, every model has its snapshot, PNG and cells, and --pack wrote seven .tgz files (and a
+#      --pack inside OUTDIR is refused with exit 2); then
 #      'run.sh --quick --skip correctness,speed' exits 0 with those two steps recorded as skipped, and
 #      'run.sh --continue' on its output resumes the three runs to step 4;
 #   2. where nvcc is installed and nvidia-smi is not: the real bundle (make gpu-bundle) is at most
@@ -38,6 +39,10 @@ for m in hold cld vp; do
 done
 if command -v python3 >/dev/null; then python3 -m json.tool "$out/report.json" >/dev/null || fail "report.json is not JSON"; fi
 [ "$(ls "$pack" | wc -l)" = 7 ] || fail "--pack wrote $(ls "$pack" | tr '\n' ' '), want report.tgz and models-, cells-SDE.tgz"
+rc=0
+bin/gpu-bundle-shim/run.sh "$out" --quick --pack "$out/logs/p" 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "run.sh --pack inside OUTDIR exited $rc, want 2"
+[ ! -e "$out/logs/p" ] || fail "run.sh --pack inside OUTDIR created $out/logs/p before refusing"
 has() { # has ARCHIVE PATH: whether the .tgz lists PATH (the listing read whole: no SIGPIPE under pipefail)
 	local list
 	list=$(tar tzf "$1") && grep -qx "$2" <<<"$list"

@@ -22,7 +22,8 @@
 # --skip STEPS: a comma list of correctness and speed, steps not to run (recorded as skipped).
 # --continue: the images step resumes the models already in OUTDIR/models (a second call on the same
 # machine: each run goes on from its checkpoint for --minutes more; snapshots are kept, --snapshot unused).
-# --pack DIR: at the end, gather the results into at most seven .tgz files in DIR, each under 16 MiB,
+# --pack DIR: at the end, gather the results into at most seven .tgz files in DIR (OUTDIR or a folder
+# outside it; files of those names there are replaced), each under 16 MiB,
 # for a machine that returns only a few files of limited size: report.tgz (report, logs, PNGs, training
 # logs), models-SDE.tgz (the EMA exports) and cells-SDE.tgz (the .npy cells), one pair per model.
 # --quick: tiny sizes (8×8 images, ncsnpp-tiny, 1-2 steps) — the plumbing check, which the host-shim
@@ -68,9 +69,10 @@ want speed || speed_reserve=0
 [ -z "$minutes" ] || { [[ $minutes =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v m="$minutes" 'BEGIN { exit !(m >= 0.1) }'; } || { echo "run.sh: --minutes wants a number of minutes ≥ 0.1 like 2 or 2.5, got '$minutes'" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
-if [ -n "$pack" ]; then
+if [ -n "$pack" ]; then # checked before anything is written
+	pack=$(realpath -m -- "$pack") && o=$(realpath -m -- "$out") || exit 2
+	case $pack/ in "$o"/?*/) echo "run.sh: --pack $pack is inside OUTDIR $o, whose files it would archive: name OUTDIR itself or a folder outside it" >&2; exit 2 ;; esac
 	mkdir -p "$pack" || { echo "run.sh: cannot create --pack directory $pack" >&2; exit 2; }
-	pack=$(cd "$pack" && pwd)
 fi
 mkdir -p "$out/logs" || exit 2
 out=$(cd "$out" && pwd)
