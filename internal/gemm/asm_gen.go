@@ -46,13 +46,33 @@ type spec struct {
 	// conv 8192×1152×128) measured slower: 146 → 127–131 GFLOP/s on
 	// 32768×576×64, 8192×1152×128 even.
 	pfLines int
+	// bAhead > 0 prefetches B̃ (PREFETCHT0, into L1) bAhead k steps ahead,
+	// all nr/16 of each step's lines: for the tiles of a rows-first sweep,
+	// where Ã's panel stays in L1 and every k step needs a new line of B̃
+	// from L2. Interleaved A/B on the Intel AVX-512 VM, one AVX2 thread:
+	// conv 32768×576×64 +4 %, 8192×1152×128 +5 % (16 steps ahead: the
+	// same); in the other sweep order, where B̃'s panel sits in L1, it cost
+	// 3–6 % (the MLP products), so only those variants have it.
+	bAhead int
+	// unroll adds loops of four k steps for Ã read in place with a unit
+	// stride, row-major (cs = 1: each row pointer at +4u for step u) or
+	// transposed (rs = 1: rows of stored A at R8, R8+cs, R9, R9+cs), with a
+	// quarter of the pointer updates and loop branches of the one-step
+	// loop, which is left for the kc mod 4 steps. The products are
+	// accumulated in the same order, so C is the same to the bit. A/B as
+	// above: x·Wᵀ and dY·W (512×128·128×128) +2–3 %, the rows-first tiles
+	// (kernAVX2Rows) part of the conv gains; the transposed loop even
+	// (dYᵀ·x); on kernAVX2PF, whose prefetches then come four steps' worth
+	// at a time, conv 32768×576×64 lost 4.5 %, so it keeps the one-step loop.
+	unroll bool
 }
 
 var specs = []spec{
 	{name: "kernAVX512", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", packedLoop: true},
-	{name: "kernAVX2", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", packedLoop: true},
+	{name: "kernAVX2", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", packedLoop: true, unroll: true},
 	{name: "kernAVX512PF", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", pfLines: 1},
-	{name: "kernAVX2PF", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", pfLines: 1},
+	{name: "kernAVX2PF", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", pfLines: 1, bAhead: 8},
+	{name: "kernAVX2Rows", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", bAhead: 8, unroll: true},
 }
 
 // rowPointers holds three rows of Ã each.
@@ -71,6 +91,7 @@ func main() {
 	writeCopyRows(&out)
 	writeTranspose6AVX2(&out)
 	writeCopyRows16AVX2(&out)
+	writeCopyRows6AVX2(&out)
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -175,30 +196,47 @@ func (s spec) write(w *bytes.Buffer) {
 		p("ANDQ $3, CX")
 		p("JZ %s_store", s.name)
 	}
-	// The strided loop; with packedLoop, a copy of it that prefetches Ã
-	// eight k steps ahead serves a transposed Ã read in place (rs = 1: each
-	// k step a new row of stored A, 8–16 % more GFLOP/s on dYᵀ·x at AVX2).
+	// step emits one k step: B̃'s row from boff(DX), Ã's entry of row i
+	// from addr(i).
+	step := func(boff int, addr func(i int) string) {
+		for v := 0; v < vecs; v++ {
+			p("VMOVUPS %d(DX), %s", boff+4*s.width*v, bReg(v))
+		}
+		for i := 0; i < s.mr; i++ {
+			t := tmp(i % 2)
+			p("VBROADCASTSS %s, %s", addr(i), t)
+			for v := 0; v < vecs; v++ {
+				p("VFMADD231PS %s, %s, %s", bReg(v), t, acc(i, v))
+			}
+		}
+	}
+	// ahead emits the prefetches for the given number of k steps: B̃'s
+	// lines bAhead steps on (nr/16 lines per step) and pfLines lines per
+	// step from R14.
+	ahead := func(steps int) {
+		if s.bAhead > 0 {
+			for l := range steps * s.nr / 16 {
+				p("PREFETCHT0 %d(DX)", 4*s.nr*s.bAhead+64*l)
+			}
+		}
+		for l := range s.pfLines * steps {
+			p("PREFETCHT1 %d(R14)", 64*l)
+		}
+		if s.pfLines > 0 {
+			p("ADDQ $%d, R14", 64*s.pfLines*steps)
+		}
+	}
+	// The strided loop, one k step per iteration; with packedLoop, a copy
+	// of it that prefetches Ã eight k steps ahead serves a transposed Ã read
+	// in place (rs = 1: each k step a new row of stored A, 8–16 % more
+	// GFLOP/s on dYᵀ·x at AVX2).
 	strided := func(label string, prefetch bool) {
 		fmt.Fprintf(w, "%s:\n", label)
 		if prefetch {
 			p("PREFETCHT0 (R8)(DI*8)")
 		}
-		for l := range s.pfLines {
-			p("PREFETCHT1 %d(R14)", 64*l)
-		}
-		if s.pfLines > 0 {
-			p("ADDQ $%d, R14", 64*s.pfLines)
-		}
-		for v := 0; v < vecs; v++ {
-			p("VMOVUPS %d(DX), %s", 4*s.width*v, bReg(v))
-		}
-		for i := 0; i < s.mr; i++ {
-			t := tmp(i % 2)
-			p("VBROADCASTSS %s, %s", aAddr(i), t)
-			for v := 0; v < vecs; v++ {
-				p("VFMADD231PS %s, %s, %s", bReg(v), t, acc(i, v))
-			}
-		}
+		ahead(1)
+		step(0, aAddr)
 		p("ADDQ $%d, DX", 4*s.nr)
 		for q := 0; q < pointers; q++ {
 			p("ADDQ DI, %s", rowPointers[q])
@@ -206,8 +244,73 @@ func (s spec) write(w *bytes.Buffer) {
 		p("DECQ CX")
 		p("JNZ %s", label)
 	}
-	if s.packedLoop {
+	if s.packedLoop || s.unroll {
 		fmt.Fprintf(w, "%s_strided:\n", s.name)
+	}
+	if s.unroll {
+		// Ã read in place with one unit stride, four k steps per
+		// iteration as in the packed loop, the kc mod 4 left to the
+		// single-step loops.
+		p("MOVQ CX, BX")
+		p("SHRQ $2, BX")
+		p("JZ %s_single", s.name)
+		p("CMPQ DI, $4")
+		p("JEQ %s_rows4", s.name)
+		p("CMPQ SI, $4")
+		p("JEQ %s_cols", s.name)
+		p("JMP %s_single", s.name)
+
+		// Row-major Ã (cs = 1): k step u reads each row pointer at +4u.
+		fmt.Fprintf(w, "%s_rows4:\n", s.name)
+		ahead(4)
+		for u := 0; u < 4; u++ {
+			step(4*s.nr*u, func(i int) string { return fmt.Sprintf("%d%s", 4*u, aAddr(i)) })
+		}
+		p("ADDQ $%d, DX", 16*s.nr)
+		for q := 0; q < pointers; q++ {
+			p("ADDQ $16, %s", rowPointers[q])
+		}
+		p("DECQ BX")
+		p("JNZ %s_rows4", s.name)
+		p("ANDQ $3, CX")
+		p("JZ %s_store", s.name)
+		p("JMP %s_loop", s.name)
+
+		// Transposed Ã (rs = 1): k step u reads row u of stored A, the
+		// mr entries at +4i; R8 and R9 point at rows 0 and 2 of the four,
+		// R10 and R11 eight rows further on, for the prefetches. After the
+		// loop the row pointers are set again (rows of Ã 4 bytes apart).
+		fmt.Fprintf(w, "%s_cols:\n", s.name)
+		p("MOVQ DI, AX")
+		p("SHLQ $2, AX")
+		p("LEAQ (R8)(DI*2), R9")
+		p("LEAQ (R8)(DI*8), R10")
+		p("LEAQ (R9)(DI*8), R11")
+		fmt.Fprintf(w, "%s_cols4:\n", s.name)
+		p("PREFETCHT0 (R10)")
+		p("PREFETCHT0 (R10)(DI*1)")
+		p("PREFETCHT0 (R11)")
+		p("PREFETCHT0 (R11)(DI*1)")
+		ahead(4)
+		bases := []string{"(R8)", "(R8)(DI*1)", "(R9)", "(R9)(DI*1)"}
+		for u := 0; u < 4; u++ {
+			step(4*s.nr*u, func(i int) string { return fmt.Sprintf("%d%s", 4*i, bases[u]) })
+		}
+		p("ADDQ $%d, DX", 16*s.nr)
+		for _, r := range []string{"R8", "R9", "R10", "R11"} {
+			p("ADDQ AX, %s", r)
+		}
+		p("DECQ BX")
+		p("JNZ %s_cols4", s.name)
+		p("LEAQ (SI)(SI*2), AX")
+		for q := 1; q < pointers; q++ {
+			p("LEAQ (%s)(AX*1), %s", rowPointers[q-1], rowPointers[q])
+		}
+		p("ANDQ $3, CX")
+		p("JZ %s_store", s.name)
+		fmt.Fprintf(w, "%s_single:\n", s.name)
+	}
+	if s.packedLoop {
 		p("CMPQ SI, $4")
 		p("JNE %s_loop", s.name)
 		strided(s.name+"_tloop", true)
@@ -437,6 +540,35 @@ func writeCopyRows16AVX2(w *bytes.Buffer) {
 	p("DECQ CX")
 	p("JNZ copyRows16_loop")
 	p("VZEROUPPER")
+	p("RET")
+}
+
+// writeCopyRows6AVX2 emits the AVX2 packer of a transposed Ã's full
+// 6-row panels: n rows of 6 floats, srcStride bytes apart, to consecutive
+// 24-byte slots of dst. Each row moves as one 8-float load and store; the
+// store's last two lanes spill into the next slot, which the next row's
+// store overwrites (stores retire in order), so row p reads 8 floats from
+// its start and writes dst up to float 6p+8: the caller leaves the last row
+// to Go code.
+func writeCopyRows6AVX2(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	fmt.Fprintf(w, "\n// func copyRows6AVX2(dst *float32, src *float32, srcStride int, n int)\n")
+	fmt.Fprintf(w, "TEXT ·copyRows6AVX2(SB), NOSPLIT, $0-32\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ srcStride+16(FP), BX")
+	p("MOVQ n+24(FP), CX")
+	p("TESTQ CX, CX")
+	p("JZ copyRows6_done")
+	fmt.Fprintf(w, "copyRows6_loop:\n")
+	p("VMOVUPS (SI), Y0")
+	p("VMOVUPS Y0, (DI)")
+	p("ADDQ BX, SI")
+	p("ADDQ $24, DI")
+	p("DECQ CX")
+	p("JNZ copyRows6_loop")
+	p("VZEROUPPER")
+	fmt.Fprintf(w, "copyRows6_done:\n")
 	p("RET")
 }
 

@@ -56,6 +56,16 @@ type kernel struct {
 	// that also walks pf into L2, one cache line per k step: the driver
 	// points it at the next panel's rows (see macro).
 	microPF func(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, beta float32, pf []float32)
+	// microRows, when set, is micro for the other tiles of a rows-first
+	// sweep (see macro): Ã read in place (cs = 1) sits in L1 while the B̃
+	// panels stream from L2, a new cache line of B̃ per k step, so it
+	// prefetches B̃ a few k steps ahead.
+	microRows func(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, beta float32)
+	// kcRows, when set, is the k block of a rows-first sweep of a
+	// row-major A (with microRows): there only the mr×kc panel of A has to
+	// stay in L1, not a kc×nr panel of B, so k can be cut in fewer, longer
+	// slices and C read and written fewer times.
+	kcRows int
 }
 
 // minFlopsPerThread is the work below which an extra thread costs more in
@@ -69,6 +79,11 @@ var packAColumns = 256
 // rowsFirstA is the size of A (elements) from which macro sweeps an in-place
 // A panel by panel against all of B's column panels (4 MiB: beyond L2).
 var rowsFirstA = 1 << 20
+
+// rowsMaxB is the largest k×n block of op(B), in floats, that run packs for
+// a rows-first sweep with kcRows (768 KiB, which the sweep reads from L2; at
+// most kc·nc, the workspace's room).
+const rowsMaxB = 3 << 16
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, op(A)
 // m×k, op(B) k×n; op(X) = Xᵀ when transX. lda/ldb/ldc are row strides of the
@@ -298,6 +313,9 @@ func (g *gemmJob) run() {
 	defer workspaces.Put(ws)
 	kcBlock := split(g.k, kern.kc, 1)
 	ncBlock := split(g.n, kern.nc, kern.nr)
+	if kern.kcRows > 0 && !g.transA && g.rowsFirst(g.n) && (g.n+kern.nr-1)/kern.nr*kern.nr*kern.kcRows <= rowsMaxB {
+		kcBlock = split(g.k, kern.kcRows, 1)
+	}
 	for jc := 0; jc < g.n; jc += ncBlock {
 		nc := min(ncBlock, g.n-jc)
 		nPanels := (nc + kern.nr - 1) / kern.nr
@@ -342,6 +360,18 @@ func (g *gemmJob) run() {
 			}
 		}
 	}
+}
+
+// packsA reports whether rect packs blocks of op(A) for a part of C cols
+// wide (otherwise the kernel reads A in place).
+func (g *gemmJob) packsA(cols int) bool {
+	return (g.kern.packedA || cols >= packAColumns) && !g.prepackedA
+}
+
+// rowsFirst reports whether macro sweeps A, read in place, panel by panel
+// against all the column panels of a part of C cols wide.
+func (g *gemmJob) rowsFirst(cols int) bool {
+	return !g.packsA(cols) && !g.prepackedA && g.m*g.k >= rowsFirstA
 }
 
 // runPanels computes a product of one cache block (k ≤ kc, n ≤ nc) on
@@ -392,7 +422,7 @@ func (g *gemmJob) rect(blk block, i0, i1, j0, j1 int) {
 	// lda, fall into the same L1 sets (square 1024 on one AVX-512 thread:
 	// 66 GFLOP/s in place, 91 packed). Below 256 columns the packing costs
 	// more than it saves (the MLP products, n = 128).
-	packed := (kern.packedA || j1-j0 >= packAColumns) && !g.prepackedA
+	packed := g.packsA(j1 - j0)
 	for ic := i0; ic < i1; ic += mcBlock {
 		mc := min(mcBlock, i1-ic)
 		if packed {
@@ -425,7 +455,7 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 	// wide, stays in L2). One thread, A/B on the Intel AVX-512 VM: conv
 	// 8192×1152×128 93–96 → 100–102 GFLOP/s at AVX2, 32768×576×64 98–103 →
 	// 106–107 at AVX-512 (74 → 75–76 at AVX2); two threads within noise.
-	rowsFirst := !packed && !g.prepackedA && g.m*g.k >= rowsFirstA
+	rowsFirst := g.rowsFirst(nc)
 	tile := func(jr, ir int) {
 		cols := min(nr, nc-jr)
 		boff := (jc + jr - blk.jc) / nr * blk.stride
@@ -461,6 +491,10 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 			// thread), the rest even.
 			if next := (ic+ir+mr)*g.lda + pc; rowsFirst && jr == 0 && !g.transA && kern.microPF != nil && next < len(g.a) {
 				kern.microPF(kc, ap, rs, bp, g.c[coff:], ldc, g.alpha, beta, g.a[next:])
+				return
+			}
+			if rowsFirst && !g.transA && kern.microRows != nil {
+				kern.microRows(kc, ap, rs, bp, g.c[coff:], ldc, g.alpha, beta)
 				return
 			}
 			kern.micro(kc, ap, rs, cs, bp, g.c[coff:], ldc, g.alpha, beta)

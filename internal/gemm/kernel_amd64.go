@@ -25,6 +25,13 @@ func kernAVX512PF(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc in
 //go:noescape
 func kernAVX2PF(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32, pf *float32)
 
+// kernAVX2Rows is kernAVX2 for the tiles of a rows-first sweep after the
+// first (row-major Ã in place, B̃ streaming from L2): it prefetches B̃ eight
+// k steps ahead, as kernAVX2PF does too.
+//
+//go:noescape
+func kernAVX2Rows(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
+
 // skinny{1,2,4,8}AVX512 compute a 32×w tile for products with a short side
 // (see asm_gen.go and skinny.go).
 //
@@ -77,6 +84,9 @@ func transpose6AVX2(dst *float32, src *float32, ld int, blocks int)
 //go:noescape
 func copyRows16AVX2(dst *float32, src *float32, srcStride int, n int)
 
+//go:noescape
+func copyRows6AVX2(dst *float32, src *float32, srcStride int, n int)
+
 // Cache blocks: a B micro-panel (kc×nr floats) stays in L1 while the kernel
 // walks an A block of mc rows (kept in L2); the kc×nc block of packed B lives
 // in L2/L3.
@@ -91,7 +101,7 @@ var (
 	avx2Kernel = &kernel{
 		isa: AVX2, mr: 6, nr: 16,
 		mc: 6 * 48, kc: 576, nc: 1024,
-		micro: microAVX2, microPF: microAVX2PF,
+		micro: microAVX2, microPF: microAVX2PF, microRows: microAVX2Rows, kcRows: 1152,
 		packA: packAAVX2, packB: packBAVX2,
 	}
 )
@@ -139,6 +149,13 @@ func microAVX2PF(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, be
 	_ = b[16*kc-1]
 	_ = c[5*ldc+15]
 	kernAVX2PF(kc, &a[0], rs, 1, &b[0], &c[0], ldc, alpha, beta, &pf[0])
+}
+
+func microAVX2Rows(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, beta float32) {
+	_ = a[5*rs+kc-1]
+	_ = b[16*kc-1]
+	_ = c[5*ldc+15]
+	kernAVX2Rows(kc, &a[0], rs, 1, &b[0], &c[0], ldc, alpha, beta)
 }
 
 // lanes returns a mask of the low n bits.
@@ -219,6 +236,15 @@ func packAAVX2(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr i
 	for r := 0; r < mc; r += mr {
 		rows := min(mr, mc-r)
 		panel := dst[r*kc : (r+mr)*kc]
+		if trans && rows == 6 && kc >= 2 && lda >= 2 {
+			// Panel row p = a[(p0+p)*lda + i0+r : +6]: all but the last
+			// row in assembly (8-float moves), the last in Go.
+			off := p0*lda + i0 + r
+			_ = a[off+(kc-2)*lda+7]
+			copyRows6AVX2(&panel[0], &a[off], 4*lda, kc-1)
+			copy(panel[(kc-1)*6:kc*6], a[off+(kc-1)*lda:off+(kc-1)*lda+6])
+			continue
+		}
 		if trans || rows < 6 || kc < 8 {
 			packA(panel, trans, a, lda, i0+r, rows, p0, kc, mr)
 			continue

@@ -89,39 +89,97 @@ func TestPackers(t *testing.T) {
 	}
 }
 
-// TestKernelPackedLoop: a kernel with a loop for packed Ã (the AVX2 one: four k steps at constant
-// offsets) gives, bit for bit, what its strided loop gives for the same Ã stored row by row, for kc
-// below, at and off multiples of four, with and without beta.
+// TestKernelPackedLoop: a kernel with a loop for packed Ã (four k steps at constant offsets) gives,
+// bit for bit, what its strided loop gives for the same Ã stored row by row, for kc below, at and off
+// multiples of four, with and without beta. So do the same Ã stored transposed with a padded row
+// (rs = 1, cs = mr+3: the AVX2 kernel's four-step transposed loop) and the rows-first kernels
+// (microRows, microPF) on the row-by-row copy.
 func TestKernelPackedLoop(t *testing.T) {
 	for _, kern := range kernels {
 		if kern.packedA || !slices.Contains(Levels(), kern.isa) {
 			continue
 		}
 		for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 64, 67} {
-			packed := make([]float32, kern.mr*kc) // packed[p*mr+i] = Ã[i][p]
-			rows := make([]float32, kern.mr*kc)   // rows[i*kc+p] = Ã[i][p]
+			packed := make([]float32, kern.mr*kc)    // packed[p*mr+i] = Ã[i][p]
+			rows := make([]float32, kern.mr*kc)      // rows[i*kc+p] = Ã[i][p]
+			trans := make([]float32, (kern.mr+3)*kc) // trans[p*(mr+3)+i] = Ã[i][p]
 			b := make([]float32, kern.nr*kc)
 			for i := range kern.mr {
 				for p := range kc {
 					v := float32(math.Sin(float64(1+i*kc+p))) * 3
-					packed[p*kern.mr+i], rows[i*kc+p] = v, v
+					packed[p*kern.mr+i], rows[i*kc+p], trans[p*(kern.mr+3)+i] = v, v, v
 				}
 			}
 			for j := range b {
 				b[j] = float32(math.Cos(float64(j))) * 2
 			}
 			for _, beta := range []float32{0, 0.5} {
-				c1, c2 := make([]float32, kern.mr*kern.nr), make([]float32, kern.mr*kern.nr)
-				for j := range c1 {
-					c1[j], c2[j] = float32(j%5), float32(j%5)
+				variants := map[string]func(c []float32){
+					"row by row": func(c []float32) { kern.micro(kc, rows, kc, 1, b, c, kern.nr, 1.5, beta) },
+					"transposed": func(c []float32) { kern.micro(kc, trans, 1, kern.mr+3, b, c, kern.nr, 1.5, beta) },
 				}
+				if kern.microRows != nil {
+					variants["microRows"] = func(c []float32) { kern.microRows(kc, rows, kc, b, c, kern.nr, 1.5, beta) }
+				}
+				if kern.microPF != nil {
+					variants["microPF"] = func(c []float32) { kern.microPF(kc, rows, kc, b, c, kern.nr, 1.5, beta, rows) }
+				}
+				fill := func() []float32 {
+					c := make([]float32, kern.mr*kern.nr)
+					for j := range c {
+						c[j] = float32(j % 5)
+					}
+					return c
+				}
+				c1 := fill()
 				kern.micro(kc, packed, 1, kern.mr, b, c1, kern.nr, 1.5, beta)
-				kern.micro(kc, rows, kc, 1, b, c2, kern.nr, 1.5, beta)
-				for j := range c1 {
-					if math.Float32bits(c1[j]) != math.Float32bits(c2[j]) {
-						t.Fatalf("%s kc %d beta %v: c[%d] packed %v, row by row %v", kern.isa, kc, beta, j, c1[j], c2[j])
+				for name, f := range variants {
+					c2 := fill()
+					f(c2)
+					for j := range c1 {
+						if math.Float32bits(c1[j]) != math.Float32bits(c2[j]) {
+							t.Fatalf("%s kc %d beta %v: c[%d] packed %v, %s %v", kern.isa, kc, beta, j, c1[j], name, c2[j])
+						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkMacro times the macro loop alone, with its operands already
+// packed and resident in L2: B panels (jr) outside, A panels (ir) inside,
+// an mc×kc block of Ã against kc×nc of B̃, for several kc — how much the
+// kernel loses to feeding Ã from L2 while a B̃ micro-panel (kc·nr floats)
+// shares L1 with the Ã stream.
+func BenchmarkMacro(b *testing.B) {
+	for _, kern := range kernels {
+		if kern.packedA || !slices.Contains(Levels(), kern.isa) {
+			continue
+		}
+		for _, kc := range []int{192, 256, 384, 576} {
+			for _, mc := range []int{kern.mr * 16, kern.mr * 48} {
+				nc := 256
+				b.Run(fmt.Sprintf("%s/kc=%d/mc=%d", kern.isa, kc, mc), func(b *testing.B) {
+					a := make([]float32, mc*kc)
+					bp := make([]float32, kc*nc)
+					c := make([]float32, mc*nc)
+					for i := range a {
+						a[i] = 1e-3
+					}
+					for i := range bp {
+						bp[i] = 1e-3
+					}
+					for range b.N {
+						for jr := 0; jr < nc; jr += kern.nr {
+							for ir := 0; ir < mc; ir += kern.mr {
+								kern.micro(kc, a[ir*kc:], 1, kern.mr, bp[jr*kc:], c[ir*nc+jr:], nc, 1, 1)
+							}
+						}
+					}
+					flops := 2 * float64(mc*nc*kc) * float64(b.N)
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
 			}
 		}
 	}
