@@ -73,6 +73,13 @@ var specs = []spec{
 	{name: "kernAVX512PF", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", pfLines: 1},
 	{name: "kernAVX2PF", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", pfLines: 1, bAhead: 8},
 	{name: "kernAVX2Rows", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", bAhead: 8, unroll: true},
+	// The short tiles, for a last panel of fewer rows than the kernel's
+	// (kernel.short): its Ã is a zero-padded panel of the full height (rs =
+	// 1, cs = the full mr), read through the transposed four-step loop.
+	{name: "kernAVX512R8", isa: "AVX-512F", mr: 8, nr: 32, width: 16, reg: "Z", unroll: true},
+	{name: "kernAVX512R4", isa: "AVX-512F", mr: 4, nr: 32, width: 16, reg: "Z", unroll: true},
+	{name: "kernAVX2R4", isa: "AVX2 + FMA3", mr: 4, nr: 16, width: 8, reg: "Y", unroll: true},
+	{name: "kernAVX2R2", isa: "AVX2 + FMA3", mr: 2, nr: 16, width: 8, reg: "Y", unroll: true},
 }
 
 // rowPointers holds three rows of Ã each.

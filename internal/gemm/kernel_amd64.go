@@ -32,6 +32,32 @@ func kernAVX2PF(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int,
 //go:noescape
 func kernAVX2Rows(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
 
+// The short tiles (see kernel.short): kernAVX512R{8,4} and kernAVX2R{4,2}
+// compute the first 8 or 4 (2) rows of the AVX-512 (AVX2) tile.
+//
+//go:noescape
+func kernAVX512R8(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func kernAVX512R4(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func kernAVX2R4(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func kernAVX2R2(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
+
+// shortTile wraps an assembly kernel of an mr×nr tile with the bounds
+// checks of the other wrappers.
+func shortTile(mr, nr int, f func(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)) shortKernel {
+	return shortKernel{mr: mr, micro: func(kc int, a []float32, rs, cs int, b, c []float32, ldc int, alpha, beta float32) {
+		_ = a[(mr-1)*rs+(kc-1)*cs]
+		_ = b[nr*kc-1]
+		_ = c[(mr-1)*ldc+nr-1]
+		f(kc, &a[0], rs, cs, &b[0], &c[0], ldc, alpha, beta)
+	}}
+}
+
 // skinny{1,2,4,8}AVX512 compute a 32×w tile for products with a short side
 // (see asm_gen.go and skinny.go).
 //
@@ -97,12 +123,14 @@ var (
 		micro: microAVX512, microPF: microAVX512PF,
 		packA: packAAVX512, packB: packBAVX512,
 		skinny: skinnyAVX512,
+		short:  []shortKernel{shortTile(4, 32, kernAVX512R4), shortTile(8, 32, kernAVX512R8)},
 	}
 	avx2Kernel = &kernel{
 		isa: AVX2, mr: 6, nr: 16,
 		mc: 6 * 48, kc: 576, nc: 1024,
 		micro: microAVX2, microPF: microAVX2PF, microRows: microAVX2Rows, kcRows: 1152,
 		packA: packAAVX2, packB: packBAVX2,
+		short: []shortKernel{shortTile(2, 16, kernAVX2R2), shortTile(4, 16, kernAVX2R4)},
 	}
 )
 

@@ -184,3 +184,52 @@ func BenchmarkMacro(b *testing.B) {
 		}
 	}
 }
+
+// TestShortTiles: each short kernel gives, bit for bit, the first rows of what the full kernel
+// gives on the same zero-padded panel (rs = 1, cs = mr), for kc below, at and off multiples of
+// four, with beta 0 (over NaN) and 0.5, and leaves the rows below its own untouched.
+func TestShortTiles(t *testing.T) {
+	for _, kern := range kernels {
+		if len(kern.short) == 0 || !slices.Contains(Levels(), kern.isa) {
+			continue
+		}
+		for _, sk := range kern.short {
+			for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 64, 67} {
+				panel := make([]float32, kern.mr*kc)
+				b := make([]float32, kern.nr*kc)
+				for p := range kc {
+					for i := range sk.mr {
+						panel[p*kern.mr+i] = float32(math.Sin(float64(1+i*kc+p))) * 3
+					}
+				}
+				for j := range b {
+					b[j] = float32(math.Cos(float64(j))) * 2
+				}
+				for _, beta := range []float32{0, 0.5} {
+					fill := func() []float32 {
+						c := make([]float32, kern.mr*kern.nr)
+						for j := range c {
+							c[j] = float32(j % 5)
+							if beta == 0 && j < sk.mr*kern.nr {
+								c[j] = float32(math.NaN())
+							}
+						}
+						return c
+					}
+					full, short := fill(), fill()
+					kern.micro(kc, panel, 1, kern.mr, b, full, kern.nr, 1.5, beta)
+					sk.micro(kc, panel, 1, kern.mr, b, short, kern.nr, 1.5, beta)
+					for j := range short {
+						want := full[j]
+						if j >= sk.mr*kern.nr {
+							want = float32(j % 5) // below the short tile: untouched
+						}
+						if math.Float32bits(short[j]) != math.Float32bits(want) {
+							t.Fatalf("%s %d-row tile, kc %d beta %v: c[%d] = %v, want %v", kern.isa, sk.mr, kc, beta, j, short[j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
