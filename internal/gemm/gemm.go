@@ -13,13 +13,20 @@
 //	generic   2×4 tile, plain Go                (kernel_generic.go; also the
 //	          only path under the noasm build tag and off amd64)
 //
-// The assembly kernels read A in place through a row and a column stride, so
-// A is never packed (only a ragged last panel of fewer than MR rows is copied
-// into a zero-padded buffer); the generic kernel reads packed A panels.
+// The assembly kernels read A through a row and a column stride, so one
+// kernel serves A in place (row-major or transposed), a packed A panel and
+// PackA's panels (SgemmPackedAB). rect packs each MC×KC block of A when C is
+// at least packAColumns wide (the block is swept once per B panel); narrower
+// products read A in place, in one of two sweep orders (macro), and a
+// row-major A too big for L2 is swept panel by panel against all of B's
+// panels with longer k slices (kernel.kcRows). A last panel of fewer than MR
+// rows is read from a zero-padded copy by a shorter tile (kernel.short).
 //
-// Large products are split over M (or over N when N is the longer side)
-// across holdgo/internal/parallel's persistent pool, one contiguous range per
-// thread; each thread packs its own B panels into a pooled workspace.
+// Large products are split across holdgo/internal/parallel's persistent
+// pool: run packs each KC×NC block of B once (in parallel when it is large)
+// and the threads share it, each taking a few chunks of MR-row panels (or
+// of NR-column panels when M is short); runPanels serves products of one
+// cache block, each chunk packing its own B panels.
 package gemm
 
 import (
