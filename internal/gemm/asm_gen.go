@@ -52,7 +52,9 @@ type spec struct {
 	// from L2. Interleaved A/B on the Intel AVX-512 VM, one AVX2 thread:
 	// conv 32768×576×64 +4 %, 8192×1152×128 +5 % (16 steps ahead: the
 	// same); in the other sweep order, where B̃'s panel sits in L1, it cost
-	// 3–6 % (the MLP products), so only those variants have it.
+	// 3–6 % (the MLP products), so only those variants have it. At
+	// AVX-512, with unroll (7 rounds of holdctl bench gemm): one thread
+	// conv +1–3 %, the MLP products +3 %, two threads +0.5–5 % on all eight.
 	bAhead int
 	// unroll adds loops of four k steps for Ã read in place with a unit
 	// stride, row-major (cs = 1: each row pointer at +4u for step u) or
@@ -68,9 +70,10 @@ type spec struct {
 }
 
 var specs = []spec{
-	{name: "kernAVX512", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", packedLoop: true},
+	{name: "kernAVX512", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", packedLoop: true, unroll: true},
 	{name: "kernAVX2", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", packedLoop: true, unroll: true},
-	{name: "kernAVX512PF", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", pfLines: 1},
+	{name: "kernAVX512PF", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", pfLines: 1, bAhead: 8},
+	{name: "kernAVX512Rows", isa: "AVX-512F", mr: 12, nr: 32, width: 16, reg: "Z", bAhead: 8, unroll: true},
 	{name: "kernAVX2PF", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", pfLines: 1, bAhead: 8},
 	{name: "kernAVX2Rows", isa: "AVX2 + FMA3", mr: 6, nr: 16, width: 8, reg: "Y", bAhead: 8, unroll: true},
 	// The short tiles, for a last panel of fewer rows than the kernel's

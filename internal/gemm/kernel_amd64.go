@@ -25,10 +25,13 @@ func kernAVX512PF(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc in
 //go:noescape
 func kernAVX2PF(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32, pf *float32)
 
-// kernAVX2Rows is kernAVX2 for the tiles of a rows-first sweep after the
-// first (row-major Ã in place, B̃ streaming from L2): it prefetches B̃ eight
-// k steps ahead, as kernAVX2PF does too.
+// kernAVX512Rows and kernAVX2Rows are the kernels for the tiles of a
+// rows-first sweep after the first (row-major Ã in place, B̃ streaming from
+// L2): they prefetch B̃ eight k steps ahead, as the PF kernels do too.
 //
+//go:noescape
+func kernAVX512Rows(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
+
 //go:noescape
 func kernAVX2Rows(kc int, a *float32, rs, cs int, b *float32, c *float32, ldc int, alpha, beta float32)
 
@@ -120,7 +123,7 @@ var (
 	avx512Kernel = &kernel{
 		isa: AVX512, mr: 12, nr: 32,
 		mc: 12 * 24, kc: 576, nc: 1024,
-		micro: microAVX512, microPF: microAVX512PF,
+		micro: microAVX512, microPF: microAVX512PF, microRows: microAVX512Rows,
 		packA: packAAVX512, packB: packBAVX512,
 		skinny: skinnyAVX512,
 		short:  []shortKernel{shortTile(4, 32, kernAVX512R4), shortTile(8, 32, kernAVX512R8)},
@@ -177,6 +180,13 @@ func microAVX2PF(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, be
 	_ = b[16*kc-1]
 	_ = c[5*ldc+15]
 	kernAVX2PF(kc, &a[0], rs, 1, &b[0], &c[0], ldc, alpha, beta, &pf[0])
+}
+
+func microAVX512Rows(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, beta float32) {
+	_ = a[11*rs+kc-1]
+	_ = b[32*kc-1]
+	_ = c[11*ldc+31]
+	kernAVX512Rows(kc, &a[0], rs, 1, &b[0], &c[0], ldc, alpha, beta)
 }
 
 func microAVX2Rows(kc int, a []float32, rs int, b, c []float32, ldc int, alpha, beta float32) {
