@@ -166,46 +166,6 @@ func (s spec) write(w *bytes.Buffer) {
 			p("VXORPS %s, %s, %s", r, r, r)
 		}
 	}
-	p("TESTQ CX, CX")
-	p("JZ %s_store", s.name)
-	if s.packedLoop {
-		// Packed Ã (rs = 1 and cs = mr elements): kc/4 iterations of four
-		// k steps at constant offsets from R8, then the strided loop for
-		// the kc mod 4 left.
-		p("CMPQ SI, $4")
-		p("JNE %s_strided", s.name)
-		p("CMPQ DI, $%d", 4*s.mr)
-		p("JNE %s_strided", s.name)
-		p("MOVQ CX, BX")
-		p("SHRQ $2, BX")
-		p("JZ %s_strided", s.name)
-		fmt.Fprintf(w, "%s_packed:\n", s.name)
-		// Ã four iterations ahead (the next panel's start near the end):
-		// 1024³ at AVX2 110 → 113–115 GFLOP/s.
-		p("PREFETCHT0 %d(R8)", 16*s.mr*4)
-		for u := 0; u < 4; u++ {
-			for v := 0; v < vecs; v++ {
-				p("VMOVUPS %d(DX), %s", 4*s.nr*u+4*s.width*v, bReg(v))
-			}
-			for i := 0; i < s.mr; i++ {
-				t := tmp(i % 2)
-				p("VBROADCASTSS %d(R8), %s", 4*(u*s.mr+i), t)
-				for v := 0; v < vecs; v++ {
-					p("VFMADD231PS %s, %s, %s", bReg(v), t, acc(i, v))
-				}
-			}
-		}
-		p("ADDQ $%d, DX", 16*s.nr)
-		p("ADDQ $%d, R8", 16*s.mr)
-		p("DECQ BX")
-		p("JNZ %s_packed", s.name)
-		// The strided loop's row pointers follow R8 (rows 3–5 from R9).
-		for q := 1; q < pointers; q++ {
-			p("LEAQ (%s)(AX*1), %s", rowPointers[q-1], rowPointers[q])
-		}
-		p("ANDQ $3, CX")
-		p("JZ %s_store", s.name)
-	}
 	// step emits one k step: B̃'s row from boff(DX), Ã's entry of row i
 	// from addr(i).
 	step := func(boff int, addr func(i int) string) {
@@ -235,6 +195,42 @@ func (s spec) write(w *bytes.Buffer) {
 		if s.pfLines > 0 {
 			p("ADDQ $%d, R14", 64*s.pfLines*steps)
 		}
+	}
+	// four emits the body of a four-step loop: k step u reads Ã's row i
+	// from addr(u, i); DX moves on four rows of B̃.
+	four := func(addr func(u, i int) string) {
+		for u := 0; u < 4; u++ {
+			step(4*s.nr*u, func(i int) string { return addr(u, i) })
+		}
+		p("ADDQ $%d, DX", 16*s.nr)
+	}
+	p("TESTQ CX, CX")
+	p("JZ %s_store", s.name)
+	if s.packedLoop {
+		// Packed Ã (rs = 1 and cs = mr elements): kc/4 iterations of four
+		// k steps at constant offsets from R8, then the strided loop for
+		// the kc mod 4 left.
+		p("CMPQ SI, $4")
+		p("JNE %s_strided", s.name)
+		p("CMPQ DI, $%d", 4*s.mr)
+		p("JNE %s_strided", s.name)
+		p("MOVQ CX, BX")
+		p("SHRQ $2, BX")
+		p("JZ %s_strided", s.name)
+		fmt.Fprintf(w, "%s_packed:\n", s.name)
+		// Ã four iterations ahead (the next panel's start near the end):
+		// 1024³ at AVX2 110 → 113–115 GFLOP/s.
+		p("PREFETCHT0 %d(R8)", 16*s.mr*4)
+		four(func(u, i int) string { return fmt.Sprintf("%d(R8)", 4*(u*s.mr+i)) })
+		p("ADDQ $%d, R8", 16*s.mr)
+		p("DECQ BX")
+		p("JNZ %s_packed", s.name)
+		// The strided loop's row pointers follow R8 (rows 3–5 from R9).
+		for q := 1; q < pointers; q++ {
+			p("LEAQ (%s)(AX*1), %s", rowPointers[q-1], rowPointers[q])
+		}
+		p("ANDQ $3, CX")
+		p("JZ %s_store", s.name)
 	}
 	// The strided loop, one k step per iteration; with packedLoop, a copy
 	// of it that prefetches Ã eight k steps ahead serves a transposed Ã read
@@ -273,10 +269,7 @@ func (s spec) write(w *bytes.Buffer) {
 		// Row-major Ã (cs = 1): k step u reads each row pointer at +4u.
 		fmt.Fprintf(w, "%s_rows4:\n", s.name)
 		ahead(4)
-		for u := 0; u < 4; u++ {
-			step(4*s.nr*u, func(i int) string { return fmt.Sprintf("%d%s", 4*u, aAddr(i)) })
-		}
-		p("ADDQ $%d, DX", 16*s.nr)
+		four(func(u, i int) string { return fmt.Sprintf("%d%s", 4*u, aAddr(i)) })
 		for q := 0; q < pointers; q++ {
 			p("ADDQ $16, %s", rowPointers[q])
 		}
@@ -303,10 +296,7 @@ func (s spec) write(w *bytes.Buffer) {
 		p("PREFETCHT0 (R11)(DI*1)")
 		ahead(4)
 		bases := []string{"(R8)", "(R8)(DI*1)", "(R9)", "(R9)(DI*1)"}
-		for u := 0; u < 4; u++ {
-			step(4*s.nr*u, func(i int) string { return fmt.Sprintf("%d%s", 4*i, bases[u]) })
-		}
-		p("ADDQ $%d, DX", 16*s.nr)
+		four(func(u, i int) string { return fmt.Sprintf("%d%s", 4*i, bases[u]) })
 		for _, r := range []string{"R8", "R9", "R10", "R11"} {
 			p("ADDQ AX, %s", r)
 		}
