@@ -102,6 +102,7 @@ func main() {
 	writeTranspose6AVX2(&out)
 	writeCopyRows16AVX2(&out)
 	writeCopyRows6AVX2(&out)
+	writeCopyRows6MaskAVX2(&out)
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -569,6 +570,32 @@ func writeCopyRows6AVX2(w *bytes.Buffer) {
 	p("JNZ copyRows6_loop")
 	p("VZEROUPPER")
 	fmt.Fprintf(w, "copyRows6_done:\n")
+	p("RET")
+}
+
+// writeCopyRows6MaskAVX2 emits copyRows6AVX2 for a ragged panel of fewer
+// than 6 rows: each load is masked to the lanes set in mask (the panel's
+// rows; the others read as zero and are not read from memory), so the
+// slot's padding lanes are written as zeros. The stores spill as in
+// copyRows6AVX2: the caller leaves the last row to Go code. n ≥ 1.
+func writeCopyRows6MaskAVX2(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	fmt.Fprintf(w, "\n// func copyRows6MaskAVX2(dst *float32, src *float32, srcStride int, n int, mask *[8]int32)\n")
+	fmt.Fprintf(w, "TEXT ·copyRows6MaskAVX2(SB), NOSPLIT, $0-40\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ src+8(FP), SI")
+	p("MOVQ srcStride+16(FP), BX")
+	p("MOVQ n+24(FP), CX")
+	p("MOVQ mask+32(FP), AX")
+	p("VMOVDQU (AX), Y1")
+	fmt.Fprintf(w, "copyRows6Mask_loop:\n")
+	p("VMASKMOVPS (SI), Y1, Y0")
+	p("VMOVUPS Y0, (DI)")
+	p("ADDQ BX, SI")
+	p("ADDQ $24, DI")
+	p("DECQ CX")
+	p("JNZ copyRows6Mask_loop")
+	p("VZEROUPPER")
 	p("RET")
 }
 

@@ -4466,3 +4466,21 @@ copyRows6_loop:
 	VZEROUPPER
 copyRows6_done:
 	RET
+
+// func copyRows6MaskAVX2(dst *float32, src *float32, srcStride int, n int, mask *[8]int32)
+TEXT ·copyRows6MaskAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ srcStride+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ mask+32(FP), AX
+	VMOVDQU (AX), Y1
+copyRows6Mask_loop:
+	VMASKMOVPS (SI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ BX, SI
+	ADDQ $24, DI
+	DECQ CX
+	JNZ copyRows6Mask_loop
+	VZEROUPPER
+	RET
