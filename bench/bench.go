@@ -4,6 +4,7 @@
 package bench
 
 import (
+	"holdgo/internal/hugepage"
 	"slices"
 	"time"
 
@@ -72,7 +73,9 @@ func Gemm(cfg GemmConfig) (GemmResult, error) {
 		defer gemm.SetISA(prev)
 	}
 	r := rng.New(1)
-	a, b, out := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	// Allocated as the engine's host tensors are (and as numpy's arrays, the
+	// peer's inputs in scripts/peer_bench.py): huge pages from 4 MiB.
+	a, b, out := hugepage.Make(m*k), hugepage.Make(k*n), hugepage.Make(m*n)
 	r.FillNormal(a, 0, 1)
 	r.FillNormal(b, 0, 1)
 	ta, tb := cfg.TransA, cfg.TransB

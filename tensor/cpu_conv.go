@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"holdgo/internal/hugepage"
 	"math/bits"
 	"sync"
 
@@ -218,6 +219,7 @@ func getScratch(n int) *[]float32 {
 	}
 	scratch.mu.Unlock()
 	s := make([]float32, n, 1<<k)
+	hugepage.Advise(s[:cap(s)])
 	return &s
 }
 

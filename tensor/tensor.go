@@ -16,6 +16,7 @@ package tensor
 
 import (
 	"fmt"
+	"holdgo/internal/hugepage"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +45,9 @@ func numel(shape []int) int {
 }
 
 // Zeros returns a new host tensor of the given shape filled with zeros.
+// Buffers of 4 MiB and more are advised for huge pages (internal/hugepage).
 func Zeros(shape ...int) *Tensor {
-	return &Tensor{shape: slices.Clone(shape), data: make([]float32, numel(shape))}
+	return &Tensor{shape: slices.Clone(shape), data: hugepage.Make(numel(shape))}
 }
 
 // Full returns a new host tensor filled with v.
