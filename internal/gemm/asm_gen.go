@@ -103,6 +103,7 @@ func main() {
 	writeCopyRows16AVX2(&out)
 	writeCopyRows6AVX2(&out)
 	writeCopyRows6MaskAVX2(&out)
+	writeTranspose8AVX2(&out)
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -595,6 +596,67 @@ func writeCopyRows6MaskAVX2(w *bytes.Buffer) {
 	p("ADDQ $24, DI")
 	p("DECQ CX")
 	p("JNZ copyRows6Mask_loop")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// writeTranspose8AVX2 emits the AVX2 packer of a transposed B's full
+// panels: it reads 8 rows of stored B (ld bytes apart) 8 floats at a time
+// and writes each 8×8 block's transpose, one output row of 8 floats per
+// source column, dstStride bytes apart. Per block: 8 loads, 8 unpcklps/
+// unpckhps, 8 shufps, 8 vperm2f128 and 8 stores. blocks ≥ 1.
+func writeTranspose8AVX2(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	y := func(i int) string { return fmt.Sprintf("Y%d", i) }
+	fmt.Fprintf(w, "\n// func transpose8AVX2(dst *float32, dstStride int, src *float32, ld int, blocks int)\n")
+	fmt.Fprintf(w, "TEXT ·transpose8AVX2(SB), NOSPLIT, $0-40\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ dstStride+8(FP), DX")
+	p("MOVQ src+16(FP), SI")
+	p("MOVQ ld+24(FP), R8")
+	p("MOVQ blocks+32(FP), CX")
+	p("LEAQ (R8)(R8*2), R9")  // 3·ld
+	p("LEAQ (R8)(R8*4), R10") // 5·ld
+	p("LEAQ (R9)(R8*4), R11") // 7·ld
+	p("LEAQ (DX)(DX*2), AX")  // 3·dstStride
+	p("LEAQ (DX)(DX*4), BX")  // 5·dstStride
+	p("LEAQ (AX)(DX*4), R12") // 7·dstStride
+	p("MOVQ DX, R13")
+	p("SHLQ $3, R13") // 8·dstStride
+	fmt.Fprintf(w, "transpose8_loop:\n")
+	rows := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R9*1)", "(SI)(R8*4)", "(SI)(R10*1)", "(SI)(R9*2)", "(SI)(R11*1)"}
+	for r, a := range rows {
+		p("VMOVUPS %s, %s", a, y(r))
+	}
+	// t[2q], t[2q+1] = unpack lo/hi of rows 2q, 2q+1 (Y8..Y15): per
+	// 128-bit lane, columns c, c+1 (lo) and c+2, c+3 (hi) of the two rows.
+	for q := 0; q < 4; q++ {
+		p("VUNPCKLPS %s, %s, %s", y(2*q+1), y(2*q), y(8+2*q))
+		p("VUNPCKHPS %s, %s, %s", y(2*q+1), y(2*q), y(9+2*q))
+	}
+	// u (Y0..Y7): rows 0–3 (u0–u3) and 4–7 (u4–u7) of columns c | c+4 for
+	// c = 0…3.
+	for h := 0; h < 2; h++ {
+		t := 8 + 4*h
+		p("VSHUFPS $0x44, %s, %s, %s", y(t+2), y(t), y(4*h))
+		p("VSHUFPS $0xEE, %s, %s, %s", y(t+2), y(t), y(4*h+1))
+		p("VSHUFPS $0x44, %s, %s, %s", y(t+3), y(t+1), y(4*h+2))
+		p("VSHUFPS $0xEE, %s, %s, %s", y(t+3), y(t+1), y(4*h+3))
+	}
+	// Output row c (Y8+c): the low lanes of u_c and u_{c+4} for c < 4,
+	// the high lanes for c ≥ 4.
+	for c := 0; c < 4; c++ {
+		p("VPERM2F128 $0x20, %s, %s, %s", y(c+4), y(c), y(8+c))
+		p("VPERM2F128 $0x31, %s, %s, %s", y(c+4), y(c), y(12+c))
+	}
+	outs := []string{"(DI)", "(DI)(DX*1)", "(DI)(DX*2)", "(DI)(AX*1)", "(DI)(DX*4)", "(DI)(BX*1)", "(DI)(AX*2)", "(DI)(R12*1)"}
+	for c, a := range outs {
+		p("VMOVUPS %s, %s", y(8+c), a)
+	}
+	p("ADDQ $32, SI")
+	p("ADDQ R13, DI")
+	p("DECQ CX")
+	p("JNZ transpose8_loop")
 	p("VZEROUPPER")
 	p("RET")
 }
