@@ -15,6 +15,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"holdgo/internal/asmgen"
 	"math"
 	"os"
 )
@@ -515,23 +516,8 @@ func weightGrad(op func(string, ...any), lanes int) {
 		for t := range 8 {
 			op("VMOVUPS %d(BX), Y%d", (18+t)*row+32*g, t)
 		}
-		for p := range 4 {
-			op("VUNPCKLPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 8+2*p)
-			op("VUNPCKHPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 9+2*p)
-		}
-		// s0…s3 from taps 0–3 (Y8–Y11), s4…s7 from taps 4–7 (Y12–Y15):
-		// s_j holds lane j's four taps in its low half, lane j+4's in its high.
-		for h := range 2 {
-			t := 8 + 4*h
-			op("VSHUFPS $0x44, Y%d, Y%d, Y%d", t+2, t, 4*h)
-			op("VSHUFPS $0xEE, Y%d, Y%d, Y%d", t+2, t, 4*h+1)
-			op("VSHUFPS $0x44, Y%d, Y%d, Y%d", t+3, t+1, 4*h+2)
-			op("VSHUFPS $0xEE, Y%d, Y%d, Y%d", t+3, t+1, 4*h+3)
-		}
-		for l := range 4 {
-			op("VPERM2F128 $0x20, Y%d, Y%d, Y%d", l+4, l, 8+l)
-			op("VPERM2F128 $0x31, Y%d, Y%d, Y%d", l+4, l, 12+l)
-		}
+		// Lane l's taps 0–7 into Y8+l.
+		asmgen.Transpose8x8(op)
 		for l := range 8 {
 			off := 36 * (8*g + l)
 			op("VADDPS %d(DX), Y%d, Y%d", off, 8+l, 8+l)

@@ -18,6 +18,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"holdgo/internal/asmgen"
 	"log"
 	"os"
 )
@@ -628,27 +629,8 @@ func writeTranspose8AVX2(w *bytes.Buffer) {
 	for r, a := range rows {
 		p("VMOVUPS %s, %s", a, y(r))
 	}
-	// t[2q], t[2q+1] = unpack lo/hi of rows 2q, 2q+1 (Y8..Y15): per
-	// 128-bit lane, columns c, c+1 (lo) and c+2, c+3 (hi) of the two rows.
-	for q := 0; q < 4; q++ {
-		p("VUNPCKLPS %s, %s, %s", y(2*q+1), y(2*q), y(8+2*q))
-		p("VUNPCKHPS %s, %s, %s", y(2*q+1), y(2*q), y(9+2*q))
-	}
-	// u (Y0..Y7): rows 0–3 (u0–u3) and 4–7 (u4–u7) of columns c | c+4 for
-	// c = 0…3.
-	for h := 0; h < 2; h++ {
-		t := 8 + 4*h
-		p("VSHUFPS $0x44, %s, %s, %s", y(t+2), y(t), y(4*h))
-		p("VSHUFPS $0xEE, %s, %s, %s", y(t+2), y(t), y(4*h+1))
-		p("VSHUFPS $0x44, %s, %s, %s", y(t+3), y(t+1), y(4*h+2))
-		p("VSHUFPS $0xEE, %s, %s, %s", y(t+3), y(t+1), y(4*h+3))
-	}
-	// Output row c (Y8+c): the low lanes of u_c and u_{c+4} for c < 4,
-	// the high lanes for c ≥ 4.
-	for c := 0; c < 4; c++ {
-		p("VPERM2F128 $0x20, %s, %s, %s", y(c+4), y(c), y(8+c))
-		p("VPERM2F128 $0x31, %s, %s, %s", y(c+4), y(c), y(12+c))
-	}
+	// Output row c (source column c) in Y8+c.
+	asmgen.Transpose8x8(p)
 	outs := []string{"(DI)", "(DI)(DX*1)", "(DI)(DX*2)", "(DI)(AX*1)", "(DI)(DX*4)", "(DI)(BX*1)", "(DI)(AX*2)", "(DI)(R12*1)"}
 	for c, a := range outs {
 		p("VMOVUPS %s, %s", y(8+c), a)

@@ -485,15 +485,17 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 	// 8192×1152×128 93–96 → 100–102 GFLOP/s at AVX2, 32768×576×64 98–103 →
 	// 106–107 at AVX-512 (74 → 75–76 at AVX2); two threads within noise.
 	rowsFirst := g.rowsFirst(nc) && !blk.lazy
+	// bPanel is the packed panel of op(B) for columns jc+jr….
+	bPanel := func(jr int) []float32 {
+		if blk.lazy {
+			return ws.b[:nr*kc]
+		}
+		boff := (jc + jr - blk.jc) / nr * blk.stride
+		return blk.b[boff : boff+nr*kc]
+	}
 	tile := func(jr, ir int) {
 		cols := min(nr, nc-jr)
-		var bp []float32
-		if blk.lazy {
-			bp = ws.b[:nr*kc]
-		} else {
-			boff := (jc + jr - blk.jc) / nr * blk.stride
-			bp = blk.b[boff : boff+nr*kc]
-		}
+		bp := bPanel(jr)
 		rows := min(mr, mc-ir)
 		// Where the kernel reads this panel of op(A).
 		var ap []float32
@@ -597,13 +599,7 @@ func (g *gemmJob) macro(ws *workspace, blk block, ic, mc, jc, nc int, packed boo
 		}
 		ir := 0
 		if nc-jr >= nr {
-			var bp []float32
-			if blk.lazy {
-				bp = ws.b[:nr*kc]
-			} else {
-				boff := (jc + jr - blk.jc) / nr * blk.stride
-				bp = blk.b[boff : boff+nr*kc]
-			}
+			bp := bPanel(jr)
 			for ; ir < fullRows; ir += mr {
 				kern.micro(kc, a[aOff+ir*aStep:], rs, cs, bp, g.c[(ic+ir)*ldc+jc+jr:], ldc, g.alpha, beta)
 			}
