@@ -353,13 +353,10 @@ func packBAVX2(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr i
 				}
 			}
 		}
-		for r := full; r < nc; r += nr {
-			packB(dst[r*kc:(r+nr)*kc], trans, b, ldb, p0, kc, j0+r, min(nr, nc-r), nr)
-		}
-		return
 	}
-	// The full panels. Rows of B at least 2 KiB apart are copied packBRows
-	// rows of every panel at a time, so that each row is read as one run of
+	// The full panels of a row-major B. Rows of B at least 2 KiB apart are
+	// copied packBRows rows of every panel at a time, so that each row is
+	// read as one run of
 	// 64·panels bytes rather than 64 bytes per panel with rows 4·ldb bytes
 	// apart (square 1024's 512×1024 block: 8 → 14 GB/s; the product on one
 	// AVX2 thread 106 → 109 GFLOP/s). With closer rows the hardware
@@ -371,7 +368,7 @@ func packBAVX2(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr i
 	if ldb >= 512 {
 		block = packBRows
 	}
-	for k0 := 0; k0 < kc && full > 0; k0 += block {
+	for k0 := 0; k0 < kc && full > 0 && !trans; k0 += block {
 		rows := min(block, kc-k0)
 		for r := 0; r < full; r += 16 {
 			off := (p0+k0)*ldb + j0 + r
