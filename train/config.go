@@ -39,7 +39,7 @@ type RunConfig struct {
 	L         float64 `yaml:"L" json:"L"`
 	Alpha     float64 `yaml:"alpha" json:"alpha"`
 	Objective string  `yaml:"objective" json:"objective"` // bcsm (hsm for CLD) or dsm
-	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform or mixed
+	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform, mixed or sigma:DIST (times.go)
 	// TimesLogMin is the lower end of the log-uniform half of mixed time sampling (0: t_min).
 	TimesLogMin float64 `yaml:"times_log_min,omitempty" json:"times_log_min,omitempty"`
 
@@ -221,18 +221,28 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("fourier-scale must be in [0, %g] (0: %d; larger frequencies make sin(2π·B·x) float32 noise), got %g",
 			float64(MaxFourierScale), DefaultFourierScale, c.FourierScale)
 	}
-	switch c.Times {
-	case "", TimesUniform, TimesMixed:
-	default:
-		return fmt.Errorf("times must be %s or %s, got %q", TimesUniform, TimesMixed, c.Times)
+	if _, err := parseTimes(c.Times); err != nil {
+		return err
 	}
 	if c.DataSHA256 != "" {
 		if b, err := hex.DecodeString(c.DataSHA256); err != nil || len(b) != sha256.Size {
 			return fmt.Errorf("data_sha256 must be 64 hexadecimal digits, got %q", c.DataSHA256)
 		}
 	}
-	_, err := c.SDEConfig()
-	return err
+	hc, err := c.SDEConfig()
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(c.Times, TimesSigma) { // the σ distribution must reach the SDE's noise levels
+		sde, err := hold.New(hc)
+		if err != nil {
+			return err
+		}
+		if _, err := newTimeSampler(sde, c.TimeSampling()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // YAML renders the configuration as YAML.

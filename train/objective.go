@@ -22,8 +22,8 @@ const (
 	TimesMixed = "mixed"
 )
 
-// TimeSampling is how the training loss draws times: Scheme TimesUniform
-// or TimesMixed, whose log-uniform half starts at LogMin (0: the SDE's
+// TimeSampling is how the training loss draws times: Scheme TimesUniform,
+// TimesMixed or a σ-matched sampler (TimesSigma, times.go); TimesMixed's log-uniform half starts at LogMin (0: the SDE's
 // t_min). A LogMin above t_min spends those samples where the data's
 // structure is decided rather than at times so small that the state
 // already pins x₀ down (for HOLD-3 the posterior of x₀ given the state has
@@ -34,10 +34,8 @@ type TimeSampling struct {
 }
 
 func (ts TimeSampling) validate(sde *hold.SDE) error {
-	switch ts.Scheme {
-	case "", TimesUniform, TimesMixed:
-	default:
-		return fmt.Errorf("unknown time sampling %q (want %s or %s)", ts.Scheme, TimesUniform, TimesMixed)
+	if _, err := parseTimes(ts.Scheme); err != nil {
+		return err
 	}
 	if !(ts.LogMin >= 0) || ts.LogMin >= sde.Horizon() {
 		return fmt.Errorf("time sampling: log-uniform lower end %g outside [0, T = %g)", ts.LogMin, sde.Horizon())
@@ -114,7 +112,8 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 		return nil, fmt.Errorf("the network's dropout cannot draw the masks of a shard of the batch: train on one rank")
 	}
 	batch := shard.Len
-	if err := times.validate(sde); err != nil {
+	drawTimes, err := newTimeSampler(sde, times)
+	if err != nil {
 		return nil, err
 	}
 	n := sde.Blocks()
@@ -143,7 +142,7 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 		if !shard.whole() {
 			copy(b.Data, whole[shard.First*dim:])
 		}
-		sampleTimes(sde, times, b.Times, c.Stream(rng.StreamTimes), shard.First)
+		drawTimes.fill(b.Times, c.Stream(rng.StreamTimes), shard.First)
 		if dropout != nil { // masks from the step's streams: resumes stay bit-exact
 			s := c.Stream(0)
 			if shard.whole() {

@@ -310,6 +310,11 @@ func (s *Session) Loop(ctx context.Context, logEvery int) error {
 	}
 	fmt.Fprintf(out, "training %s on %s: %d parameters, steps %d→%d, batch %d%s, seed %d, device %s, run dir %s\n",
 		kind, cfg.Data, tr.Params.Len(), tr.Step, cfg.Steps, cfg.Batch, ranks, cfg.Seed, tr.Device().Name(), s.Dir)
+	if rep, err := cfg.DescribeTimes(); err == nil {
+		fmt.Fprintln(out, rep)
+	} else {
+		fmt.Fprintf(out, "warning: cannot describe the training times: %v\n", err)
+	}
 	bar := newProgress(out, tr.Step, cfg.Steps, logEvery)
 	lastGood := tr.Step
 	var lastRead Stats

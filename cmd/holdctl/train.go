@@ -33,7 +33,7 @@ func runConfigFlags(d train.RunConfig) []cli.Flag {
 		&cli.Float64Flag{Name: "L", Value: d.L, Usage: "HOLD prior precision L"},
 		&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD initial auxiliary variance factor α"},
 		&cli.StringFlag{Name: "objective", Value: d.Objective, Usage: "bcsm (hsm for CLD) or dsm"},
-		&cli.StringFlag{Name: "times", Value: d.Times, Usage: "training-time sampling: uniform (the paper's) or mixed (half log-uniform)"},
+		&cli.StringFlag{Name: "times", Value: d.Times, Usage: "training-time sampling: uniform (the paper's), mixed (half log-uniform), or matched in the noise level σ of the sufficient statistic: sigma:edm (ln σ ~ N(-1.2, 1.2²)), sigma:vp (VP's uniform times), sigma:loguniform:A,B"},
 		&cli.Float64Flag{Name: "times-log-min", Value: d.TimesLogMin, Usage: "lower end of the log-uniform half of --times mixed (0: the SDE's t_min)"},
 		&cli.StringFlag{Name: "model", Value: d.Model, Usage: "score network: mlp (points) or ncsnpp-small, ncsnpp-cifar10, ncsnpp-celebahq256 (images)"},
 		&cli.IntFlag{Name: "hidden", Value: d.Hidden, Usage: "MLP hidden width"},
