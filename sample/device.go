@@ -220,6 +220,9 @@ func (s *Sampler) DeviceFor(dev tensor.Device, score hold.Scorer, name string) (
 	if err := net.Parameters().ToDevice(dev); err != nil {
 		return nil, nil, fmt.Errorf("--device %s: %v", name, err)
 	}
+	if r, ok := score.(interface{ DeviceResident() bool }); ok && !r.DeviceResident() {
+		return nil, nil, nil // its score is formed from the state on the host (train.NetworkScorer.EDM)
+	}
 	if s.OnDevice() != nil || s.Score != score {
 		return nil, nil, nil
 	}

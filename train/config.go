@@ -40,6 +40,9 @@ type RunConfig struct {
 	Alpha     float64 `yaml:"alpha" json:"alpha"`
 	Objective string  `yaml:"objective" json:"objective"` // bcsm (hsm for CLD) or dsm
 	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform, mixed or sigma:DIST (times.go)
+	// Precond is the network's parameterisation: none (or empty: the SDE's native noise prediction)
+	// or edm (EDM's preconditioning through the aligned gauge, precond.go).
+	Precond string `yaml:"precond,omitempty" json:"precond,omitempty"`
 	// TimesLogMin is the lower end of the log-uniform half of mixed time sampling (0: t_min).
 	TimesLogMin float64 `yaml:"times_log_min,omitempty" json:"times_log_min,omitempty"`
 
@@ -233,6 +236,9 @@ func (c RunConfig) Validate() error {
 	if err != nil {
 		return err
 	}
+	if err := checkPrecond(c.Precond, hc.Objective, hc.Order); err != nil {
+		return err
+	}
 	if strings.HasPrefix(c.Times, TimesSigma) { // the σ distribution must reach the SDE's noise levels
 		sde, err := hold.New(hc)
 		if err != nil {
@@ -356,7 +362,11 @@ func (c RunConfig) NewTrainer(comm dist.Communicator) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	loss, err := ShardScoreLoss(built.SDE, built.Net, built.Source.Sample, Shard{Global: c.Batch, First: first, Len: n},
+	shardLoss := ShardScoreLoss
+	if c.Precond == PrecondEDM {
+		shardLoss = ShardEDMLoss
+	}
+	loss, err := shardLoss(built.SDE, built.Net, built.Source.Sample, Shard{Global: c.Batch, First: first, Len: n},
 		built.Source.Dimension(), c.TimeSampling())
 	if err != nil {
 		return nil, err

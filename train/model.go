@@ -62,7 +62,7 @@ func LoadModel(path string, raw bool, trainData string) (*Model, error) {
 	}
 	// Sampling never changes the weights: the convolutions keep their transformed weights.
 	built.Net.Parameters().Freeze()
-	return &Model{Config: cfg, SDE: built.SDE, Score: &NetworkScorer{SDE: built.SDE, Net: built.Net}, Source: built.Source}, nil
+	return &Model{Config: cfg, SDE: built.SDE, Score: &NetworkScorer{SDE: built.SDE, Net: built.Net, EDM: cfg.Precond == PrecondEDM}, Source: built.Source}, nil
 }
 
 // SetForwardMemory gives a trained model's network scorer a memory budget for one forward pass in

@@ -308,11 +308,21 @@ type NetworkScorer struct {
 	// fork holds its own. Every sample's score is the same up to float32 rounding whatever the split.
 	MemoryBudget int64
 
+	// EDM marks a network trained with EDM's preconditioning (PrecondEDM): its input is (c_in·c, w)
+	// of the state and its output F gives x̂₀ = c_skip·c + c_out·F; the scorer forms both in float64
+	// (hold.Precond). Such a network samples with the state on the host (DeviceResident).
+	EDM bool
+
 	tape  *autograd.Tape
 	chunk int // the forward batch MemoryBudget chose (0 until the first call measured it)
 	x, t  *tensor.Tensor
 	out   []float32
+	pc    precondCache
 }
+
+// DeviceResident reports whether a sampler may keep the state on the network's device and turn the
+// output into a score there (sample.Sampler.DeviceFor): not for an EDM-preconditioned network.
+func (s *NetworkScorer) DeviceResident() bool { return !s.EDM }
 
 // Network is the score network (sample.Networked).
 func (s *NetworkScorer) Network() layers.ScoreNet { return s.Net }
@@ -321,7 +331,7 @@ func (s *NetworkScorer) Network() layers.ScoreNet { return s.Net }
 // and its own tape and buffers, for another goroutine (the network's
 // forward pass only reads the parameters).
 func (s *NetworkScorer) Fork() hold.Scorer {
-	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch, MemoryBudget: s.MemoryBudget, chunk: s.chunk}
+	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch, MemoryBudget: s.MemoryBudget, EDM: s.EDM, chunk: s.chunk}
 }
 
 // Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
@@ -389,8 +399,14 @@ func (s *NetworkScorer) scoreChunk(dst, x, t []float64) error {
 		s.x, s.t = tensor.Zeros(batch, width), tensor.Zeros(batch)
 		s.out = make([]float32, len(dst))
 	}
-	for i, v := range x {
-		s.x.Data()[i] = float32(v)
+	if s.EDM {
+		if err := precondInput(s.x.Data(), x, t, s.SDE, &s.pc); err != nil {
+			return err
+		}
+	} else {
+		for i, v := range x {
+			s.x.Data()[i] = float32(v)
+		}
 	}
 	for i, v := range t {
 		s.t.Data()[i] = float32(v)
@@ -406,6 +422,9 @@ func (s *NetworkScorer) scoreChunk(dst, x, t []float64) error {
 		return fmt.Errorf("network scorer: %w", err)
 	}
 	copy(s.out, h.Data())
+	if s.EDM {
+		return precondScore(dst, s.out, x, t, s.SDE, &s.pc)
+	}
 	return s.SDE.ScoreFromOutput(dst, s.out, t)
 }
 
@@ -437,8 +456,14 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 	dev := s.Net.Parameters().Device()
 	g := autograd.NewTape(dev)
 	xt, tt := tensor.Zeros(batch, width), tensor.Zeros(batch)
-	for i, v := range x {
-		xt.Data()[i] = float32(v)
+	if s.EDM {
+		if err := precondInput(xt.Data(), x, t, s.SDE, &s.pc); err != nil {
+			return err
+		}
+	} else {
+		for i, v := range x {
+			xt.Data()[i] = float32(v)
+		}
 	}
 	for i, v := range t {
 		tt.Data()[i] = float32(v)
@@ -460,9 +485,18 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 		saved := append([]float32(nil), p.Grad...)
 		defer copy(p.Grad, saved)
 	}
+	// With EDM's preconditioning S = rᵀm·(c_skip·c + c_out·F(In·x)) − rᵀx: the network's part is seeded
+	// with rᵀm·c_out·u and pulled back through the input map below.
 	seed := tensor.Zeros(batch, d)
 	for b, tb := range t {
 		ell := s.SDE.Ell(tb)
+		if s.EDM {
+			pre, err := s.pc.at(s.SDE, tb)
+			if err != nil {
+				return err
+			}
+			ell = pre.ScoreX0 * pre.COut
+		}
 		for i := range d {
 			seed.Data()[b*d+i] = float32(ell * u[b*d+i])
 		}
@@ -475,8 +509,14 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 	if err != nil {
 		return fmt.Errorf("network scorer: %w", err)
 	}
-	for i, v := range gx.Data() {
-		vjp[i] = float64(v)
+	if s.EDM {
+		if err := s.precondPullBack(vjp, gx.Data(), u, t); err != nil {
+			return err
+		}
+	} else {
+		for i, v := range gx.Data() {
+			vjp[i] = float64(v)
+		}
 	}
 	if score != nil {
 		h, err := out.T.ToHost()
@@ -485,7 +525,35 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 		}
 		o := make([]float32, batch*d)
 		copy(o, h.Data())
+		if s.EDM {
+			return precondScore(score, o, x, t, s.SDE, &s.pc)
+		}
 		return s.SDE.ScoreFromOutput(score, o, t)
+	}
+	return nil
+}
+
+// precondPullBack writes the VJP uᵀ∂S/∂x of an EDM-preconditioned score from the network's input
+// gradient gv (B × n·d): vjp[j] = u·(rᵀm·c_skip·toC_j − r_j) + Σ_k In[k][j]·gv[k], per data dimension.
+func (s *NetworkScorer) precondPullBack(vjp []float64, gv []float32, u, t []float64) error {
+	n := s.SDE.Blocks()
+	d := len(u) / len(t)
+	for b, tb := range t {
+		p, err := s.pc.at(s.SDE, tb)
+		if err != nil {
+			return err
+		}
+		base := b * n * d
+		for j := range n {
+			direct := p.ScoreX0*p.CSkip*p.ToC[j] - p.ScoreU[j]
+			for i := range d {
+				v := u[b*d+i] * direct
+				for k := range n {
+					v += p.In[k][j] * float64(gv[base+k*d+i])
+				}
+				vjp[base+j*d+i] = v
+			}
+		}
 	}
 	return nil
 }

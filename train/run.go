@@ -122,6 +122,9 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 	if err != nil {
 		return fail(inputErr("%v", err))
 	}
+	if cfg.Precond == PrecondEDM && dev != tensor.CPU {
+		return fail(inputErr("--device %s: --precond %s trains on the CPU only for now (its loss has no device kernel): drop --device", opt.DeviceName, PrecondEDM))
+	}
 	if err := tr.SetDevice(dev); err != nil {
 		return fail(inputErr("--device %s: %v", opt.DeviceName, err))
 	}

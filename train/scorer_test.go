@@ -13,27 +13,42 @@ import (
 )
 
 // TestNetworkScorerVJP checks uᵀ∂S/∂x of the network score against central
-// finite differences of Score (float64 accumulation of the projections).
+// finite differences of Score (float64 accumulation of the projections), for
+// the native parameterisation and EDM's preconditioning (whose VJP pulls the
+// network's input gradient back through the input map), on HOLD-3 and VP.
 func TestNetworkScorerVJP(t *testing.T) {
-	sde, err := hold.New(hold.DefaultConfig(hold.KindHOLD))
+	for _, kind := range []string{hold.KindHOLD, hold.KindVP} {
+		for _, edm := range []bool{false, true} {
+			checkScorerVJP(t, kind, edm)
+		}
+	}
+}
+
+func checkScorerVJP(t *testing.T, kind string, edm bool) {
+	sde, err := hold.New(hold.DefaultConfig(kind))
 	if err != nil {
 		t.Fatal(err)
 	}
-	net, err := layers.NewMLP(layers.MLPConfig{In: 7, Hidden: 16, Out: 2, Layers: 3}, tensor.NewRNG(4))
+	n := sde.Blocks()
+	net, err := layers.NewMLP(layers.MLPConfig{In: 2*n + 1, Hidden: 16, Out: 2, Layers: 3}, tensor.NewRNG(4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &NetworkScorer{SDE: sde, Net: net}
+	s := &NetworkScorer{SDE: sde, Net: net, EDM: edm}
 	const batch = 3
 	r := rng.New(5)
-	x, u, ts := make([]float64, batch*6), make([]float64, batch*2), []float64{0.3, 1.5, 4}
+	x, u := make([]float64, batch*2*n), make([]float64, batch*2)
+	ts := []float64{0.3, 1.5, 4}
+	if kind == hold.KindVP {
+		ts = []float64{0.1, 0.4, 0.9}
+	}
 	for i := range x {
 		x[i] = r.Normal()
 	}
 	for i := range u {
 		u[i] = r.Normal()
 	}
-	score, vjp := make([]float64, batch*2), make([]float64, batch*6)
+	score, vjp := make([]float64, batch*2), make([]float64, batch*2*n)
 	if err := s.ScoreVJP(score, vjp, x, u, ts); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +82,7 @@ func TestNetworkScorerVJP(t *testing.T) {
 		x[i] = orig
 		fd := (fp - fm) / (2 * h)
 		if !(math.Abs(fd-vjp[i]) <= 1e-2*math.Abs(fd)+1e-3) {
-			t.Errorf("vjp[%d] = %v, finite difference %v", i, vjp[i], fd)
+			t.Errorf("%s (EDM %v): vjp[%d] = %v, finite difference %v", kind, edm, i, vjp[i], fd)
 		}
 	}
 }

@@ -22,13 +22,25 @@ type shardCase struct {
 	objective string
 	times     string
 	batch     int
+	edm       bool // EDM's preconditioning (ShardEDMLoss)
+}
+
+// loss is the case's shard loss.
+func (c shardCase) loss(sde *hold.SDE, net layers.ScoreNet, src data.Source, shard Shard) (LossFunc, error) {
+	f := ShardScoreLoss
+	if c.edm {
+		f = ShardEDMLoss
+	}
+	return f(sde, net, src.Sample, shard, src.Dimension(), TimeSampling{Scheme: c.times})
 }
 
 var shardCases = []shardCase{
-	{"swissroll bcsm uniform", "swissroll", hold.ObjectiveBCSM, TimesUniform, 12},
+	{"swissroll bcsm uniform", "swissroll", hold.ObjectiveBCSM, TimesUniform, 12, false},
 	// gmm1d: 3 values of noise per sample, so shards start at odd noise elements; DSM draws the
 	// auxiliary noise too; mixed times depend on the global index's parity.
-	{"gmm1d dsm mixed", "gmm1d", hold.ObjectiveDSM, TimesMixed, 9},
+	{"gmm1d dsm mixed", "gmm1d", hold.ObjectiveDSM, TimesMixed, 9, false},
+	// σ-matched times and EDM's preconditioning: the input and target come from the same draws.
+	{"swissroll edm sigma:edm", "swissroll", hold.ObjectiveBCSM, "sigma:edm", 9, true},
 }
 
 func (c shardCase) build(t *testing.T) (*hold.SDE, data.Source, *layers.MLP) {
@@ -74,8 +86,7 @@ func TestShardGradientsSumToWhole(t *testing.T) {
 	for _, c := range shardCases {
 		t.Run(c.name, func(t *testing.T) {
 			sde, src, net := c.build(t)
-			d := src.Dimension()
-			whole, err := ScoreLoss(sde, net, src.Sample, c.batch, d, TimeSampling{Scheme: c.times})
+			whole, err := c.loss(sde, net, src, Shard{Global: c.batch, Len: c.batch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +102,7 @@ func TestShardGradientsSumToWhole(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					part, err := ShardScoreLoss(sde, net, src.Sample, Shard{Global: c.batch, First: first, Len: n}, d, TimeSampling{Scheme: c.times})
+					part, err := c.loss(sde, net, src, Shard{Global: c.batch, First: first, Len: n})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -7,57 +7,27 @@ import (
 	"testing"
 
 	"holdgo/hold"
+	"holdgo/internal/linref"
 	"holdgo/rng"
 )
 
 // independentSigma is σ_t = (mᵀΣ⁻¹m)^(−1/2) from the kernel's mean column and covariance as `holdctl
-// sde` prints them, by Gaussian elimination with partial pivoting on the equilibrated covariance
-// D⁻¹ΣD⁻¹ (D = √diag Σ): no Cholesky factor, no σ-map.
+// sde` prints them, solved by internal/linref: no Cholesky factor, no σ-map.
 func independentSigma(sde *hold.SDE, t float64) float64 {
 	k := sde.Kernel(t)
 	n := sde.Blocks()
 	a := make([][]float64, n)
-	b := make([]float64, n)
-	d := make([]float64, n)
-	for i := range n {
-		d[i] = math.Sqrt(k.Sigma.At(i, i))
-	}
+	m := make([]float64, n)
 	for i := range n {
 		a[i] = make([]float64, n)
 		for j := range n {
-			a[i][j] = k.Sigma.At(i, j) / (d[i] * d[j])
+			a[i][j] = k.Sigma.At(i, j)
 		}
-		b[i] = k.Mean.At(i, 0) / d[i]
-	}
-	m := slices.Clone(b)
-	for c := range n {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
-				p = r
-			}
-		}
-		a[c], a[p] = a[p], a[c]
-		b[c], b[p] = b[p], b[c]
-		for r := c + 1; r < n; r++ {
-			f := a[r][c] / a[c][c]
-			for j := c; j < n; j++ {
-				a[r][j] -= f * a[c][j]
-			}
-			b[r] -= f * b[c]
-		}
-	}
-	x := make([]float64, n)
-	for i := n - 1; i >= 0; i-- {
-		s := b[i]
-		for j := i + 1; j < n; j++ {
-			s -= a[i][j] * x[j]
-		}
-		x[i] = s / a[i][i]
+		m[i] = k.Mean.At(i, 0)
 	}
 	var q float64
-	for i := range n {
-		q += m[i] * x[i]
+	for i, x := range linref.Solve(a, m) {
+		q += m[i] * x
 	}
 	return 1 / math.Sqrt(q)
 }

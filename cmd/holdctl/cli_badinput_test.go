@@ -227,6 +227,8 @@ func TestCLIBadInputTable(t *testing.T) {
 		{"sigma times junk", tt("--times", "sigma:edm:junk"), `"sigma:edm:junk"`},
 		{"sigma times bad range", tt("--times", "sigma:loguniform:0,-1"), `"0,-1"`},
 		{"sigma times NaN", tt("--times", "sigma:loguniform:nan,1"), `"nan,1"`},
+		{"unknown precond", tt("--precond", "fancy"), `"fancy"`},
+		{"precond with dsm", tt("--precond", "edm", "--objective", "dsm"), "precond edm needs"},
 		{"sigma times outside VE", tt("--sde", "ve", "--times", "sigma:loguniform:1e-6,1e-4"), "puts no mass"},
 		{"unknown model", tt("--model", "resnet"), `"resnet"`},
 		{"unknown data", tt("--data", "nope"), `"nope"`},

@@ -34,6 +34,7 @@ func runConfigFlags(d train.RunConfig) []cli.Flag {
 		&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD initial auxiliary variance factor α"},
 		&cli.StringFlag{Name: "objective", Value: d.Objective, Usage: "bcsm (hsm for CLD) or dsm"},
 		&cli.StringFlag{Name: "times", Value: d.Times, Usage: "training-time sampling: uniform (the paper's), mixed (half log-uniform), or matched in the noise level σ of the sufficient statistic: sigma:edm (ln σ ~ N(-1.2, 1.2²)), sigma:vp (VP's uniform times), sigma:loguniform:A,B"},
+		&cli.StringFlag{Name: "precond", Value: d.Precond, Usage: "network parameterisation: none (the SDE's noise prediction) or edm (EDM's preconditioning through the aligned gauge: input (c_in·c, w), x̂₀ = c_skip·c + c_out·F, EDM's loss weighting; CPU only)"},
 		&cli.Float64Flag{Name: "times-log-min", Value: d.TimesLogMin, Usage: "lower end of the log-uniform half of --times mixed (0: the SDE's t_min)"},
 		&cli.StringFlag{Name: "model", Value: d.Model, Usage: "score network: mlp (points) or ncsnpp-small, ncsnpp-cifar10, ncsnpp-celebahq256 (images)"},
 		&cli.IntFlag{Name: "hidden", Value: d.Hidden, Usage: "MLP hidden width"},
@@ -80,6 +81,7 @@ func runConfigFrom(c *cli.Context, base train.RunConfig) (train.RunConfig, error
 	set("alpha", func() { cfg.Alpha = c.Float64("alpha") })
 	set("objective", func() { cfg.Objective = c.String("objective") })
 	set("times", func() { cfg.Times = c.String("times") })
+	set("precond", func() { cfg.Precond = c.String("precond") })
 	set("times-log-min", func() { cfg.TimesLogMin = c.Float64("times-log-min") })
 	set("model", func() { cfg.Model = c.String("model") })
 	set("hidden", func() { cfg.Hidden = c.Int("hidden") })
