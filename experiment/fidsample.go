@@ -20,8 +20,9 @@ type FIDSampling struct {
 	Raw    bool      // the raw weights instead of the EMA
 	Device string    // where the draw runs, for the progress line
 	Log    io.Writer // progress
-	// Prepare readies the trained image model before its sampler is built (nil: nothing to do).
-	Prepare func(m *train.Model) error
+	// Prepare readies the trained image model and may adjust the sampler of its draw (a copy of Spec)
+	// before the sampler is built (nil: nothing to do).
+	Prepare func(m *train.Model, spec *sample.Spec) error
 	// On returns s's sampling function for m on the device (Sampler.Sample, or SampleOn there).
 	On func(s *sample.Sampler, m *train.Model) (func(n int, seed uint64) (*sample.Result, error), error)
 	// Diverged reports how many of the n samples diverged (FID leaves them out).
@@ -40,12 +41,13 @@ func (f FIDSampling) Sample(side, spec string) (fid.ImageSource, *fid.SamplingRe
 	if !ok {
 		return fid.ImageSource{}, nil, &fid.InputError{Msg: fmt.Sprintf("fid --%s %s: the run models %s, not images", side, spec, m.Source.Name())}
 	}
+	samplerSpec := f.Spec
 	if f.Prepare != nil {
-		if err := f.Prepare(m); err != nil {
+		if err := f.Prepare(m, &samplerSpec); err != nil {
 			return fid.ImageSource{}, nil, err
 		}
 	}
-	s, err := f.Spec.Build(m.SDE, m.Score, d.Dimension())
+	s, err := samplerSpec.Build(m.SDE, m.Score, d.Dimension())
 	if err != nil {
 		return fid.ImageSource{}, nil, &fid.InputError{Msg: err.Error()}
 	}
@@ -66,7 +68,7 @@ func (f FIDSampling) Sample(side, spec string) (fid.ImageSource, *fid.SamplingRe
 	q := sample.FirstBlock(res.X, n, m.SDE.Blocks(), d.Dimension())
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(f.Log, "%s: %d samples, NFE %d, %.1fs\n", side, n, res.NFE, secs)
-	rep := &fid.SamplingReport{Sampler: s.Method.Name(), Grid: f.Spec.Grid, NFE: res.NFE, Seed: f.Seed, Seconds: secs, Diverged: res.Diverged}
+	rep := &fid.SamplingReport{Sampler: s.Method.Name(), Grid: samplerSpec.Grid, NFE: res.NFE, Seed: f.Seed, Seconds: secs, Diverged: res.Diverged}
 	rep.Measure(q, d.Dimension(), n)
 	f.Diverged(res.Diverged, n)
 	q, _ = sample.ConvergedRows(q, d.Dimension())

@@ -55,7 +55,7 @@ func loadShipped(t *testing.T, name string) (*hold.SDE, hold.Scorer, train.RunCo
 	if err := train.LoadWeights(f, built.Net.Parameters(), true); err != nil {
 		t.Fatal(err)
 	}
-	return built.SDE, &train.NetworkScorer{SDE: built.SDE, Net: built.Net}, cfg
+	return built.SDE, &train.NetworkScorer{SDE: built.SDE, Net: built.Net, EDM: cfg.Precond == train.PrecondEDM}, cfg
 }
 
 // draw samples n images with a registry sampler at an NFE on its preferred grid, x̂₀ thresholded to the

@@ -95,7 +95,10 @@ func runFID(c *cli.Context) error {
 // fidSampling draws --n samples of a trained image run with the sampler flags on --device.
 func fidSampling(c *cli.Context) experiment.FIDSampling {
 	return experiment.FIDSampling{Spec: samplerSpecFrom(c), N: c.Int("n"), Seed: c.Uint64("seed"), Raw: c.Bool("raw-weights"),
-		Device: c.String("device"), Log: c.App.ErrWriter, Prepare: func(m *train.Model) error { return forwardMemory(c, m) },
+		Device: c.String("device"), Log: c.App.ErrWriter, Prepare: func(m *train.Model, spec *sample.Spec) error {
+			imageDefaults(c, m, spec, c.App.ErrWriter, true)
+			return forwardMemory(c, m)
+		},
 		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
 			return samplerOn(c.String("device"), s, m)
 		},

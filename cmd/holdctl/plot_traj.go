@@ -55,7 +55,9 @@ func runPlotTrajectory(c *cli.Context) error {
 		return err
 	}
 	m := im.Model
-	s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, im.Data.Dimension())
+	spec := samplerSpecFrom(c)
+	imageDefaults(c, m, &spec, c.App.Writer, false)
+	s, err := spec.Build(m.SDE, m.Score, im.Data.Dimension())
 	if err != nil {
 		return usageErr("%v", err)
 	}

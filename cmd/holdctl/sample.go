@@ -13,6 +13,7 @@ import (
 
 	"holdgo/data"
 	"holdgo/experiment"
+	"holdgo/imagedata"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/sample"
@@ -49,6 +50,48 @@ func forwardMemory(c *cli.Context, m *train.Model) error {
 func samplerSpecFrom(c *cli.Context) sample.Spec {
 	return sample.Spec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
 		End: c.Float64("eps"), SigmaMin: c.Float64("sigma-min"), Clip: c.Float64("clip"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true}
+}
+
+// The sampler a trained image network gets when --sampler is not given: the best cell of
+// docs/images.md (a-sde2 on the vpmatched grid, NFE 50, the final denoising step).
+const (
+	imageSampler = "a-sde2"
+	imageGrid    = sample.GridVPMatched
+	imageNFE     = 50
+)
+
+// imageDefaults fills in, for a trained image network (imagedata run or export), the sampler flags the
+// user did not set: --clip 1 (x̂₀ thresholded to the data range: without it xdpm2 reaches pixels of
+// ±306 on the shipped HOLD-3 model), and with sampler also the measured best sampler when --sampler is
+// not given. It says what it chose in one line on w; --clip 0 turns thresholding off.
+func imageDefaults(c *cli.Context, m *train.Model, spec *sample.Spec, w io.Writer, sampler bool) {
+	if !imagedata.IsSpec(m.Config.Data) {
+		return
+	}
+	var chosen []string
+	if sampler && !c.IsSet("sampler") {
+		spec.Method = imageSampler
+		chosen = append(chosen, "--sampler "+imageSampler)
+		if !c.IsSet("grid") {
+			spec.Grid = imageGrid
+			chosen = append(chosen, "--grid "+imageGrid)
+		}
+		if !c.IsSet("nfe") && !c.IsSet("steps") {
+			spec.NFE = imageNFE
+			chosen = append(chosen, fmt.Sprintf("--nfe %d", imageNFE))
+		}
+		if !c.IsSet("denoise") {
+			spec.Denoise = true
+			chosen = append(chosen, "--denoise")
+		}
+	}
+	if !c.IsSet("clip") {
+		spec.Clip = 1
+		chosen = append(chosen, "--clip 1")
+	}
+	if len(chosen) > 0 {
+		fmt.Fprintf(w, "image model: %s (the defaults for images; give a flag to change it, --clip 0 turns thresholding off)\n", strings.Join(chosen, " "))
+	}
 }
 
 // samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
@@ -205,7 +248,11 @@ func sampleCommand() *cli.Command {
 			if err := checkInts(c, intRange{name: "nfe", lo: 0, hi: maxNFE, note: "0: use --steps"}, intRange{name: "steps", lo: 1, hi: maxNFE}); err != nil {
 				return err
 			}
-			s, err := samplerSpecFrom(c).Build(m.SDE, m.Score, dim)
+			spec := samplerSpecFrom(c)
+			if c.IsSet("ckpt") {
+				imageDefaults(c, m, &spec, c.App.Writer, true)
+			}
+			s, err := spec.Build(m.SDE, m.Score, dim)
 			if err != nil {
 				return usageErr("%v", err)
 			}

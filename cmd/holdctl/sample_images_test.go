@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,6 +87,93 @@ func TestSampleImageOracle(t *testing.T) {
 			filepath.Join(t.TempDir(), "x.npy")}, args...)...)
 		if err == nil || !strings.Contains(err.Error(), "--oracle-n") {
 			t.Errorf("%s: %v\n%s; want an error naming --oracle-n", name, err, msg)
+		}
+	}
+}
+
+// TestSampleImageDefaults: a trained image model samples with the image defaults when no sampler
+// flag is given (a-sde2 on vpmatched, NFE 50, --denoise, --clip 1, said on the first line) and keeps
+// pixels in the data range; an explicit sampler keeps its own settings but still gets --clip 1; --clip 0
+// turns thresholding off (xdpm2 then leaves [−1.5, 1.5] on the shipped HOLD-3 model: the trap the
+// defaults avoid).
+func TestSampleImageDefaults(t *testing.T) {
+	model := filepath.Join("..", "..", "models", "fmnist-hold3")
+	dir := t.TempDir()
+	maxAbs := func(path string) float64 {
+		pts, err := data.FromNPY(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := 0.0
+		for _, v := range pts.Data() {
+			m = math.Max(m, math.Abs(float64(v)))
+		}
+		return m
+	}
+	def := filepath.Join(dir, "def.npy")
+	r := mustRun(t, "sample", "--ckpt", model, "--n", "4", "--seed", "2", "--threads", "1", "--out", def)
+	first := strings.SplitN(r.stdout, "\n", 2)[0]
+	if want := "image model: --sampler a-sde2 --grid vpmatched --nfe 50 --denoise --clip 1"; !strings.HasPrefix(first, want) {
+		t.Errorf("first line %q, want it to start with %q", first, want)
+	}
+	if !strings.Contains(r.stdout, "sampler a-sde2, NFE 50") {
+		t.Errorf("defaults not used: %s", r.stdout)
+	}
+	if m := maxAbs(def); !(m <= 1+1e-6) {
+		t.Errorf("default sampling reached |pixel| = %g, want ≤ 1", m)
+	}
+	own := filepath.Join(dir, "own.npy")
+	r = mustRun(t, "sample", "--ckpt", model, "--sampler", "xdpm2", "--nfe", "20", "--n", "8", "--seed", "2", "--threads", "1", "--out", own)
+	if first := strings.SplitN(r.stdout, "\n", 2)[0]; !strings.HasPrefix(first, "image model: --clip 1 (") {
+		t.Errorf("an explicit sampler: first line %q, want only --clip 1 chosen", first)
+	}
+	if m := maxAbs(own); !(m <= 1.5) {
+		t.Errorf("xdpm2 with the default clip reached |pixel| = %g, want ≤ 1.5", m)
+	}
+	off := filepath.Join(dir, "off.npy")
+	r = mustRun(t, "sample", "--ckpt", model, "--sampler", "xdpm2", "--nfe", "20", "--clip", "0", "--n", "8", "--seed", "2", "--threads", "1", "--out", off)
+	if strings.Contains(r.stdout, "image model:") {
+		t.Errorf("every flag given, yet defaults were announced: %s", r.stdout)
+	}
+	if m := maxAbs(off); !(m > 1.5) {
+		t.Errorf("--clip 0: |pixel| at most %g; want thresholding off (the shipped HOLD-3 model's xdpm2 goes beyond 1.5)", m)
+	}
+}
+
+// TestShippedModelsSampleAsBefore: the shipped exports (written before --times sigma and --precond
+// existed: their configuration implies mixed times and the native parameterisation) sample bit for bit
+// as the code of commit a3649cb did. The golden files are that commit's binary's output with the
+// plain-Go kernels (HOLDGO_ISA=generic, one thread), which round the same on every machine:
+//
+//	HOLDGO_ISA=generic holdctl sample --ckpt models/fmnist-hold3 --sampler a-xdpm3 --grid vpmatched --nfe 10 --denoise --clip 1 --n 2 --seed 5 --threads 1 --out testdata/golden-fmnist-hold3-a-xdpm3.npy
+//	HOLDGO_ISA=generic holdctl sample --ckpt models/fmnist-h100-vp --sampler em --grid quadratic --eps 1e-3 --nfe 10 --denoise --clip 1 --n 2 --seed 5 --threads 1 --out testdata/golden-fmnist-h100-vp-em.npy
+func TestShippedModelsSampleAsBefore(t *testing.T) {
+	cases := []struct {
+		model, golden string
+		args          []string
+	}{
+		{"fmnist-hold3", "golden-fmnist-hold3-a-xdpm3.npy", []string{"--sampler", "a-xdpm3", "--grid", "vpmatched"}},
+		{"fmnist-h100-vp", "golden-fmnist-h100-vp-em.npy", []string{"--sampler", "em", "--grid", "quadratic", "--eps", "1e-3"}},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "s.npy")
+		args := append([]string{"sample", "--ckpt", filepath.Join("..", "..", "models", c.model)}, c.args...)
+		args = append(args, "--nfe", "10", "--denoise", "--clip", "1", "--n", "2", "--seed", "5", "--threads", "1", "--out", out)
+		cmd := exec.Command(holdctlBin, args...)
+		cmd.Env = append(os.Environ(), "HOLDGO_ISA=generic")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", c.model, err, msg)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("testdata", c.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the samples differ from %s (bit for bit)", c.model, c.golden)
 		}
 	}
 }
