@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -26,10 +27,22 @@ type LogLogOptions struct {
 	LinearY               bool // a linear y axis (values within a decade, where log ticks show no labels)
 }
 
+// ErrBadValue marks an error of the values given to a plot (errors.Is): input to refuse, not a bug.
+var ErrBadValue = errors.New("plot: bad value")
+
+// Log axes show values in [minLog, maxLog]: beyond them the axis range (padded by a factor 1.1) and
+// its ticks overflow float64.
+const (
+	minLog = 1e-300
+	maxLog = 1e300
+)
+
 // LogLog draws each series as a line with markers on logarithmic x and y
 // axes (for instance W1 against NFE, one line per sampler) and writes the
 // PNG to path. Points that are not finite and positive cannot be placed on
-// a log axis and are left out; a series with none left is an error.
+// a log axis and are left out; a series with none left is an error. A
+// positive value outside [1e-300, 1e300] on a log axis is refused
+// (ErrBadValue), naming it.
 func LogLog(path string, series []Series, opt LogLogOptions) error {
 	if opt.Width == 0 {
 		opt.Width = 900
@@ -61,6 +74,12 @@ func LogLog(path string, series []Series, opt LogLogOptions) error {
 		pts := make(plotter.XYs, 0, len(s.X))
 		for i := range s.X {
 			if positive(s.X[i]) && positive(s.Y[i]) {
+				if err := onLogAxis(path, s.Name, "x", s.X[i]); err != nil {
+					return err
+				}
+				if err := onLogAxis(path, s.Name, "y", s.Y[i]); err != nil {
+					return err
+				}
 				pts = append(pts, plotter.XY{X: s.X[i], Y: s.Y[i]})
 				xlo, xhi, ylo, yhi = min(xlo, s.X[i]), max(xhi, s.X[i]), min(ylo, s.Y[i]), max(yhi, s.Y[i])
 			}
@@ -129,6 +148,15 @@ func logRange(lo, hi float64) (float64, float64) {
 }
 
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+
+// onLogAxis refuses a positive value that a log axis cannot show.
+func onLogAxis(path, series, axis string, v float64) error {
+	if v < minLog || v > maxLog {
+		return fmt.Errorf("%w: log-log plot %s: series %q has %s = %g, beyond what a log axis shows (%g … %g)",
+			ErrBadValue, path, series, axis, v, minLog, maxLog)
+	}
+	return nil
+}
 
 // seriesColor cycles through ten distinguishable colours (matplotlib's
 // tab10); seriesDashes changes the dash pattern every ten series so that

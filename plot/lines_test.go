@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"errors"
 	"image/png"
 	"math"
 	"os"
@@ -38,10 +39,17 @@ func TestLogLogRejects(t *testing.T) {
 		"no series":         nil,
 		"lengths differ":    {{Name: "a", X: []float64{1, 2}, Y: []float64{1}}},
 		"no positive point": {{Name: "a", X: []float64{1, 2}, Y: []float64{0, -1}}},
+		"y near max":        {{Name: "a", X: []float64{1, 2}, Y: []float64{1.7e308, 1}}},
+		"x subnormal":       {{Name: "a", X: []float64{4e-310, 2}, Y: []float64{1, 1}}},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".png")
-		if err := LogLog(path, series, LogLogOptions{}); err == nil {
+		err := LogLog(path, series, LogLogOptions{})
+		if err == nil {
 			t.Errorf("%s: no error", name)
+		} else if strings.Contains(name, "max") || strings.Contains(name, "subnormal") {
+			if !errors.Is(err, ErrBadValue) {
+				t.Errorf("%s: %v is not ErrBadValue", name, err)
+			}
 		}
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("%s: a file was written", name)

@@ -2,6 +2,7 @@ package sample
 
 import (
 	"fmt"
+	"math"
 
 	"holdgo/hold"
 )
@@ -21,13 +22,43 @@ type Spec struct {
 	Tol      float64 // adaptive ODE rtol = atol
 	Eta      float64 // xanc: 1 the posterior step, 0 xddim
 	EtaSet   bool
+	// NFESet marks an NFE the user gave (holdctl's --nfe): an adaptive sampler, whose evaluations follow
+	// Tol, refuses it rather than ignore it. Code that passes a default NFE to any method leaves it false.
+	NFESet bool
+}
+
+// validate checks the values every sampler family reads, whatever the method: a NaN or negative
+// --clip, --eps, --eta, --sigma-min or --tol is refused even where the method would not use it.
+func (s Spec) validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !(s.Clip >= 0) || !finite(s.Clip):
+		return fmt.Errorf("--clip %g: want 0 (off) or a positive finite bound (1 for images)", s.Clip)
+	case !finite(s.End) || s.End < 0:
+		return fmt.Errorf("--eps %g: want a finite end time > 0", s.End)
+	case !finite(s.SigmaMin) || s.SigmaMin < 0:
+		return fmt.Errorf("--sigma-min %g: want a finite noise level > 0 (0: the default %g)", s.SigmaMin, DefaultSigmaMin)
+	case !(s.Eta >= 0 && s.Eta <= 1):
+		return fmt.Errorf("--eta %g: want a value in [0, 1] (1: the exact posterior step, 0: xddim)", s.Eta)
+	case !(s.Tol >= 0) || !finite(s.Tol):
+		return fmt.Errorf("--tol %g: want a tolerance in (0, 1)", s.Tol)
+	case s.NFE < 0:
+		return fmt.Errorf("--nfe %d: want ≥ 0 (0: use --steps)", s.NFE)
+	}
+	return nil
 }
 
 // Build returns a sampler for sde and score on data of dimension d.
 func (s Spec) Build(sde *hold.SDE, score hold.Scorer, d int) (*Sampler, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	m, perStep, err := NewMethod(s.Method, Options{Tol: s.Tol, Eta: s.Eta, EtaSet: s.EtaSet, Clip: s.Clip})
 	if err != nil {
 		return nil, err
+	}
+	if perStep == 0 && s.NFESet && s.NFE > 0 {
+		return nil, fmt.Errorf("--nfe %d: %s is adaptive, its evaluations follow --tol (%g); drop --nfe or pick a fixed-step sampler", s.NFE, s.Method, s.Tol)
 	}
 	steps := s.Steps
 	if s.NFE > 0 || perStep == 0 {

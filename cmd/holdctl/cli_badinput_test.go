@@ -128,6 +128,10 @@ func TestCLIBadInputTable(t *testing.T) {
 		"overflow.idx": string(idxHeader(1<<28, 1<<28, 1<<28)),
 		"zero.idx":     string(idxHeader(0, 28, 28)),
 		"side0.idx":    string(idxHeader(4, 0, 28)),
+		"huge.csv": "sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\n" +
+			"a,quadratic,10,9,0,1.7e308,0,1,1\na,quadratic,20,19,0,0.1,0,1,1\n",
+		"tiny.csv": "sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\n" +
+			"a,quadratic,10,9,0,4e-310,0,1,1\na,quadratic,20,19,0,0.1,0,1,1\n",
 	})
 	if n := len(idxHeader(1<<28, 1<<28, 1<<28)); n != 16 {
 		t.Fatalf("overflow IDX is %d bytes, want 16", n)
@@ -250,6 +254,15 @@ func TestCLIBadInputTable(t *testing.T) {
 		{"sample steps 0", smp("--nfe", "0", "--steps", "0"), "--steps 0"},
 		{"sample tol 1", smp("--tol", "1"), "--tol 1"},
 		{"sample unknown grid", smp("--grid", "cubic"), `"cubic"`},
+		{"sample clip NaN on lt", smp("--clip", "NaN"), "--clip NaN"},
+		{"sample clip negative on lt", smp("--clip", "-1"), "--clip -1"},
+		{"sample clip infinite", smp("--clip", "inf", "--sampler", "xdpm2"), "--clip +Inf"},
+		{"sample eta NaN", smp("--eta", "NaN"), "--eta NaN"},
+		{"sample eta above 1", smp("--eta", "1.5", "--sampler", "xanc"), "1.5"},
+		{"sample sigma-min negative", smp("--sigma-min", "-1"), "--sigma-min -1"},
+		{"sample sigma-min NaN on a sigma grid", smp("--sigma-min", "NaN", "--grid", "edm"), "--sigma-min NaN"},
+		{"sample a-ode with nfe", smp("--sampler", "a-ode"), "a-ode is adaptive"},
+		{"sample ode with nfe", smp("--sampler", "ode"), "ode is adaptive"},
 		{"sample out txt", smp("--out", f("s.txt")), "s.txt"},
 		{"sample threads", smp("--threads", "-2"), "got -2"},
 		{"sample train-data on gmm1d", smp("--train-data", f("other.npy")), "other.npy"},
@@ -286,6 +299,8 @@ func TestCLIBadInputTable(t *testing.T) {
 		{"sde unknown kind", []string{"sde", "--sde", "ou"}, `"ou"`},
 		{"sde order 9", []string{"sde", "--order", "9", "--t", "0.5"}, "9"},
 		// plot
+		{"plot nfe value near the float64 maximum", []string{"plot", "nfe", "--csv", f("huge.csv"), "--out", f("p.png")}, "1.7e+308"},
+		{"plot nfe subnormal value", []string{"plot", "nfe", "--csv", f("tiny.csv"), "--out", f("p.png")}, "4e-310"},
 		{"plot flow tol NaN", []string{"plot", "flow", "--tol", "NaN", "--out", f("p.png")}, "--tol NaN"},
 		{"plot flow paths 0", []string{"plot", "flow", "--paths", "0", "--out", f("p.png")}, "--paths 0"},
 		{"plot flow tol Inf", []string{"plot", "flow", "--tol", "Inf", "--out", f("p.png")}, "--tol +Inf"},

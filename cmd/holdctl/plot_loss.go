@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,9 @@ func runPlotLoss(c *cli.Context) error {
 		series = append(series, s)
 	}
 	if err := experiment.LossFigure(out, series, smooth, c.String("title")); err != nil {
+		if errors.Is(err, plot.ErrBadValue) {
+			return usageErr("plot loss: %v", err)
+		}
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs\n", out, len(series))

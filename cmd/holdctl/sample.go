@@ -49,7 +49,8 @@ func forwardMemory(c *cli.Context, m *train.Model) error {
 
 func samplerSpecFrom(c *cli.Context) sample.Spec {
 	return sample.Spec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
-		End: c.Float64("eps"), SigmaMin: c.Float64("sigma-min"), Clip: c.Float64("clip"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true}
+		End: c.Float64("eps"), SigmaMin: c.Float64("sigma-min"), Clip: c.Float64("clip"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true,
+		NFESet: c.IsSet("nfe")}
 }
 
 // The sampler a trained image network gets when --sampler is not given: the best cell of
