@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
+	"holdgo/internal/atomicfile"
+	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
 )
 
@@ -29,7 +32,8 @@ func benchNCSNppCommand() *cli.Command {
 				Usage: "comma-separated ONEDNN_MAX_CPU_ISA values to run PyTorch under (ALL: oneDNN's own choice); " +
 					"each row reports PyTorch's fastest"},
 			&cli.BoolFlag{Name: "json", Usage: "print the rows as JSON"},
-			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the holdgo runs to this file"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a pprof CPU profile of the holdgo runs to this file (atomically, at the end)"},
+			&cli.BoolFlag{Name: "force", Usage: "let --cpuprofile replace an existing file of another kind (never an input, nor a run's own files)"},
 		},
 		Action: func(c *cli.Context) error {
 			cases, err := bench.NCSNppCasesFor(strings.Split(c.String("models"), ","))
@@ -47,22 +51,32 @@ func benchNCSNppCommand() *cli.Command {
 				return usageErr("%v", err)
 			}
 			defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
-			var profile io.Writer // --cpuprofile
-			if path := c.String("cpuprofile"); path != "" {
-				f, err := os.Create(path)
-				if err != nil {
+			// --cpuprofile: checked by the output guard first (never a run's file, an input, a link or
+			// another kind of file without --force), collected in memory, written atomically at the end.
+			var profile *bytes.Buffer
+			path := c.String("cpuprofile")
+			if path != "" {
+				if err := checkOutputs(outpath.New(c.Bool("force")), output{"cpuprofile", path, outpath.Profile}); err != nil {
 					return err
 				}
-				defer f.Close()
-				profile = f
+				profile = new(bytes.Buffer)
 			}
 			var torch *bench.TorchOptions // --python "": no PyTorch
 			if py := c.String("python"); py != "" {
 				torch = &bench.TorchOptions{Python: py, Script: c.String("script"), ISAs: isas, Warn: c.App.ErrWriter}
 			}
-			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), c.Int("rounds"), torch, profile)
+			var w io.Writer
+			if profile != nil {
+				w = profile
+			}
+			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), c.Int("rounds"), torch, w)
 			if err != nil {
 				return err
+			}
+			if profile != nil {
+				if err := atomicfile.WriteFile(path, profile.Bytes()); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
 			}
 			if c.Bool("json") {
 				return json.NewEncoder(c.App.Writer).Encode(rows)

@@ -299,6 +299,8 @@ func TestCLIBadInputTable(t *testing.T) {
 		{"sde unknown kind", []string{"sde", "--sde", "ou"}, `"ou"`},
 		{"sde order 9", []string{"sde", "--order", "9", "--t", "0.5"}, "9"},
 		// plot
+		{"bench ncsnpp profile over a run's checkpoint", []string{"bench", "ncsnpp", "--python", "", "--cpuprofile", filepath.Join(hold1D, "ckpt.safetensors")}, "belongs to the run"},
+		{"bench ncsnpp profile over a config", []string{"bench", "ncsnpp", "--python", "", "--cpuprofile", f("nan.yaml")}, "nan.yaml"},
 		{"plot nfe value near the float64 maximum", []string{"plot", "nfe", "--csv", f("huge.csv"), "--out", f("p.png")}, "1.7e+308"},
 		{"plot nfe subnormal value", []string{"plot", "nfe", "--csv", f("tiny.csv"), "--out", f("p.png")}, "4e-310"},
 		{"plot flow tol NaN", []string{"plot", "flow", "--tol", "NaN", "--out", f("p.png")}, "--tol NaN"},

@@ -31,6 +31,7 @@ const (
 	Safetensors Kind = "a safetensors checkpoint"
 	Text        Kind = "a text file" // CSV, Markdown, YAML, JSON
 	Pickle      Kind = "a PyTorch pickle"
+	Profile     Kind = "a pprof profile" // gzip-compressed protocol buffer
 	Binary      Kind = "a binary file"
 )
 
@@ -52,6 +53,8 @@ func KindByExt(path string) Kind {
 		return PNG
 	case ".safetensors":
 		return Safetensors
+	case ".prof", ".pprof", ".pb.gz":
+		return Profile
 	}
 	return Text
 }
@@ -226,6 +229,8 @@ func SniffBytes(b []byte) Kind {
 		return Pickle
 	case len(b) >= 9 && b[8] == '{' && le64(b) > 0:
 		return Safetensors
+	case bytes.HasPrefix(b, []byte("\x1f\x8b")):
+		return Profile
 	}
 	if bytes.IndexByte(b, 0) < 0 && utf8.Valid(trimPartialRune(b)) {
 		return Text
