@@ -120,24 +120,41 @@ func versionCommand() *cli.Command {
 // interrupted training that wrote its checkpoint.
 const exitInternal = 3
 
-// signals is main's handler of SIGINT and SIGTERM: it removes the temporary
-// files of writes under way and exits 130. Commands that handle signals
-// themselves (train, demo: a checkpoint first) call ownSignals.
+// stopSignals are the catchable signals that end holdctl: SIGINT (Ctrl-C), SIGTERM, SIGHUP (the
+// terminal or ssh session closed), SIGQUIT, and SIGPIPE (stdout or stderr closed under a write).
+// Every one of them removes the temporary files of writes under way; train and demo write their
+// checkpoint first.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE}
+
+// signals is main's handler of stopSignals: it removes the temporary files of writes under way and
+// exits with the signal's conventional status, 128 + its number (130 for SIGINT, 143 for SIGTERM,
+// 129 SIGHUP, 131 SIGQUIT, 141 SIGPIPE). Commands that handle signals themselves (train, demo: a
+// checkpoint first) call ownSignals.
 var signals = make(chan os.Signal, 1)
 
 func handleSignals() {
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, stopSignals...)
 	go func() {
-		if _, ok := <-signals; ok {
+		if sig, ok := <-signals; ok {
 			atomicfile.RemoveInflight()
-			fmt.Fprintln(os.Stderr, "holdctl: interrupted; nothing was left half-written")
-			os.Exit(130)
+			if sig != syscall.SIGPIPE { // stderr may be the closed pipe
+				fmt.Fprintf(os.Stderr, "holdctl: stopped by %v; nothing was left half-written\n", sig)
+			}
+			os.Exit(signalStatus(sig))
 		}
 	}()
 }
 
-// ownSignals hands SIGINT and SIGTERM to the command (which has its own
-// signal.Notify) and stops main's handler.
+// signalStatus is the exit status of a process ended by sig: 128 + the signal's number.
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
+}
+
+// ownSignals hands stopSignals to the command (which has its own signal.Notify of them) and stops
+// main's handler.
 func ownSignals() { signal.Stop(signals) }
 
 // run executes the CLI and returns the process exit status: 0 on success,

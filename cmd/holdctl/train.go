@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -135,7 +133,7 @@ func trainCommand() *cli.Command {
 			if err := setThreads(c); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(c.Context, stopSignals...)
 			defer stop()
 			ownSignals() // a signal writes a checkpoint first (loop), instead of main's plain cleanup
 			if d := c.Duration("time-limit"); d > 0 {
