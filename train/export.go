@@ -74,32 +74,42 @@ func ExportEMA(src *checkpoint.File, out string) (RunConfig, error) {
 	return cfg, checkpoint.Save(out, ts, meta)
 }
 
-// Export writes the shipped form of the run in src into the directory out (created if need be):
-// ExportEMA's checkpoint and config.yaml. With force it replaces an earlier export there; any other
-// content of out, or a target that is the checkpoint being exported, is an ExitError of status 2.
+// Export writes the shipped form of the run in src into the directory out: ExportEMA's checkpoint
+// and config.yaml, built in a temporary directory beside out and put in its place at once
+// (atomicfile.WriteDir), so that a reader, or an interruption, sees the old export or the new one,
+// never a checkpoint beside another model's configuration. With force it replaces an earlier export
+// there; any other content of out, or a target that is the checkpoint being exported, is an
+// ExitError of status 2.
 func Export(src *checkpoint.File, out string, force bool) error {
 	if err := checkExportDir(out, force); err != nil {
 		return err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return inputErr("export: %v", err)
 	}
 	target := filepath.Join(out, CheckpointFile)
 	if abs1, abs2 := absPath(target), absPath(src.Path); abs1 == abs2 {
 		return inputErr("export: --out %s would overwrite the checkpoint being exported", out)
 	}
-	cfg, err := ExportEMA(src, target)
-	if err != nil {
-		return inputErr("%v", err)
-	}
-	yml, err := cfg.YAML()
-	if err != nil {
-		return inputErr("%v", err)
-	}
-	if err := atomicfile.WriteFile(filepath.Join(out, ConfigFile), yml); err != nil {
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(out)), 0o755); err != nil {
 		return inputErr("export: %v", err)
 	}
-	return nil
+	err := atomicfile.WriteDir(out, func(dir string) error {
+		cfg, err := ExportEMA(src, filepath.Join(dir, CheckpointFile))
+		if err != nil {
+			return inputErr("%v", err)
+		}
+		yml, err := cfg.YAML()
+		if err != nil {
+			return inputErr("%v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ConfigFile), yml, 0o644); err != nil {
+			return inputErr("export: %v", err)
+		}
+		return nil
+	})
+	var ee *ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return inputErr("export: --out %s: %v", out, err)
+	}
+	return err
 }
 
 // absPath is p absolute, its links resolved where they exist.

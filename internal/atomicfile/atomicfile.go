@@ -14,8 +14,8 @@ import (
 	"sync"
 )
 
-// inflight holds the temporary files of the writes under way, for
-// RemoveInflight (a signal handler's cleanup).
+// inflight holds the temporary files (and WriteDir's temporary directories)
+// of the writes under way, for RemoveInflight (a signal handler's cleanup).
 var inflight sync.Map
 
 // RemoveInflight removes the temporary files of every write under way in
@@ -23,7 +23,7 @@ var inflight sync.Map
 // command leaves no temporary file behind.
 func RemoveInflight() {
 	inflight.Range(func(k, _ any) bool {
-		os.Remove(k.(string))
+		os.RemoveAll(k.(string))
 		inflight.Delete(k)
 		return true
 	})
