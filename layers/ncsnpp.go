@@ -30,6 +30,15 @@ type NCSNpp struct {
 	dropFirst int         // the batch's first sample within a larger batch (SetDropoutFrom)
 }
 
+// ForwardBytesPerSample is NCSNppConfig.ForwardBytes of the network, saturated to int64.
+func (n *NCSNpp) ForwardBytesPerSample() int64 {
+	b := n.Config.ForwardBytes()
+	if !(b < 1<<62) {
+		return 1 << 62
+	}
+	return int64(b)
+}
+
 // module is one step of the forward pass over the level structure.
 type module struct {
 	kind    int // modRes, modAttn, modPyramid

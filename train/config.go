@@ -411,6 +411,11 @@ func (c RunConfig) buildImages(sde *hold.SDE) (*Built, error) {
 	if c.ResBlocks > 0 {
 		nc.NumResBlocks = c.ResBlocks
 	}
+	// One image's forward pass must fit the memory budget, or the first sample or training step would
+	// end in the out-of-memory killer (an image shape edited in a file, a huge --data).
+	if err := budget.Check(int64(min(nc.ForwardBytes(), 1<<62)), fmt.Sprintf("one %d×%d×%d image's forward pass through %s (estimated)", src.C, src.H, src.W, c.Model)); err != nil {
+		return nil, err
+	}
 	net, err := layers.NewNCSNpp(nc, rng.New(c.Seed^0x5eed))
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"holdgo/autograd"
 	"holdgo/hold"
 	"holdgo/hold/holdops"
+	"holdgo/internal/budget"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -356,7 +357,7 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 	case s.chunk > 0:
 		chunk = s.chunk
 	default: // measure a pass of at most ProbeBatch samples, then size the others from it
-		lo = min(batch, ProbeBatch)
+		lo = s.fitBudget(min(batch, ProbeBatch))
 		if err := s.scoreChunk(dst[:lo*d], x[:lo*width], t[:lo]); err != nil {
 			return err
 		}
@@ -364,6 +365,7 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		s.chunk = int(min(max(1, s.MemoryBudget/perSample), MaxForwardBatch))
 		chunk = s.chunk
 	}
+	chunk = s.fitBudget(chunk)
 	for ; lo < batch; lo += chunk {
 		hi := min(batch, lo+chunk)
 		if err := s.scoreChunk(dst[lo*d:hi*d], x[lo*width:hi*width], t[lo:hi]); err != nil {
@@ -371,6 +373,17 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		}
 	}
 	return nil
+}
+
+// fitBudget caps a forward batch so that its estimated activations (a network's
+// ForwardBytesPerSample, such as NCSN++'s) fit the process's memory budget: at least 1.
+func (s *NetworkScorer) fitBudget(chunk int) int {
+	if f, ok := s.Net.(interface{ ForwardBytesPerSample() int64 }); ok {
+		if per := f.ForwardBytesPerSample(); per > 0 {
+			chunk = int(min(int64(chunk), max(1, budget.Limit()/per)))
+		}
+	}
+	return chunk
 }
 
 // NetworkScorer's forward batches: DefaultForwardBatch where neither ForwardBatch nor MemoryBudget is

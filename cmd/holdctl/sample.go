@@ -14,6 +14,7 @@ import (
 	"holdgo/data"
 	"holdgo/experiment"
 	"holdgo/imagedata"
+	"holdgo/internal/budget"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/sample"
@@ -40,8 +41,8 @@ func samplerFlags() []cli.Flag {
 // forwardMemory applies --forward-mib to a trained model (a usage error outside [0, 2^20]).
 func forwardMemory(c *cli.Context, m *train.Model) error {
 	mib := c.Int("forward-mib")
-	if mib < 0 || mib > 1<<20 {
-		return usageErr("--forward-mib must be in [0, %d], got %d", 1<<20, mib)
+	if limit := budget.Limit() >> 20; mib < 0 || int64(mib) > limit {
+		return usageErr("--forward-mib must be in [0, %d] (the memory budget, --max-memory), got %d", limit, mib)
 	}
 	m.SetForwardMemory(int64(mib) << 20)
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
@@ -174,6 +175,62 @@ func TestShippedModelsSampleAsBefore(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: the samples differ from %s (bit for bit)", c.model, c.golden)
+		}
+	}
+}
+
+// editedExport copies the shipped HOLD-3 export into a new directory with its image shape in the
+// checkpoint's configuration replaced by shape (the safetensors header rewritten, its length updated).
+func editedExport(t *testing.T, shape string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "models", "fmnist-hold3")
+	b, err := os.ReadFile(filepath.Join(src, "ckpt.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(b[:8])
+	header := strings.Replace(string(b[8:8+n]), `\"image_shape\":[1,28,28]`, `\"image_shape\":`+shape, 1)
+	if header == string(b[8:8+n]) {
+		t.Fatal("the export's header has no image_shape [1,28,28]")
+	}
+	out := make([]byte, 8, len(b)+64)
+	binary.LittleEndian.PutUint64(out, uint64(len(header)))
+	out = append(append(out, header...), b[8+n:]...)
+	dir := filepath.Join(t.TempDir(), "edited")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ckpt.safetensors"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(src, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestSampleHugeImageShape: an export whose image shape was edited to 3000×3000 (or to the largest
+// side imagedata accepts) is refused by sample, nll and fid with exit 2 naming the memory budget,
+// before anything large is allocated, instead of ending in Go's fatal out-of-memory.
+func TestSampleHugeImageShape(t *testing.T) {
+	for _, shape := range []string{"[1,3000,3000]", "[4,16384,16384]"} {
+		dir := editedExport(t, shape)
+		out := filepath.Join(t.TempDir(), "s.npy")
+		for _, args := range [][]string{
+			{"sample", "--ckpt", dir, "--n", "1", "--threads", "1", "--out", out},
+			{"nll", "--ckpt", dir, "--n", "1", "--threads", "1", "--data", "fashion-mnist:/nonexistent#test"},
+		} {
+			r := holdctl(t, args...)
+			if r.code != 2 || !strings.Contains(r.stderr, "memory budget") {
+				t.Errorf("%s with image shape %s: %s", args[0], shape, r)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("image shape %s: an output was written", shape)
 		}
 	}
 }
