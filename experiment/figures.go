@@ -421,24 +421,33 @@ func ForwardStates(u []float64, q0 []float32, eps []float64, kern hold.Kernel, n
 }
 
 // LossSeries is the training loss in a run's log (train.ReadLossLog) against the step, named name,
-// each value the mean of the last smooth logged values (of all so far, at the start).
+// each value the mean of the last smooth logged values (of all so far, at the start), thinned to at
+// most maxLossPoints points.
 func LossSeries(name, logPath string, smooth int) (plot.Series, error) {
 	steps, loss, err := train.ReadLossLog(logPath)
 	if err != nil {
 		return plot.Series{}, err
 	}
 	s := plot.Series{Name: name}
+	stride := (len(loss) + maxLossPoints - 1) / maxLossPoints
 	var sum float64
 	for i := range loss {
 		sum += loss[i]
 		if i >= smooth {
 			sum -= loss[i-smooth]
 		}
-		s.X = append(s.X, steps[i])
-		s.Y = append(s.Y, sum/float64(min(i+1, smooth)))
+		if i%stride == 0 || i == len(loss)-1 {
+			s.X = append(s.X, steps[i])
+			s.Y = append(s.Y, sum/float64(min(i+1, smooth)))
+		}
 	}
 	return s, nil
 }
+
+// maxLossPoints is the most points a loss line is drawn with: a longer log is thinned to every k-th
+// smoothed value (and the last), since a 2,000-pixel-wide figure cannot show more and gonum's line
+// drawing of 10⁷ points takes minutes.
+const maxLossPoints = 20000
 
 // LossFigure writes holdctl plot loss's figure to path: the series against the step on a log axis,
 // without markers, titled title or ("") with the smoothing.

@@ -5,18 +5,27 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
+
+	"holdgo/internal/budget"
 )
 
-// ReadLossLog reads the step and loss columns of a run's log.csv (LogFile) (rows with a non-finite loss skipped).
+// ReadLossLog reads the step and loss columns of a run's log.csv (LogFile) (rows with a non-finite loss
+// skipped). Only a regular file is read (a FIFO or /dev/zero is refused before it is opened), its size
+// must fit the memory budget (a CSV line is held whole), at most that many bytes are read, and the
+// columns kept are counted against the budget as they grow.
 func ReadLossLog(path string) ([]float64, []float64, error) {
-	f, err := os.Open(path)
+	f, st, err := budget.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	cr := csv.NewReader(io.LimitReader(f, 1<<30))
+	if err := budget.Check(st.Size(), path); err != nil {
+		return nil, nil, err
+	}
+	rows := budget.New(path)
+	cr := csv.NewReader(io.LimitReader(f, st.Size()))
+	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err != nil {
@@ -47,6 +56,11 @@ func ReadLossLog(path string) ([]float64, []float64, error) {
 		l, err2 := strconv.ParseFloat(rec[li], 64)
 		if err1 != nil || err2 != nil || math.IsNaN(l) || math.IsInf(l, 0) {
 			continue
+		}
+		if len(steps)%(1<<16) == 0 { // the two columns' next 65,536 rows
+			if err := rows.Take(16<<16, "the logged steps"); err != nil {
+				return nil, nil, err
+			}
 		}
 		steps, loss = append(steps, s), append(loss, l)
 	}
