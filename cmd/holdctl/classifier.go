@@ -65,7 +65,7 @@ func runClassifierTrain(c *cli.Context) error {
 		return err
 	}
 	guard := outpath.New(c.Bool("force"))
-	guard.Input(imagedata.SpecPath(spec), imagedata.SpecPath(c.String("test")))
+	guardData(guard, spec, c.String("test"))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/imagedata"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/outpath"
 	"holdgo/sample"
@@ -78,7 +77,7 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 	}
 	guard := outpath.New(c.Bool("force"))
-	guard.Input(imagedata.SpecPath(c.String("data")))
+	guardData(guard, c.String("data"))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
 		return err
 	}

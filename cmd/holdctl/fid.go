@@ -8,7 +8,6 @@ import (
 
 	"holdgo/experiment"
 	"holdgo/fid"
-	"holdgo/imagedata"
 	"holdgo/internal/outpath"
 	"holdgo/sample"
 	"holdgo/train"
@@ -70,7 +69,8 @@ func runFID(c *cli.Context) error {
 	}
 	if path := c.String("save-stats"); path != "" {
 		guard := outpath.New(c.Bool("force"))
-		guard.Input(imagedata.SpecPath(ref), imagedata.SpecPath(samples), strings.TrimPrefix(feat, "inception:"))
+		guardData(guard, ref, samples)
+		guard.Input(strings.TrimPrefix(feat, "inception:"))
 		if err := checkOutputs(guard, output{"save-stats", path, outpath.NPZ}); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
+	"holdgo/internal/outpath"
 )
 
 // The paper's Figures 8–9 for a trained image model: every channel of the state (q, p, s; four for
@@ -52,6 +53,12 @@ func runPlotTrajectory(c *cli.Context) error {
 	}
 	im, err := openImageModel(c, "plot trajectory", n)
 	if err != nil {
+		return err
+	}
+	guard := outpath.New(false) // the picture may not land in the test images' data set or replace the run's files
+	guard.Input(c.String("ckpt"))
+	guardData(guard, im.Spec)
+	if err := checkOutputs(guard, output{"out", out, outpath.PNG}); err != nil {
 		return err
 	}
 	m := im.Model

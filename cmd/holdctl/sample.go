@@ -212,6 +212,9 @@ func sampleCommand() *cli.Command {
 			guard.Input(c.String("ckpt"), c.String("train-data"))
 			if c.IsSet("ckpt") {
 				guard.Input(m.Config.DataPath())
+				guardData(guard, m.Config.Data)
+			} else {
+				guardData(guard, c.String("data"))
 			}
 			for _, o := range outs {
 				ext := filepath.Ext(o)

@@ -234,3 +234,28 @@ func TestSampleHugeImageShape(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputsStayOutOfDataSets: an output inside an image folder the command reads — replacing an
+// image, or a new file that would join the data set, at any depth, with or without --force — is
+// refused with exit 2 and nothing in the folder changes; beside the folder it is written.
+func TestOutputsStayOutOfDataSets(t *testing.T) {
+	dir, _ := grayPNGs(t, 4)
+	before := snapshot(t, dir)
+	base := []string{"sample", "--oracle", "--data", "images:" + dir, "--oracle-n", "4", "--sde", "vp",
+		"--sampler", "xddim", "--nfe", "4", "--n", "2", "--threads", "1"}
+	for _, args := range [][]string{
+		{"--out", filepath.Join(dir, "img00.png")},
+		{"--out", filepath.Join(dir, "img00.png"), "--force"},
+		{"--out", filepath.Join(dir, "new.png")},
+		{"--out", filepath.Join(dir, "s.npy")},
+	} {
+		r := holdctl(t, append(append([]string{}, base...), args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, "inside the data set") {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
+	if after := snapshot(t, dir); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the data set changed:\nbefore %v\nafter  %v", before, after)
+	}
+	mustRun(t, append(append([]string{}, base...), "--out", filepath.Join(filepath.Dir(dir), "grid.png"))...)
+}

@@ -63,6 +63,7 @@ func KindByExt(path string) Kind {
 type Guard struct {
 	force  bool
 	inputs []input
+	trees  []string // directories read whole (InputTree), links resolved
 }
 
 type input struct {
@@ -86,6 +87,38 @@ func (g *Guard) Input(paths ...string) {
 		}
 		g.inputs = append(g.inputs, in)
 	}
+}
+
+// InputTree records data-set directories the command reads whole, at any depth (an image folder, an
+// IDX or CIFAR-10 directory): no output may be written anywhere inside one, with or without --force,
+// since a new or replaced file there changes the data. A path that is not a directory is recorded as
+// Input records it (an archive or a file).
+func (g *Guard) InputTree(paths ...string) {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			g.Input(p)
+			continue
+		}
+		g.trees = append(g.trees, resolved(p))
+	}
+}
+
+// resolved is p absolute with its links resolved where they exist.
+func resolved(p string) string {
+	a := abs(p)
+	if r, err := filepath.EvalSymlinks(a); err == nil {
+		return r
+	}
+	return a
+}
+
+// within reports whether path lies inside dir (both absolute, links resolved).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func abs(p string) string {
@@ -117,6 +150,12 @@ func (g *Guard) Check(path string, kind Kind) error {
 			return fmt.Errorf("%w: %s is a symbolic link; give the file it points to, or another name", ErrRefused, path)
 		case !lst.Mode().IsRegular():
 			return fmt.Errorf("%w: %s is not a regular file (a FIFO, device or socket); give another name", ErrRefused, path)
+		}
+	}
+	where := filepath.Join(resolved(dir), filepath.Base(path))
+	for _, tree := range g.trees {
+		if within(where, tree) {
+			return fmt.Errorf("%w: %s is inside the data set %s that this command reads; write the output elsewhere", ErrRefused, path, tree)
 		}
 	}
 	for _, in := range g.inputs {

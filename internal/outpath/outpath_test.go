@@ -212,3 +212,40 @@ func TestCheckAll(t *testing.T) {
 		t.Errorf("one file twice: %v", err)
 	}
 }
+
+// TestInputTree: no output anywhere inside a data-set directory the command reads, at any depth,
+// through a link to it, or with --force; beside it is fine; a file given to InputTree is an input.
+func TestInputTree(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "imgs")
+	sub := filepath.Join(data, "class0")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(sub, "a.png")
+	if err := os.WriteFile(img, []byte("\x89PNG\r\n\x1a\nxx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(root, "set.tgz")
+	if err := os.WriteFile(archive, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, force := range []bool{false, true} {
+		g := New(force)
+		g.InputTree(data, archive, "")
+		for _, out := range []string{img, filepath.Join(sub, "new.png"), filepath.Join(data, "new.png"), filepath.Join(link, "class0", "b.png"), archive} {
+			if err := g.Check(out, PNG); !errors.Is(err, ErrRefused) {
+				t.Errorf("force %v: %s inside the data set (or the archive itself) accepted: %v", force, out, err)
+			}
+		}
+		for _, out := range []string{filepath.Join(root, "grid.png"), filepath.Join(root, "imgs2.png")} {
+			if err := g.Check(out, PNG); err != nil {
+				t.Errorf("force %v: %s beside the data set refused: %v", force, out, err)
+			}
+		}
+	}
+}
