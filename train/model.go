@@ -1,14 +1,18 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"holdgo/checkpoint"
 	"holdgo/data"
 	"holdgo/hold"
 	"holdgo/imagedata"
+	"holdgo/internal/budget"
 )
 
 // Files of a run directory (holdctl train writes them; DataFile is the copy of .npy points).
@@ -50,6 +54,9 @@ func LoadModel(path string, raw bool, trainData string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckConfigFile(f.Path, cfg); err != nil {
+		return nil, err
+	}
 	if err := cfg.UseStoredData(filepath.Dir(f.Path), trainData); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", f.Path, err)
 	}
@@ -63,6 +70,31 @@ func LoadModel(path string, raw bool, trainData string) (*Model, error) {
 	// Sampling never changes the weights: the convolutions keep their transformed weights.
 	built.Net.Parameters().Freeze()
 	return &Model{Config: cfg, SDE: built.SDE, Score: &NetworkScorer{SDE: built.SDE, Net: built.Net, EDM: cfg.Precond == PrecondEDM}, Source: built.Source}, nil
+}
+
+// CheckConfigFile compares the config.yaml beside a checkpoint (a run's or an export's) with the
+// configuration stored inside the checkpoint, which is the one holdctl uses: an edited or copied
+// config.yaml would describe a model other than the one sampled or resumed, so a difference in any
+// key but those a resume changes (steps, ckpt_every, ranks) is refused, naming the keys. A checkpoint
+// without a config.yaml beside it is fine.
+func CheckConfigFile(ckptPath string, stored RunConfig) error {
+	path := filepath.Join(filepath.Dir(ckptPath), ConfigFile)
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	raw, err := budget.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	onFile, err := ParseRunConfig(path, raw, RunConfig{})
+	if err != nil {
+		return fmt.Errorf("%v; the checkpoint %s holds the run's configuration: restore %s from it or remove the file", err, ckptPath, ConfigFile)
+	}
+	if diff := stored.Differences(onFile, "steps", "ckpt_every", "ranks"); len(diff) > 0 {
+		return fmt.Errorf("%s contradicts the checkpoint beside it (%s; \"given\" is the file's): holdctl uses the checkpoint's; restore the file or remove it",
+			path, strings.Join(diff, "; "))
+	}
+	return nil
 }
 
 // SetForwardMemory gives a trained model's network scorer a memory budget for one forward pass in

@@ -262,6 +262,9 @@ func resumeConfig(opt RunOptions, ckpt string) (RunConfig, *checkpoint.File, err
 	if err != nil {
 		return stored, nil, inputErr("cannot resume: %v", err)
 	}
+	if err := CheckConfigFile(ckpt, stored); err != nil {
+		return stored, nil, inputErr("cannot resume: %v", err)
+	}
 	want, err := opt.Configure(stored)
 	if err != nil {
 		return stored, nil, inputErr("%v", err)

@@ -203,14 +203,59 @@ func editedExport(t *testing.T, shape string) string {
 	if err := os.WriteFile(filepath.Join(dir, "ckpt.safetensors"), out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := os.ReadFile(filepath.Join(src, "config.yaml"))
+	return dir // no config.yaml: the checkpoint alone (a config.yaml would contradict it)
+}
+
+// TestEditedConfigRefused: a config.yaml that contradicts the checkpoint beside it (an edit, or a file
+// copied from another run) is refused by sample, nll and train --resume with exit 2 naming the key;
+// the unedited file, and one that differs only in what a resume changes (steps), are accepted.
+func TestEditedConfigRefused(t *testing.T) {
+	src := filepath.Join("..", "..", "models", "fmnist-hold3")
+	dir := filepath.Join(t.TempDir(), "export")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ckpt.safetensors", "config.yaml"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "config.yaml" {
+			b = []byte(strings.Replace(strings.Replace(string(b), "sde: hold", "sde: vp", 1), "steps: 6000", "steps: 7000", 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "s.npy")
+	r := holdctl(t, "sample", "--ckpt", dir, "--n", "1", "--nfe", "2", "--sampler", "em", "--threads", "1", "--out", out)
+	if r.code != 2 || !strings.Contains(r.stderr, "sde: stored hold, given vp") || strings.Contains(r.stderr, "steps:") {
+		t.Errorf("sample with an edited config.yaml: %s", r)
+	}
+	r = holdctl(t, "nll", "--ckpt", dir, "--n", "1", "--threads", "1")
+	if r.code != 2 || !strings.Contains(r.stderr, "contradicts the checkpoint") {
+		t.Errorf("nll with an edited config.yaml: %s", r)
+	}
+	run, _ := pointsRun(t, t.TempDir())
+	cfg := filepath.Join(run, "config.yaml")
+	b, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), cfg, 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), "lr: 0.001", "lr: 0.5", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	r = holdctl(t, "train", "--resume", "--out", run, "--threads", "1", "--steps", "0")
+	if r.code != 2 || !strings.Contains(r.stderr, "lr: stored 0.001, given 0.5") {
+		t.Errorf("--resume with an edited config.yaml: %s", r)
+	}
+	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "lr: 0.5") {
+		t.Error("the refused resume rewrote config.yaml")
+	}
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "train", "--resume", "--out", run, "--threads", "1", "--steps", "0")
 }
 
 // TestSampleHugeImageShape: an export whose image shape was edited to 3000×3000 (or to the largest
