@@ -8,6 +8,7 @@ import (
 
 	"holdgo/cuda"
 	"holdgo/hold"
+	"holdgo/internal/budget"
 	"holdgo/layers"
 	"holdgo/rng"
 	"holdgo/tensor"
@@ -60,6 +61,11 @@ func Train(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, ba
 		cfg, err := layers.NCSNppPreset(model, n*channels, channels, size)
 		if err != nil {
 			return nil, err
+		}
+		if dev == tensor.CPU { // a device holds the activations in its own memory
+			if err := budget.Check(int64(min(cfg.TrainBytes(batch), 1<<62)), fmt.Sprintf("a training step of %s at batch %d on the CPU (estimated)", model, batch)); err != nil {
+				return nil, err
+			}
 		}
 		m, err := layers.NewNCSNpp(cfg, rng.New(1))
 		if err != nil {

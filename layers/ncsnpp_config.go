@@ -42,6 +42,10 @@ func (c NCSNppConfig) ForwardBytes() float64 {
 	return b
 }
 
+// TrainBytes estimates the memory of a training step on batch images: the forward pass's activations
+// kept for the backward pass and the gradients flowing back, twice ForwardBytes per image (float64).
+func (c NCSNppConfig) TrainBytes(batch int) float64 { return 2 * float64(batch) * c.ForwardBytes() }
+
 // Embedding and progressive-input kinds.
 const (
 	EmbedFourier        = "fourier"

@@ -376,6 +376,9 @@ func (c RunConfig) NewTrainer(comm dist.Communicator) (*Trainer, error) {
 		return nil, err
 	}
 	tr.SetComm(comm)
+	if m, ok := built.Net.(*layers.NCSNpp); ok {
+		tr.StepBytes = m.Config.TrainBytes(n)
+	}
 	return tr, nil
 }
 

@@ -122,6 +122,11 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 	if err != nil {
 		return fail(inputErr("%v", err))
 	}
+	if dev == tensor.CPU && tr.StepBytes > 0 { // on the host a step's activations must fit the memory budget
+		if err := budget.Check(int64(min(tr.StepBytes, 1<<62)), fmt.Sprintf("a training step of %s at batch %d on the CPU (estimated)", cfg.Model, cfg.Batch/max(1, comm.Size()))); err != nil {
+			return fail(inputErr("%v", err))
+		}
+	}
 	if cfg.Precond == PrecondEDM && dev != tensor.CPU {
 		return fail(inputErr("--device %s: --precond %s trains on the CPU only for now (its loss has no device kernel): drop --device", opt.DeviceName, PrecondEDM))
 	}

@@ -108,6 +108,9 @@ type Trainer struct {
 	EMA    *optim.EMA
 	RNG    *tensor.RNG
 	Step   int
+	// StepBytes estimates the memory a step's activations take (NCSN++: NCSNppConfig.TrainBytes of the
+	// rank's shard; 0 where unknown), for a check against the memory budget on the host.
+	StepBytes float64
 
 	loss     LossFunc
 	tape     *autograd.Tape

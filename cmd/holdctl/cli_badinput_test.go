@@ -301,6 +301,7 @@ func TestCLIBadInputTable(t *testing.T) {
 		// plot
 		{"bench ncsnpp profile over a run's checkpoint", []string{"bench", "ncsnpp", "--python", "", "--cpuprofile", filepath.Join(hold1D, "ckpt.safetensors")}, "belongs to the run"},
 		{"bench ncsnpp profile over a config", []string{"bench", "ncsnpp", "--python", "", "--cpuprofile", f("nan.yaml")}, "nan.yaml"},
+		{"bench train batch beyond memory", []string{"bench", "train", "--model", "ncsnpp-cifar10", "--batch", "4096", "--steps", "1"}, "over the memory budget"},
 		{"plot nfe value near the float64 maximum", []string{"plot", "nfe", "--csv", f("huge.csv"), "--out", f("p.png")}, "1.7e+308"},
 		{"plot nfe subnormal value", []string{"plot", "nfe", "--csv", f("tiny.csv"), "--out", f("p.png")}, "4e-310"},
 		{"plot flow tol NaN", []string{"plot", "flow", "--tol", "NaN", "--out", f("p.png")}, "--tol NaN"},
