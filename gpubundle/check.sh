@@ -4,8 +4,10 @@
 #      to end within 5 minutes, exit 0, report.md and report.json list all four steps with their
 #      status, every model has its snapshot, PNG and cells, and --pack wrote seven .tgz files (and a
 #      --pack inside OUTDIR is refused with exit 2); then
-#      'run.sh --quick --skip correctness,speed' exits 0 with those two steps recorded as skipped, and
-#      'run.sh --continue' on its output resumes the three runs to step 4;
+#      a second 'run.sh OUT' on its output exits 2 and changes nothing;
+#      'run.sh --quick --skip correctness,speed' exits 0 with those two steps recorded as skipped,
+#      'run.sh --fresh' on its output trains anew and keeps a user's file in models/, and
+#      'run.sh --continue' on that resumes the three runs to step 4;
 #   2. where nvcc is installed and nvidia-smi is not: the real bundle (make gpu-bundle) is at most
 #      24 MiB, has no link-time libcublas, and its 'run.sh OUT' exits 2 within 10 s, saying why in
 #      OUT/report.md.
@@ -43,6 +45,12 @@ rc=0
 bin/gpu-bundle-shim/run.sh "$out" --quick --pack "$out/logs/p" 2>/dev/null || rc=$?
 [ $rc = 2 ] || fail "run.sh --pack inside OUTDIR exited $rc, want 2"
 [ ! -e "$out/logs/p" ] || fail "run.sh --pack inside OUTDIR created $out/logs/p before refusing"
+# A second run on the same OUTDIR without --continue or --fresh is refused before anything changes.
+before=$(cd "$out" && find models -type f | sort | xargs sha256sum)
+rc=0
+bin/gpu-bundle-shim/run.sh "$out" --quick 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "a second run.sh on $out without --continue or --fresh exited $rc, want 2"
+[ "$(cd "$out" && find models -type f | sort | xargs sha256sum)" = "$before" ] || fail "the refused second run changed $out/models"
 has() { # has ARCHIVE PATH: whether the .tgz lists PATH (the listing read whole: no SIGPIPE under pipefail)
 	local list
 	list=$(tar tzf "$1") && grep -qx "$2" <<<"$list"
@@ -58,6 +66,15 @@ echo "gpu-bundle-check: shim run.sh --quick --skip correctness,speed: exit $rc"
 [ $rc = 0 ] || fail "shim run.sh --quick --skip correctness,speed exited $rc (report: $out/report.md)"
 for step in correctness speed; do grep -q "^| $step | skipped |" "$out/report.md" || fail "report.md does not show $step skipped"; done
 grep -q "^| images | pass |" "$out/report.md" || fail "report.md has no passing images step with --skip"
+# --fresh starts anew and removes only the bundle's own files: a user's file in models/ and in a run
+# directory stays, and that run is left for the user (its model fails, the others train).
+echo "the user's" >"$out/models/notes.txt"
+rc=0
+timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick --skip correctness,speed --fresh || rc=$?
+echo "gpu-bundle-check: shim run.sh --fresh: exit $rc"
+[ $rc = 0 ] || fail "shim run.sh --fresh exited $rc (report: $out/report.md)"
+[ "$(cat "$out/models/notes.txt")" = "the user's" ] || fail "--fresh removed or changed a file it did not write"
+for m in hold cld vp; do grep -q '^2,' "$out/models/$m/log.csv" || fail "--fresh did not train $m anew to step 2"; done
 rc=0
 timeout 300 bin/gpu-bundle-shim/run.sh "$out" --quick --skip correctness,speed --continue || rc=$?
 echo "gpu-bundle-check: shim run.sh --quick --skip correctness,speed --continue: exit $rc"

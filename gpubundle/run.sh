@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS]
-#        [--continue] [--pack DIR] [--quick]
+#        [--continue | --fresh] [--pack DIR] [--quick]
 #
 # The GPU bundle's one command (built by 'make gpu-bundle'; docs/gpu.md, "Running on a GPU machine
 # without Go"). Needs bash, coreutils (timeout), the NVIDIA driver and a cuBLAS 11-13 (found by
@@ -22,6 +22,12 @@
 # --skip STEPS: a comma list of correctness and speed, steps not to run (recorded as skipped).
 # --continue: the images step resumes the models already in OUTDIR/models (a second call on the same
 # machine: each run goes on from its checkpoint for --minutes more; snapshots are kept, --snapshot unused).
+# An OUTDIR whose models/ is not empty is refused (exit 2) unless --continue or --fresh is given:
+# --fresh removes the bundle's own files there (its runs, exports, figures and cells — a directory
+# only when it holds nothing but a run's or an export's files) and starts anew; nothing else there is
+# ever removed.
+# --deadline and --speed-reserve are whole seconds written in decimal (a leading zero is not octal),
+# at most 86400.
 # --pack DIR: at the end, gather the results into at most seven .tgz files in DIR (OUTDIR or a folder
 # outside it; files of those names there are replaced), each under 16 MiB,
 # for a machine that returns only a few files of limited size: report.tgz (report, logs, PNGs, training
@@ -31,7 +37,7 @@
 # Exit status: 0 every step passed; 1 a step failed or timed out; 2 no GPU/driver (or bad usage).
 set -uo pipefail
 
-usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS] [--continue] [--pack DIR] [--quick]" >&2; exit 2; }
+usage() { echo "usage: run.sh OUTDIR [--deadline SECONDS] [--minutes M] [--speed-reserve SECONDS] [--snapshot STEP] [--skip STEPS] [--continue | --fresh] [--pack DIR] [--quick]" >&2; exit 2; }
 out=
 deadline=540
 minutes=
@@ -40,6 +46,7 @@ snapshot=
 skip=
 pack=
 cont=0
+fresh=0
 quick=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -50,6 +57,7 @@ while [ $# -gt 0 ]; do
 	--skip) skip=${2:-}; shift 2 || usage ;;
 	--pack) pack=${2:-}; shift 2 || usage ;;
 	--continue) cont=1; shift ;;
+	--fresh) fresh=1; shift ;;
 	--quick) quick=1; shift ;;
 	-h | --help) usage ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
@@ -57,8 +65,21 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$out" ] || usage
-case $deadline in '' | *[!0-9]*) echo "run.sh: --deadline wants whole seconds" >&2; exit 2 ;; esac
-case $speed_reserve in '' | *[!0-9]*) echo "run.sh: --speed-reserve wants whole seconds" >&2; exit 2 ;; esac
+# seconds NAME VALUE: VALUE as decimal whole seconds in [0, 86400] (no octal, no overflow), or exit 2.
+seconds() {
+	if [[ ! $2 =~ ^[0-9]{1,6}$ ]] || (( 10#$2 > 86400 )); then
+		echo "run.sh: --$1 wants whole seconds from 0 to 86400, written in decimal, got '$2'" >&2
+		exit 2
+	fi
+	echo $((10#$2))
+}
+deadline=$(seconds deadline "$deadline") || exit 2
+speed_reserve=$(seconds speed-reserve "$speed_reserve") || exit 2
+[ $cont = 0 ] || [ $fresh = 0 ] || { echo "run.sh: --continue and --fresh exclude each other" >&2; exit 2; }
+if [ -d "$out/models" ] && [ -n "$(ls -A "$out/models" 2>/dev/null)" ] && [ $cont = 0 ] && [ $fresh = 0 ]; then
+	echo "run.sh: $out/models holds an earlier run's files: --continue trains its models on, --fresh replaces the bundle's own files there (nothing else), or give another OUTDIR" >&2
+	exit 2
+fi
 [ -z "$snapshot" ] || [[ $snapshot =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --snapshot wants a step number ≥ 1, got '$snapshot'" >&2; exit 2; }
 for s in ${skip//,/ }; do
 	case $s in correctness | speed) ;; *) echo "run.sh: --skip takes a comma list of correctness and speed, got '$s'" >&2; exit 2 ;; esac
@@ -316,6 +337,29 @@ scap=$([ $quick = 1 ] && echo 120 || echo 90) # seconds for one sampling command
 mkdir -p "$out/models"
 tcap=$(cap "$tcap")
 
+# remove_own PATH…: remove what this script made — a file, or a directory that holds nothing but a
+# run's or an export's files (ckpt.safetensors, config.yaml, log.csv, data.npy, .lock, temporaries);
+# a directory with anything else in it is left as it is, and the call fails naming what it found.
+remove_own() {
+	local p f rc=0
+	for p in "$@"; do
+		[ -e "$p" ] || [ -L "$p" ] || continue
+		if [ -d "$p" ] && [ ! -L "$p" ]; then
+			for f in "$p"/* "$p"/.[!.]*; do
+				[ -e "$f" ] || [ -L "$f" ] || continue
+				case ${f##*/} in
+				ckpt.safetensors | config.yaml | log.csv | data.npy | .lock | .*.tmp-*) ;;
+				*) echo "run.sh: $p holds ${f##*/}, which this script did not write: left as it is" >&2; rc=1; continue 2 ;;
+				esac
+			done
+			rm -rf -- "$p"
+		else
+			rm -f -- "$p"
+		fi
+	done
+	return $rc
+}
+
 # image_model SDE: train one model (with --snapshot: to that step first, export and draw its a-sde2
 # cell there, then resume), export its EMA weights, draw its PNG and cells. Writes one line of figures
 # to models/SDE.figs and the names of the failed parts to models/SDE.fails.
@@ -329,10 +373,15 @@ image_model() {
 			echo "$sde=--continue: no checkpoint in models/$sde to resume" >"$fg"
 			return
 		fi
-		rm -rf "$dir-ema" "$fg" "$dir.fails" "$dir".png "$out/models/$sde"-{asde2,lt,em,axdpm3}-nfe*.npy
+		remove_own "$dir-ema" "$fg" "$dir.fails" "$dir".png "$out/models/$sde"-{asde2,lt,em,axdpm3}-nfe*.npy || { echo "train-$sde" >"$dir.fails"; return; }
 		resume=(--resume)
 	else
-		rm -rf "$dir" "$dir-ema" "$dir"-step* "$fg" "$dir.fails" "$dir".png "$out/models/$sde"-*.npy
+		if ! remove_own "$dir" "$dir-ema" "$dir"-step*-ema "$fg" "$dir.fails" "$dir".png "$out/models/$sde"-{asde2,lt,em,axdpm3}-nfe*.npy \
+			"$out/models/$sde"-step*-asde2-nfe*.npy; then
+			echo "train-$sde" >"$dir.fails"
+			echo "$sde=models/ holds files this script did not write where it writes: move them" >"$fg"
+			return
+		fi
 	fi
 	local train=("$bin/holdctl-cuda" train --device cuda --data "$data" "${args[@]}" "${recipe[@]}" --seed 1 --out "$dir")
 	# sample NAME.npy NFE ARGS…: one cell of cell_n samples into models/
