@@ -223,6 +223,9 @@ func FuzzRunConfig(f *testing.F) {
 	f.Add([]byte("order: 9\nsde: hold\nL: 0\n"))
 	f.Add([]byte("data: a.npy\ndata_sha256: zz\n"))
 	f.Add([]byte(`{"grad_clip": 1e400, "alpha": -0}`))
+	f.Add([]byte("times: sigma:loguniform:1e-300,1e300\nprecond: edm\n"))
+	f.Add([]byte("times: sigma:vp\nsde: ve\n"))
+	f.Add([]byte("times: sigma:edm\nsde: hold\norder: 4\nprecond: edm\nobjective: dsm\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		// The same bytes as a checkpoint's configuration metadata (JSON).
 		if c, err := ConfigFromCheckpoint(&checkpoint.File{Path: "fuzz", Meta: map[string]string{keyRunConfig: string(doc)}}); err == nil && c.Validate() == nil {

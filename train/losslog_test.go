@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,4 +50,33 @@ func TestReadLossLogRefuses(t *testing.T) {
 	if _, _, err := ReadLossLog(log); !errors.Is(err, budget.ErrExceeded) {
 		t.Errorf("a file over the budget: %v, want ErrExceeded", err)
 	}
+}
+
+// FuzzReadLossLog: any bytes as a run's log.csv are read or refused with an error, never a panic; what
+// is read has as many steps as losses, every loss finite.
+func FuzzReadLossLog(f *testing.F) {
+	f.Add([]byte("step,loss,lr,grad_norm,steps_per_s\n25,739.2,0.001,2860,2.8\n50,440.9,0.001,2620,3\n"))
+	f.Add([]byte("step,loss\n1,NaN\n2,+Inf\n3,1e308\n"))
+	f.Add([]byte("loss,step\n\"1,2\",3\n"))
+	f.Add([]byte("step\n1\n"))
+	f.Add([]byte(""))
+	f.Add([]byte("step,loss\n1,2,3,4,5\n,\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "log.csv")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		steps, loss, err := ReadLossLog(path)
+		if err != nil {
+			return
+		}
+		if len(steps) != len(loss) || len(steps) == 0 {
+			t.Fatalf("%d steps, %d losses", len(steps), len(loss))
+		}
+		for _, l := range loss {
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				t.Fatalf("a non-finite loss %v was kept", l)
+			}
+		}
+	})
 }
