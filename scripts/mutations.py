@@ -21,6 +21,51 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "σ-matched times: t(σ) 0.1 % too late",
+  "file": "hold/noiselevel.go",
+  "old": "return min(max(math.Exp(lt), m.TLo), m.THi)",
+  "new": "return min(max(1.001*math.Exp(lt), m.TLo), m.THi)",
+  "pkg": "./train",
+  "run": "TestSigmaTimesEDM",
+  "tags": ""
+ },
+ {
+  "label": "σ-map: t(σ) 0.1 % too late (hold's own check)",
+  "file": "hold/noiselevel.go",
+  "old": "return min(max(math.Exp(lt), m.TLo), m.THi)",
+  "new": "return min(max(1.001*math.Exp(lt), m.TLo), m.THi)",
+  "pkg": "./hold",
+  "run": "TestSigmaMap",
+  "tags": ""
+ },
+ {
+  "label": "EDM preconditioning: c_skip 0.1 % high",
+  "file": "hold/precond.go",
+  "old": "\tp.CSkip = sd2 / (sigma2 + sd2)",
+  "new": "\tp.CSkip = 1.001 * sd2 / (sigma2 + sd2)",
+  "pkg": "./hold",
+  "run": "TestEDMPrecondOracle",
+  "tags": ""
+ },
+ {
+  "label": "EDM preconditioning: c_out 0.1 % high",
+  "file": "hold/precond.go",
+  "old": "\tp.COut = p.Sigma * sigmaData * p.CIn",
+  "new": "\tp.COut = 1.001 * p.Sigma * sigmaData * p.CIn",
+  "pkg": "./hold",
+  "run": "TestEDMPrecondOracle",
+  "tags": ""
+ },
+ {
+  "label": "EDM-preconditioned VJP: the input map pulled back transposed",
+  "file": "train/objective.go",
+  "old": "v += p.In[k][j] * float64(gv[base+k*d+i])",
+  "new": "v += p.In[j][k] * float64(gv[base+k*d+i])",
+  "pkg": "./train",
+  "run": "TestNetworkScorerVJP",
+  "tags": ""
+ },
+ {
   "label": "parallel governor: every loop's gain counts again, short ones included",
   "file": "internal/parallel/governor.go",
   "old": "if serialEst >= minGainLoop {",
