@@ -91,6 +91,19 @@ func (m Method) Check() error {
 	return nil
 }
 
+// CheckOperator reports why the method cannot run with the operator op: replacement and RePaint need
+// a mask (every singular value 1, A⁺ = Aᵀ; the identity is one).
+func (m Method) CheckOperator(op Operator) error {
+	if m.Name == MethodReplace || m.Name == MethodRepaint {
+		for _, s := range op.Singular() {
+			if s != 1 {
+				return errors.New("restore: replacement needs a mask (A⁺ = Aᵀ); use ddnm, pigdm or dps for this task")
+			}
+		}
+	}
+	return nil
+}
+
 // Problem is one image's measurement.
 type Problem struct {
 	Op     Operator
@@ -275,12 +288,8 @@ func (r *Restorer) newRun(u []float64, problems []Problem, k int, noise Noise) (
 		if m.Name == MethodExact && pr.Exact == nil {
 			return nil, fmt.Errorf("restore: problem %d: the exact method needs the posterior's oracle", p)
 		}
-		if m.Name == MethodReplace || m.Name == MethodRepaint {
-			for _, s := range pr.Op.Singular() {
-				if s != 1 {
-					return nil, errors.New("restore: replacement needs a mask (A⁺ = Aᵀ); use ddnm, pigdm or dps for this task")
-				}
-			}
+		if err := m.CheckOperator(pr.Op); err != nil {
+			return nil, err
 		}
 	}
 	if m.Name == MethodPiGDM || m.Name == MethodDPS {

@@ -33,6 +33,7 @@ func newApp() *cli.App {
 			demoCommand(),
 			trainCommand(),
 			sampleCommand(),
+			restoreCommand(),
 			evalCommand(),
 			nllCommand(),
 			plotCommand(),
