@@ -22,17 +22,20 @@ const (
 
 // restoreJSON is the part of holdctl restore --json the tests read.
 type restoreJSON struct {
-	N             int     `json:"n"`
-	K             int     `json:"samples_per_image"`
-	PSNR          float64 `json:"psnr"`
-	SSIM          float64 `json:"ssim"`
-	PSNRDegraded  float64 `json:"psnr_degraded"`
-	RMSResidual   float64 `json:"rms_residual"`
-	RMSMax        float64 `json:"rms_residual_max"`
-	SigmaY        float64 `json:"sigma_y"`
-	NFE           int     `json:"nfe"`
-	VJP           int     `json:"vjp"`
-	MaxAbsPreclip float64 `json:"max_abs_preclip"`
+	N             int      `json:"n"`
+	K             int      `json:"samples_per_image"`
+	PSNR          float64  `json:"psnr"`
+	SSIM          float64  `json:"ssim"`
+	PSNRDegraded  float64  `json:"psnr_degraded"`
+	RMSResidual   float64  `json:"rms_residual"`
+	RMSMax        float64  `json:"rms_residual_max"`
+	SigmaY        float64  `json:"sigma_y"`
+	NFE           int      `json:"nfe"`
+	VJP           int      `json:"vjp"`
+	MaxAbsPreclip float64  `json:"max_abs_preclip"`
+	FDist         *float64 `json:"fdist"`
+	Agreement     *float64 `json:"class_agreement"`
+	ClassRef      string   `json:"class_reference"`
 	Method        struct {
 		Name       string `json:"name"`
 		Sampler    string `json:"sampler"`
@@ -96,12 +99,14 @@ func meanFillPSNR(t *testing.T, op restore.Operator, truth [][]float64) float64 
 
 // TestRestoreInpaintBox: DDNM+ on the centred 14×14 box of 6 test images at NFE 10 writes (6, 784)
 // values in [−1, 1] that keep every known pixel (to 1e-6, read from the file), reports RMS(Ax − y) ≤ 1e-6
-// and the PSNR the file gives, beats the mean-fill baseline, and draws the grid (degraded | 1 | truth).
+// and the PSNR the file gives, beats the mean-fill baseline, draws the grid (degraded | 1 | truth), and
+// with --features reports the classifier's feature distance and class agreement.
 func TestRestoreInpaintBox(t *testing.T) {
 	dir := t.TempDir()
 	npy, pic := filepath.Join(dir, "restored.npy"), filepath.Join(dir, "grid.png")
 	const n, nfe = 6, 10
-	rep := runRestoreJSON(t, "--task", "inpaint-box", "--method", "ddnm", "--nfe", "10", "--n", "6", "--out", npy, "--out", pic)
+	rep := runRestoreJSON(t, "--task", "inpaint-box", "--method", "ddnm", "--nfe", "10", "--n", "6", "--out", npy, "--out", pic,
+		"--features", "../../models/fmnist-classifier.safetensors")
 	if rep.NFE != nfe || rep.VJP != 0 || rep.Method.Sampler != "a-ddnm" || rep.Method.Steps != nfe-1 {
 		t.Errorf("NFE %d, VJPs %d, sampler %s, %d steps; want NFE %d, no VJP, a-ddnm, %d steps", rep.NFE, rep.VJP, rep.Method.Sampler, rep.Method.Steps, nfe, nfe-1)
 	}
@@ -141,6 +146,11 @@ func TestRestoreInpaintBox(t *testing.T) {
 		t.Errorf("PSNR %.2f dB is not above the mean-fill baseline %.2f", rep.PSNR, base)
 	}
 	t.Logf("inpaint-box ddnm NFE %d, %d images: PSNR %.2f dB (mean fill %.2f, gray fill %.2f), SSIM %.3f", nfe, n, rep.PSNR, base, rep.PSNRDegraded, rep.SSIM)
+	if rep.FDist == nil || rep.Agreement == nil || !(*rep.FDist >= 0 && *rep.FDist <= 4) || !(*rep.Agreement >= 0 && *rep.Agreement <= 1) ||
+		!strings.Contains(rep.ClassRef, "no labels") {
+		t.Errorf("--features: feature distance %v, class agreement %v against %q; want values in [0, 4] and [0, 1] against the truth's class (idx: no labels)",
+			rep.FDist, rep.Agreement, rep.ClassRef)
+	}
 	w, h := pngSize(t, pic)
 	if tile := 2*28 + 2; w != 2+3*tile || h != 2+n*tile {
 		t.Errorf("grid %d×%d, want %d×%d (3 columns, %d rows)", w, h, 2+3*tile, 2+n*tile, n)
