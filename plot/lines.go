@@ -85,7 +85,15 @@ func LogLog(path string, series []Series, opt LogLogOptions) error {
 			}
 		}
 		if len(pts) == 0 {
-			return fmt.Errorf("plot: log-log plot %s: series %q has no finite positive point", path, s.Name)
+			if len(s.X) == 0 {
+				return fmt.Errorf("plot: log-log plot %s: series %q has no points", path, s.Name)
+			}
+			bad := fmt.Sprintf("y = %g", s.Y[0])
+			if !positive(s.X[0]) {
+				bad = fmt.Sprintf("x = %g", s.X[0])
+			}
+			return fmt.Errorf("%w: log-log plot %s: series %q has no finite positive point to draw on a log axis (the first has %s)",
+				ErrBadValue, path, s.Name, bad)
 		}
 		line, marks, err := plotter.NewLinePoints(pts)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"holdgo/internal/budget"
 )
@@ -38,7 +39,7 @@ func ReadLossLog(path string) ([]float64, []float64, error) {
 	si, ok1 := col["step"]
 	li, ok2 := col["loss"]
 	if !ok1 || !ok2 {
-		return nil, nil, fmt.Errorf("%s: no step and loss columns in %v", path, header)
+		return nil, nil, fmt.Errorf("%s: no step and loss columns in the header %.80q", path, strings.Join(header, ","))
 	}
 	var steps, loss []float64
 	for {

@@ -172,8 +172,10 @@ func prepareRun(opt RunOptions, ranks int) (preparedRun, error) {
 		if err := cfg.Validate(); err != nil {
 			return run, inputErr("%v", err)
 		}
-	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	} else if st, err := os.Stat(dir); err != nil {
 		return run, inputErr("cannot resume: %s is not a run directory (%v)", dir, err)
+	} else if !st.IsDir() {
+		return run, inputErr("cannot resume: %s is not a run directory (not a directory)", dir)
 	}
 	// A shipped model is refused before anything is written into its directory (no .lock left in it).
 	if f, err := checkpoint.Load(ckpt); err == nil && f.Meta[KeyExported] != "" {
