@@ -11,8 +11,10 @@ import (
 
 	"holdgo/bench"
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/budget"
 	"holdgo/internal/outpath"
 	"holdgo/internal/parallel"
+	"holdgo/layers"
 )
 
 func benchNCSNppCommand() *cli.Command {
@@ -42,6 +44,16 @@ func benchNCSNppCommand() *cli.Command {
 			}
 			if err := checkThreads(c); err != nil {
 				return err
+			}
+			for _, bc := range cases { // a training step's activations, as train and bench train check them
+				cfg, err := layers.NCSNppPreset(bc.Model, bc.In, 0, 0)
+				if err != nil {
+					return err
+				}
+				what := fmt.Sprintf("bench ncsnpp: a training step of %s at batch %d (estimated; --models chooses the networks)", bc.Model, bc.Batch)
+				if err := budget.Check(int64(min(cfg.TrainBytes(bc.Batch), 1<<62)), what); err != nil {
+					return usageErr("%v", err)
+				}
 			}
 			if c.Int("rounds") < 1 {
 				return usageErr("--rounds %d: want at least 1", c.Int("rounds"))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -24,8 +25,8 @@ func benchOpsCommand() *cli.Command {
 			&cli.DurationFlag{Name: "min-time", Value: 50 * time.Millisecond, Usage: "--perf: the time spent timing each case"},
 		},
 		Action: func(c *cli.Context) error {
-			if !(c.Float64("tol") >= 0) {
-				return usageErr("bench ops: --tol must be ≥ 0")
+			if tol := c.Float64("tol"); !(tol >= 0) || math.IsInf(tol, 0) { // +Inf passed every op
+				return usageErr("bench ops: --tol %v: want a finite tolerance ≥ 0", tol)
 			}
 			dev, err := openDevice(c.String("device"))
 			if err != nil {

@@ -30,6 +30,9 @@ func benchSample(c *cli.Context) error {
 	if err := checkInts(c, intRange{name: "batch", lo: 1, hi: 1 << 16}, intRange{name: "repeats", lo: 1, hi: maxBenchRepeats}); err != nil {
 		return err
 	}
+	if err := checkSamplerSizes(c); err != nil {
+		return err
+	}
 	r, err := bench.Sample(bench.SampleConfig{Ckpt: c.String("ckpt"), Spec: samplerSpecFrom(c), Batch: c.Int("batch"), Seed: c.Uint64("seed"), Repeats: c.Int("repeats")})
 	var ie *bench.SampleInputError
 	if errors.As(err, &ie) { // the checkpoint, the sampler flags, a batch over --max-memory

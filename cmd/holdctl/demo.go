@@ -63,12 +63,15 @@ func runDemo(c *cli.Context) error {
 	if err := checkBudget("n", int64(n)*3, 2*8*8); err != nil { // the state of every sample, float64, with scratch
 		return err
 	}
+	cfg := train.DemoConfig(c.Int("steps"), c.Uint64("seed"), c.String("times"), c.Float64("lr"), c.Int("fourier"), c.Float64("L"), c.Float64("alpha"))
+	if err := cfg.Validate(); err != nil { // --lr, --times: before the run directory is made
+		return usageErr("demo: %v", err)
+	}
 	png, npy, runDir, lock, err := experiment.DemoDir(dir, outpath.New(c.Bool("force")))
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
 	defer lock.Release()
-	cfg := train.DemoConfig(c.Int("steps"), c.Uint64("seed"), c.String("times"), c.Float64("lr"), c.Int("fourier"), c.Float64("L"), c.Float64("alpha"))
 	fmt.Fprintf(c.App.Writer, "holdctl demo: HOLD-%d (L=%g, α=%g, T=7) on the multi Swiss roll, %d steps, batch %d\n",
 		cfg.Order, cfg.L, cfg.Alpha, cfg.Steps, cfg.Batch)
 	dev, err := openDevice(c.String("device"))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,8 +76,8 @@ func runExperimentNFE(c *cli.Context) error {
 	for _, kv := range c.StringSlice("end-time") {
 		kind, val, ok := strings.Cut(kv, "=")
 		v, err := strconv.ParseFloat(val, 64)
-		if _, known := set.Ends[kind]; !ok || !known || err != nil || !(v > 0) {
-			return usageErr("experiment nfe: --end-time %q: want kind=t with kind hold, cld, vp or ve and t > 0", kv)
+		if _, known := set.Ends[kind]; !ok || !known || err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return usageErr("experiment nfe: --end-time %q: want kind=t with kind hold, cld, vp or ve and a finite t > 0", kv)
 		}
 		set.Ends[kind] = v
 	}

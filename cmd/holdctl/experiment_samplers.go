@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -76,6 +77,11 @@ func runExperimentSamplers(c *cli.Context) error {
 			return paramErr("experiment samplers", "NFE %d: want 2 … %d", n, maxNFE)
 		}
 	}
+	for _, tol := range c.Float64Slice("ode-tols") {
+		if !(tol > 0 && tol < 1) { // NaN and negative tolerances failed every ODE run (exit 1), 0 ran the default
+			return paramErr("experiment samplers", "--ode-tols %v: want tolerances in (0, 1)", tol)
+		}
+	}
 	guard := outpath.New(c.Bool("force"))
 	guardData(guard, c.String("data"))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
@@ -85,8 +91,8 @@ func runExperimentSamplers(c *cli.Context) error {
 	for _, kv := range c.StringSlice("end-time") {
 		kind, val, ok := strings.Cut(kv, "=")
 		v, err := strconv.ParseFloat(val, 64)
-		if !ok || err != nil || !(v > 0) {
-			return paramErr("experiment samplers", "end time %q: want kind=t with t > 0", kv)
+		if !ok || err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return paramErr("experiment samplers", "end time %q: want kind=t with a finite t > 0", kv)
 		}
 		ends[kind] = v
 	}

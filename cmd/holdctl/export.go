@@ -8,6 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/checkpoint"
+	"holdgo/internal/outpath"
+	"holdgo/internal/runlock"
 	"holdgo/train"
 )
 
@@ -29,6 +31,15 @@ func exportCommand() *cli.Command {
 
 func runExport(c *cli.Context) error {
 	out := c.String("out")
+	if out == "" {
+		return usageErr("export: --out is empty: give the directory to write the model into")
+	}
+	// The export's directory may not be made inside a run that another process is training in.
+	if parent := filepath.Dir(filepath.Clean(out)); outpath.IsRunDir(parent) {
+		if owner, busy := runlock.Holder(parent); busy {
+			return usageErr("export: --out %s is in the run directory %s, which %s is writing now (its lock); wait for it or write elsewhere", out, parent, owner)
+		}
+	}
 	src, err := checkpoint.Load(train.CheckpointPath(c.String("ckpt")))
 	if err != nil {
 		return usageErr("export: %v", err)

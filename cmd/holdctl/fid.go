@@ -56,6 +56,9 @@ func runFID(c *cli.Context) error {
 	if ref == "" || samples == "" {
 		return usageErr("fid needs --ref and --samples (data sets, image folders, .npy images, a trained run or .npz statistics)")
 	}
+	if err := checkSamplerSizes(c); err != nil {
+		return err
+	}
 	if c.Int("n") < 1 || c.Int("ref-n") < 0 || c.Int("batch") < 1 || c.Int("kid-subsets") < 1 || c.Int("kid-subset-size") < 2 {
 		return usageErr("fid: --n, --batch and --kid-subsets must be ≥ 1, --kid-subset-size ≥ 2, --ref-n ≥ 0")
 	}

@@ -44,6 +44,9 @@ func runPlotTrajectory(c *cli.Context) error {
 	if err := checkPNGOut(false, "out", out); err != nil {
 		return err
 	}
+	if err := checkSamplerSizes(c); err != nil {
+		return err
+	}
 	n, nt, scale := c.Int("n"), c.Int("times"), c.Int("scale")
 	if n < 1 || n > 64 || nt < 2 || nt > 40 || scale < 1 || scale > 8 {
 		return usageErr("plot trajectory: want --n in 1…64, --times in 2…40, --scale in 1…8; got %d, %d, %d", n, nt, scale)

@@ -176,6 +176,9 @@ type restoreMethJSON struct {
 	ExactStart bool     `json:"exact_start,omitempty"`
 }
 
+// ssimMinSide is the smallest image side restore.SSIM measures (its 11×11 Gaussian window).
+const ssimMinSide = 11
+
 func runRestore(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageErr("restore takes no arguments, got %q", c.Args().First())
@@ -194,6 +197,10 @@ func runRestore(c *cli.Context) error {
 	run, err := prepareRestore(c)
 	if err != nil {
 		return err
+	}
+	if run.shape.H < ssimMinSide || run.shape.W < ssimMinSide { // refused before, not after, the restoration
+		return usageErr("restore: --ckpt %s is a model of %d×%d images; restore reports SSIM, whose window needs %d×%d pixels at least",
+			c.String("ckpt"), run.shape.H, run.shape.W, ssimMinSide, ssimMinSide)
 	}
 	outs := c.StringSlice("out")
 	if err := checkRestoreOutputs(c, run, outs); err != nil {

@@ -48,6 +48,12 @@ func forwardMemory(c *cli.Context, m *train.Model) error {
 	return nil
 }
 
+// checkSamplerSizes bounds --nfe and --steps of every command with the sampler flags (sample, fid,
+// plot trajectory, bench sample) before anything is built: a grid of 10⁹ steps is 8 GB.
+func checkSamplerSizes(c *cli.Context) error {
+	return checkInts(c, intRange{name: "nfe", lo: 0, hi: maxNFE, note: "0: use --steps"}, intRange{name: "steps", lo: 1, hi: maxNFE})
+}
+
 func samplerSpecFrom(c *cli.Context) sample.Spec {
 	return sample.Spec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
 		End: c.Float64("eps"), SigmaMin: c.Float64("sigma-min"), Clip: c.Float64("clip"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true,

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/urfave/cli/v2"
 
@@ -68,6 +69,13 @@ func sdeConfig(c *cli.Context) hold.Config {
 }
 
 func runSDE(c *cli.Context) error {
+	for _, f := range c.Command.Flags { // a flag this SDE kind does not read is still no NaN
+		if ff, ok := f.(*cli.Float64Flag); ok && c.IsSet(ff.Name) {
+			if v := c.Float64(ff.Name); math.IsNaN(v) || math.IsInf(v, 0) {
+				return paramErr("sde", "--%s %v: want a finite number", ff.Name, v)
+			}
+		}
+	}
 	cfg := sdeConfig(c)
 	sde, err := hold.New(cfg)
 	if err != nil {
