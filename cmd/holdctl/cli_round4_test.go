@@ -31,8 +31,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"holdgo/data"
 )
 
 // round4Cap runs holdctl under the 3 GiB address-space cap in dir with TMPDIR=tmp, killed after
@@ -793,5 +791,3 @@ func TestRound4RunDirAndSignals(t *testing.T) {
 		t.Errorf("demo after SIGTERM left %v", left)
 	}
 }
-
-var _ = data.WriteNPY32
