@@ -110,7 +110,7 @@ func TestRestoreInpaintBox(t *testing.T) {
 	if rep.NFE != nfe || rep.VJP != 0 || rep.Method.Sampler != "a-ddnm" || rep.Method.Steps != nfe-1 {
 		t.Errorf("NFE %d, VJPs %d, sampler %s, %d steps; want NFE %d, no VJP, a-ddnm, %d steps", rep.NFE, rep.VJP, rep.Method.Sampler, rep.Method.Steps, nfe, nfe-1)
 	}
-	if rep.RMSMax > 1e-6 || rep.SigmaY != 0 {
+	if !(rep.RMSMax <= 1e-6) || rep.SigmaY != 0 {
 		t.Errorf("RMS(Ax − y) up to %g at σ_y = %g, want ≤ 1e-6", rep.RMSMax, rep.SigmaY)
 	}
 	a, shape := readNPYShape(t, npy)
@@ -135,10 +135,10 @@ func TestRestoreInpaintBox(t *testing.T) {
 		}
 		psnr += restore.PSNR(x, q) / n
 	}
-	if worst > 1e-6 {
+	if !(worst <= 1e-6) {
 		t.Errorf("a known pixel moved by %g", worst)
 	}
-	if math.Abs(psnr-rep.PSNR) > 1e-9 {
+	if !(math.Abs(psnr-rep.PSNR) <= 1e-9) {
 		t.Errorf("the file's PSNR is %.6f dB, the report says %.6f", psnr, rep.PSNR)
 	}
 	base := meanFillPSNR(t, op, truth)
