@@ -771,9 +771,10 @@ func TestRound4RunDirAndSignals(t *testing.T) {
 		}
 	}
 
-	// SIGTERM to demo after its first logged step: the checkpoint first, then 130.
+	// SIGTERM to demo once its training loop has started (its first line; a logged step can take
+	// longer than the wait on a loaded machine with -tags noasm): the checkpoint first, then 130.
 	demo, dsc := startCapped(t, fx.W, fx.Tmp, "demo", "--steps", "100000000", "--out", f("demo"))
-	waitLine(t, dsc, "step ")
+	waitLine(t, dsc, "training ")
 	go func() {
 		for dsc.Scan() {
 		}
