@@ -138,21 +138,12 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 	}
 	var onDevice *deviceLoss
 	return func(c *StepContext) (*autograd.Value, error) {
-		g := c.Tape
 		data(c.RNG, whole)
 		if !shard.whole() {
 			copy(b.Data, whole[shard.First*dim:])
 		}
 		drawTimes.fill(b.Times, c.Stream(rng.StreamTimes), shard.First)
-		if dropout != nil { // masks from the step's streams: resumes stay bit-exact
-			s := c.Stream(0)
-			if shard.whole() {
-				dropout.SetDropout(&s)
-			} else {
-				shardDrop.SetDropoutFrom(&s, shard.First)
-			}
-			defer dropout.SetDropout(nil)
-		}
+		defer shardDropout(c, dropout, shardDrop, shard)()
 		if c.Device != nil {
 			if onDevice == nil || onDevice.dev != c.Device {
 				var err error
@@ -172,14 +163,37 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 		for i, t := range b.Times {
 			tt.Data()[i] = float32(t)
 		}
-		out := net.ScoreForward(g, g.Const(x), g.Const(tt))
-		loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Global)
-		if err != nil {
-			return nil, err
-		}
-		c.Loss, out.Grad = loss, grad
-		return out, nil
+		return hostLoss(c, net, x, tt, grad, b.Target, shard.Global)
 	}, nil
+}
+
+// shardDropout turns the network's dropout on with the masks of the step's streams at the shard's
+// place in the whole batch (resumes stay bit-exact, ranks draw what one process draws) and returns
+// what turns it off again (nothing to do for a network without dropout).
+func shardDropout(c *StepContext, dropout layers.Dropouter, shardDrop shardDropouter, shard Shard) func() {
+	if dropout == nil {
+		return func() {}
+	}
+	s := c.Stream(0)
+	if shard.whole() {
+		dropout.SetDropout(&s)
+	} else {
+		shardDrop.SetDropoutFrom(&s, shard.First)
+	}
+	return func() { dropout.SetDropout(nil) }
+}
+
+// hostLoss runs the network on the host batch x at times tt and records ‖out − target‖², summed over
+// dimensions and divided by the global batch, with its gradient in grad.
+func hostLoss(c *StepContext, net layers.ScoreNet, x, tt, grad *tensor.Tensor, target []float32, global int) (*autograd.Value, error) {
+	g := c.Tape
+	out := net.ScoreForward(g, g.Const(x), g.Const(tt))
+	loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, global)
+	if err != nil {
+		return nil, err
+	}
+	c.Loss, out.Grad = loss, grad
+	return out, nil
 }
 
 // deviceLoss is ScoreLoss's device memory. The noise of a shard is a view

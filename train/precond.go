@@ -76,21 +76,12 @@ func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard
 		if c.Device != nil {
 			return nil, fmt.Errorf("precond %s trains on the CPU only (no device kernel for its loss yet)", PrecondEDM)
 		}
-		g := c.Tape
 		data(c.RNG, whole)
 		if !shard.whole() {
 			copy(q0, whole[shard.First*dim:])
 		}
 		drawTimes.fill(ts, c.Stream(rng.StreamTimes), shard.First)
-		if dropout != nil {
-			s := c.Stream(0)
-			if shard.whole() {
-				dropout.SetDropout(&s)
-			} else {
-				shardDrop.SetDropoutFrom(&s, shard.First)
-			}
-			defer dropout.SetDropout(nil)
-		}
+		defer shardDropout(c, dropout, shardDrop, shard)()
 		c.Stream(rng.StreamNoise).FillNormalFrom(noise, uint64(shard.First*n*dim))
 		var eps, v [hold.MaxBlocks]float64
 		for b, t := range ts {
@@ -110,13 +101,7 @@ func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard
 			}
 			tt.Data()[b] = float32(t)
 		}
-		out := net.ScoreForward(g, g.Const(x), g.Const(tt))
-		loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, shard.Global)
-		if err != nil {
-			return nil, err
-		}
-		c.Loss, out.Grad = loss, grad
-		return out, nil
+		return hostLoss(c, net, x, tt, grad, target, shard.Global)
 	}, nil
 }
 
