@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -95,8 +96,46 @@ func restoreCommand() *cli.Command {
 	}
 }
 
+// restoreParams are the settings of one restoration run: restore's flags, or one cell of experiment
+// restore.
+type restoreParams struct {
+	Ckpt       string
+	RawWeights bool
+	Task       restore.Task // the shape is the model's
+	Method     string       // "" picks the task's default
+	Eta        float64
+	Resample   int
+	Jump       int
+	DPSScale   float64
+	PiGDMVar   float64
+	Clip       float64
+	Sampler    string // "" picks the method's default
+	Grid       string
+	NFE        int
+	SigmaMin   float64
+	In         string
+	First      int
+	N          int
+	K          int
+	Seed       uint64
+	Outs       []string
+}
+
+// restoreParamsFrom reads restore's flags.
+func restoreParamsFrom(c *cli.Context) restoreParams {
+	return restoreParams{Ckpt: c.String("ckpt"), RawWeights: c.Bool("raw-weights"),
+		Task: restore.Task{Name: c.String("task"), Box: c.Int("box"), BoxPos: c.String("box-pos"), Drop: c.Float64("drop"),
+			BlurSigma: c.Float64("blur-sigma"), Noise: c.Float64("noise")},
+		Method: c.String("method"), Eta: c.Float64("eta"), Resample: c.Int("resample"), Jump: c.Int("jump"),
+		DPSScale: c.Float64("dps-scale"), PiGDMVar: c.Float64("pigdm-var"), Clip: c.Float64("clip"),
+		Sampler: c.String("sampler"), Grid: c.String("grid"), NFE: c.Int("nfe"), SigmaMin: c.Float64("sigma-min"),
+		In: c.String("in"), First: c.Int("first"), N: c.Int("n"), K: c.Int("samples-per-image"), Seed: c.Uint64("seed"),
+		Outs: c.StringSlice("out")}
+}
+
 // restoreRun is what one restore command does, checked.
 type restoreRun struct {
+	p        restoreParams
 	model    *train.Model
 	shape    *imagedata.Dataset // the model's image shape
 	task     restore.Task
@@ -148,6 +187,15 @@ type restoreReport struct {
 	NonFinite          int      `json:"nonfinite"`
 	Outputs            []string `json:"outputs"`
 	HoldctlVersion     string   `json:"version"`
+
+	// perImage holds each image's measures (NaN where every sample of the image diverged), in --in's
+	// order, for experiment restore's paired differences.
+	perImage restorePerImage
+}
+
+// restorePerImage are the per-image measures of a run, each averaged over the image's K samples.
+type restorePerImage struct {
+	PSNR, SSIM, PSNRMeanOfK, FDist, Agree []float64
 }
 
 type restoreTaskJSON struct {
@@ -194,7 +242,15 @@ func runRestore(c *cli.Context) error {
 	if err := checkRestoreFlags(c); err != nil {
 		return err
 	}
-	run, err := prepareRestore(c)
+	p := restoreParamsFrom(c)
+	m, err := train.LoadModel(p.Ckpt, p.RawWeights, "")
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := forwardMemory(c, m); err != nil {
+		return err
+	}
+	run, err := prepareRestore(p, m)
 	if err != nil {
 		return err
 	}
@@ -202,7 +258,7 @@ func runRestore(c *cli.Context) error {
 		return usageErr("restore: --ckpt %s is a model of %d×%d images; restore reports SSIM, whose window needs %d×%d pixels at least",
 			c.String("ckpt"), run.shape.H, run.shape.W, ssimMinSide, ssimMinSide)
 	}
-	outs := c.StringSlice("out")
+	outs := p.Outs
 	if err := checkRestoreOutputs(c, run, outs); err != nil {
 		return err
 	}
@@ -212,7 +268,7 @@ func runRestore(c *cli.Context) error {
 			return err
 		}
 	}
-	if err := loadRestoreImages(c, run); err != nil {
+	if err := run.loadImages(); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -220,7 +276,7 @@ func runRestore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := run.report(c, out, stats, clf)
+	rep, err := run.report(c.App.ErrWriter, out, stats, clf)
 	if err != nil {
 		return err
 	}
@@ -263,26 +319,20 @@ func checkRestoreFlags(c *cli.Context) error {
 		intRange{name: "samples-per-image", lo: 1, hi: 1 << 16})
 }
 
-// prepareRestore loads the model and checks the task, the method and its sampler against it.
-func prepareRestore(c *cli.Context) (*restoreRun, error) {
-	m, err := train.LoadModel(c.String("ckpt"), c.Bool("raw-weights"), "")
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
+// prepareRestore checks the task, the method and its sampler of p against the model m and builds the
+// σ-grid.
+func prepareRestore(p restoreParams, m *train.Model) (*restoreRun, error) {
 	shape, ok := m.Source.(*imagedata.Dataset)
 	if !ok {
-		return nil, usageErr("--ckpt %s is a model of %s, not of images: restore needs an image model", c.String("ckpt"), m.Config.Data)
+		return nil, usageErr("--ckpt %s is a model of %s, not of images: restore needs an image model", p.Ckpt, m.Config.Data)
 	}
-	if err := forwardMemory(c, m); err != nil {
-		return nil, err
-	}
-	run := &restoreRun{model: m, shape: shape, k: c.Int("samples-per-image"), seed: c.Uint64("seed")}
-	run.task = restore.Task{Name: c.String("task"), C: shape.C, H: shape.H, W: shape.W, Box: c.Int("box"), BoxPos: c.String("box-pos"),
-		Drop: c.Float64("drop"), BlurSigma: c.Float64("blur-sigma"), Noise: c.Float64("noise")}
+	run := &restoreRun{p: p, model: m, shape: shape, k: p.K, seed: p.Seed}
+	run.task = p.Task
+	run.task.C, run.task.H, run.task.W = shape.C, shape.H, shape.W
 	if err := run.task.Check(); err != nil {
 		return nil, usageErr("%v", err)
 	}
-	name := c.String("method")
+	name := p.Method
 	switch {
 	case name == "" && run.task.Name == restore.TaskDenoise:
 		name = restore.MethodNone
@@ -294,9 +344,9 @@ func prepareRestore(c *cli.Context) (*restoreRun, error) {
 		return nil, usageErr("--method exact needs the posterior's own denoiser, which only an oracle prior has (package restore's tests)")
 	}
 	run.start = name == restore.MethodNone
-	run.method = restore.Method{Name: name, Eta: c.Float64("eta"), Resample: c.Int("resample"), Jump: c.Int("jump"),
-		DPSScale: c.Float64("dps-scale"), PiGDMVar: c.Float64("pigdm-var"), Clip: c.Float64("clip")}
-	run.sampler = c.String("sampler")
+	run.method = restore.Method{Name: name, Eta: p.Eta, Resample: p.Resample, Jump: p.Jump,
+		DPSScale: p.DPSScale, PiGDMVar: p.PiGDMVar, Clip: p.Clip}
+	run.sampler = p.Sampler
 	switch {
 	case run.sampler == "" && name == restore.MethodDDNM:
 		run.sampler = restoreStepDDNM
@@ -331,14 +381,14 @@ func prepareRestore(c *cli.Context) (*restoreRun, error) {
 	if err := run.method.CheckOperator(op); err != nil {
 		return nil, usageErr("--method %s with --task %s: %v", name, run.task.Name, err)
 	}
-	return run, run.makeGrid(c)
+	return run, run.makeGrid()
 }
 
 // makeGrid builds the σ-grid: from the horizon, or for the exact denoising start from the time where
 // the noise level is σ_y; --nfe − 1 steps (the read-out is one forward pass), divided by --resample
 // for repaint.
-func (r *restoreRun) makeGrid(c *cli.Context) error {
-	kind, nfe := c.String("grid"), c.Int("nfe")
+func (r *restoreRun) makeGrid() error {
+	kind, nfe := r.p.Grid, r.p.NFE
 	if !sample.IsSigmaGrid(kind) {
 		return usageErr("--grid %s: restore steps in the noise level σ, give a σ-grid (edm, vpmatched, lambda or vplambda)", kind)
 	}
@@ -358,7 +408,7 @@ func (r *restoreRun) makeGrid(c *cli.Context) error {
 		}
 		start = t
 	}
-	grid, err := sample.NewSigmaGrid(sde, kind, start, c.Float64("sigma-min"), steps)
+	grid, err := sample.NewSigmaGrid(sde, kind, start, r.p.SigmaMin, steps)
 	if err != nil {
 		return usageErr("--grid %s: %v", kind, err)
 	}
@@ -374,7 +424,7 @@ func checkRestoreOutputs(c *cli.Context, r *restoreRun, outs []string) error {
 	guard.Input(r.model.Config.DataPath())
 	guardData(guard, r.model.Config.Data)
 	guardData(guard, c.String("in"))
-	n, k, d := c.Int("n"), r.k, r.task.Dim()
+	n, k, d := r.p.N, r.k, r.task.Dim()
 	if err := checkBudget("n", int64(n)*int64(k)*int64(d)*int64(r.model.SDE.Blocks()+2), 8); err != nil {
 		return err
 	}
@@ -399,10 +449,10 @@ func checkRestoreOutputs(c *cli.Context, r *restoreRun, outs []string) error {
 	return checkOutputs(guard, targets...)
 }
 
-// loadRestoreImages reads images first … first+n−1 of --in, in [−1, 1], checks their shape against the
+// loadImages reads images first … first+n−1 of --in, in [−1, 1], checks their shape against the
 // model's, and measures each.
-func loadRestoreImages(c *cli.Context, r *restoreRun) error {
-	in, first, n := c.String("in"), c.Int("first"), c.Int("n")
+func (r *restoreRun) loadImages() error {
+	in, first, n := r.p.In, r.p.First, r.p.N
 	d := r.task.Dim()
 	var (
 		all   []float32
@@ -519,10 +569,10 @@ func (r *restoreRun) degraded(i int) []float64 {
 }
 
 // report clips the read-outs to [−1, 1] in place (as float32 values, as written) and measures them.
-func (r *restoreRun) report(c *cli.Context, out []float64, st restore.Stats, clf *layers.Classifier) (*restoreReport, error) {
+func (r *restoreRun) report(warn io.Writer, out []float64, st restore.Stats, clf *layers.Classifier) (*restoreReport, error) {
 	d, k, n := r.task.Dim(), r.k, len(r.images)
-	rep := &restoreReport{Ckpt: c.String("ckpt"), SDE: r.model.Config.SDE, In: c.String("in"), First: c.Int("first"), N: n, K: k,
-		Seed: r.seed, SigmaY: r.task.Noise, NFE: st.NFE, VJP: st.VJP, Outputs: c.StringSlice("out"), HoldctlVersion: version}
+	rep := &restoreReport{Ckpt: r.p.Ckpt, SDE: r.model.Config.SDE, In: r.p.In, First: r.p.First, N: n, K: k,
+		Seed: r.seed, SigmaY: r.task.Noise, NFE: st.NFE, VJP: st.VJP, Outputs: r.p.Outs, HoldctlVersion: version}
 	rep.Task = restoreTaskJSON{Name: r.task.Name, Noise: r.task.Noise, Measured: r.problems[0].Op.Rows()}
 	switch r.task.Name {
 	case restore.TaskInpaintBox:
@@ -533,8 +583,8 @@ func (r *restoreRun) report(c *cli.Context, out []float64, st restore.Stats, clf
 		rep.Task.BlurSigma = &r.task.BlurSigma
 	}
 	smax, _ := sample.NoiseLevel(r.model.SDE, r.grid[0])
-	rep.Method = restoreMethJSON{Name: r.method.Name, Sampler: r.sampler, Grid: c.String("grid"), Steps: len(r.grid) - 1,
-		SigmaStart: smax, SigmaMin: c.Float64("sigma-min"), Clip: r.method.Clip, ExactStart: r.start}
+	rep.Method = restoreMethJSON{Name: r.method.Name, Sampler: r.sampler, Grid: r.p.Grid, Steps: len(r.grid) - 1,
+		SigmaStart: smax, SigmaMin: r.p.SigmaMin, Clip: r.method.Clip, ExactStart: r.start}
 	switch r.method.Name {
 	case restore.MethodDDNM:
 		rep.Method.Eta = &r.method.Eta
@@ -549,6 +599,7 @@ func (r *restoreRun) report(c *cli.Context, out []float64, st restore.Stats, clf
 	psnr, ssim, psnrMean, degraded := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, n)
 	var rmsSum float64
 	var rmsCount int
+	rep.perImage = restorePerImage{PSNR: nanSlice(n), SSIM: nanSlice(n), PSNRMeanOfK: nanSlice(n), FDist: nanSlice(n), Agree: nanSlice(n)}
 	for i := range n {
 		truth, p := r.truth[i], r.problems[i]
 		deg := r.degraded(i)
@@ -600,6 +651,8 @@ func (r *restoreRun) report(c *cli.Context, out []float64, st restore.Stats, clf
 			mean[j] /= float64(finite)
 		}
 		psnrMean = append(psnrMean, capPSNR(restore.PSNR(mean, truth)))
+		rep.perImage.PSNR[i], rep.perImage.SSIM[i] = ps/float64(finite), ss/float64(finite)
+		rep.perImage.PSNRMeanOfK[i] = psnrMean[len(psnrMean)-1]
 	}
 	if len(psnr) == 0 {
 		return nil, fmt.Errorf("holdctl: every restoration diverged (NaN or Inf): try --clip 1, more NFE or another method")
@@ -613,7 +666,7 @@ func (r *restoreRun) report(c *cli.Context, out []float64, st restore.Stats, clf
 		rep.PSNRMeanOfK, rep.PSNRMeanOfKSE = &pm.Mean, &pm.SE
 	}
 	if rep.NonFinite > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %d of %d restorations diverged (NaN or Inf); they are left out of the measures and kept in the .npy\n", rep.NonFinite, n*k)
+		fmt.Fprintf(warn, "warning: %d of %d restorations diverged (NaN or Inf); they are left out of the measures and kept in the .npy\n", rep.NonFinite, n*k)
 	}
 	if clf != nil {
 		if err := r.classify(rep, clf, out); err != nil {
@@ -730,11 +783,21 @@ func (r *restoreRun) classify(rep *restoreReport, clf *layers.Classifier, out []
 		if finite > 0 {
 			fdist = append(fdist, fs/float64(finite))
 			agree = append(agree, as/float64(finite))
+			rep.perImage.FDist[i], rep.perImage.Agree[i] = fs/float64(finite), as/float64(finite)
 		}
 	}
 	fd, ag := sample.MeanSE(fdist), sample.MeanSE(agree)
 	rep.FDist, rep.FDistSE, rep.ClassAgreement, rep.ClassAgreeSE = &fd.Mean, &fd.SE, &ag.Mean, &ag.SE
 	return nil
+}
+
+// nanSlice is n NaNs: per-image measures not (yet) measured.
+func nanSlice(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	return v
 }
 
 func restoreDiverged(x []float64) bool {
