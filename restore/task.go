@@ -25,6 +25,7 @@ const (
 	TaskSR4           = "sr4"
 	TaskDeblur        = "deblur-gauss"
 	TaskDenoise       = "denoise"
+	TaskInpaintMask   = "inpaint-mask" // a mask given pixel by pixel (Task.Mask; holdctl serve's drawn mask)
 )
 
 // Box positions of inpaint-box.
@@ -43,6 +44,10 @@ type Task struct {
 	Drop      float64 // inpaint-random: probability that a pixel is missing, in (0, 1)
 	BlurSigma float64 // deblur-gauss: σ_b in pixels
 	Noise     float64 // σ_y ≥ 0
+	// Mask is inpaint-mask's mask, true where the pixel is known (measured): H·W values row by row,
+	// applied to every channel, or C·H·W values channel-major. At least one pixel must be known and
+	// one missing.
+	Mask []bool
 }
 
 // Check reports the first parameter that makes the task impossible, in one line.
@@ -84,9 +89,23 @@ func (t Task) Check() error {
 		if !(t.Noise > 0) {
 			return fmt.Errorf("restore: denoise needs measurement noise σ_y > 0")
 		}
+	case TaskInpaintMask:
+		if n := len(t.Mask); n != t.H*t.W && n != t.Dim() {
+			return fmt.Errorf("restore: inpaint-mask needs a mask of %d×%d = %d pixels (or %d values, one per channel), got %d",
+				t.H, t.W, t.H*t.W, t.Dim(), n)
+		}
+		known := 0
+		for _, k := range t.Mask {
+			if k {
+				known++
+			}
+		}
+		if known == 0 || known == len(t.Mask) {
+			return fmt.Errorf("restore: the mask of inpaint-mask has %d known pixels of %d: want at least one known and one missing", known, len(t.Mask))
+		}
 	default:
-		return fmt.Errorf("restore: unknown task %q (want %s, %s, %s, %s, %s or %s)", t.Name,
-			TaskInpaintBox, TaskInpaintRandom, TaskSR2, TaskSR4, TaskDeblur, TaskDenoise)
+		return fmt.Errorf("restore: unknown task %q (want %s, %s, %s, %s, %s, %s or %s)", t.Name,
+			TaskInpaintBox, TaskInpaintRandom, TaskSR2, TaskSR4, TaskDeblur, TaskDenoise, TaskInpaintMask)
 	}
 	return nil
 }
@@ -103,7 +122,7 @@ func (t Task) Dim() int { return t.C * t.H * t.W }
 
 // Operator returns the operator of image i of a run seeded with seed (the mask of inpaint-random and
 // the position of a random box come from stream StreamMask of image i; the other tasks do not depend
-// on the image).
+// on the image; inpaint-mask's is Mask).
 func (t Task) Operator(seed uint64, image int) (Operator, error) {
 	if err := t.Check(); err != nil {
 		return nil, err
@@ -126,6 +145,17 @@ func (t Task) Operator(seed uint64, image int) (Operator, error) {
 			known = t.pixels(func(r, c int) bool { return r == 0 && c == 0 })
 		}
 		return NewMask(d, known)
+	case TaskInpaintMask:
+		if len(t.Mask) == d {
+			var known []int
+			for j, k := range t.Mask {
+				if k {
+					known = append(known, j)
+				}
+			}
+			return NewMask(d, known)
+		}
+		return NewMask(d, t.pixels(func(r, c int) bool { return t.Mask[r*t.W+c] }))
 	case TaskSR2, TaskSR4:
 		return NewPool(t.C, t.H, t.W, t.factor())
 	case TaskDeblur:
