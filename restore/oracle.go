@@ -191,75 +191,17 @@ func (o *GaussianOracle) ScoreVJP(score, vjp, x, g, t []float64) error {
 	return nil
 }
 
-// GaussianPosterior returns the law of q0 given y = A q0 + σ_y n for the prior N(μ, C):
-//
-//	V = ACAᵀ + σ_y²I,  μ_y = μ + CAᵀV⁻¹(y − Aμ),  Σ_y = C − CAᵀV⁻¹AC   (restoration.md §2(c)),
-//
-// with Σ_y symmetrised and its diagonal clamped at 0; V is factored by Cholesky (gonum).
+// GaussianPosterior returns the law N(μ_y, Σ_y) of q0 given y = A q0 + σ_y n for the prior N(μ, C)
+// (LinearPosterior without jitter: V = ACAᵀ + σ_y²I must be positive definite).
 func GaussianPosterior(mean []float64, cov []float64, op Operator, y []float64, sigmaY float64) (mu, sigma []float64, err error) {
-	d, m := len(mean), op.Rows()
-	if len(cov) != d*d || op.Dim() != d || len(y) != m {
-		return nil, nil, fmt.Errorf("restore: posterior: %d mean values, %d covariance values, operator %d→%d, %d measurements", d, len(cov), op.Dim(), m, len(y))
+	if len(y) != op.Rows() {
+		return nil, nil, fmt.Errorf("restore: posterior: %d measurements for an operator of %d rows", len(y), op.Rows())
 	}
-	// AC (m×d): A applied to every column of C (C is symmetric, so column j is row j).
-	ac := mat.NewDense(m, d, nil)
-	col := make([]float64, m)
-	for j := range d {
-		op.Apply(col, cov[j*d:(j+1)*d])
-		ac.SetCol(j, col)
-	}
-	v := mat.NewSymDense(m, nil)
-	row := make([]float64, m)
-	for i := range m {
-		op.Apply(row, ac.RawRowView(i)) // (A (AC)ᵀ)ᵀ row i = A·(row i of AC) = (ACAᵀ)_{i,·}
-		for j := i; j < m; j++ {
-			val := row[j]
-			if i == j {
-				val += sigmaY * sigmaY
-			}
-			v.SetSym(i, j, val)
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(v) {
-		return nil, nil, errors.New("restore: posterior: ACAᵀ + σ_y²I is not positive definite")
-	}
-	am := make([]float64, m)
-	op.Apply(am, mean)
-	res := mat.NewVecDense(m, nil)
-	for j := range m {
-		res.SetVec(j, y[j]-am[j])
-	}
-	var sol mat.VecDense
-	if err := ch.SolveVecTo(&sol, res); err != nil {
+	p, err := NewLinearPosterior(mean, cov, op, sigmaY, 0)
+	if err != nil {
 		return nil, nil, err
 	}
-	var gainT mat.Dense // V⁻¹AC (m×d)
-	if err := ch.SolveTo(&gainT, ac); err != nil {
-		return nil, nil, err
-	}
-	mu = make([]float64, d)
-	sigma = make([]float64, d*d)
-	for i := range d {
-		s := mean[i]
-		for j := range m {
-			s += ac.At(j, i) * sol.AtVec(j)
-		}
-		mu[i] = s
-		for k := range d {
-			var r float64
-			for j := range m {
-				r += ac.At(j, i) * gainT.At(j, k)
-			}
-			sigma[i*d+k] = cov[i*d+k] - r
-		}
-	}
-	for i := range d {
-		sigma[i*d+i] = math.Max(sigma[i*d+i], 0) // a measured pixel's variance, 0 up to rounding when σ_y = 0
-		for k := i + 1; k < d; k++ {
-			s := 0.5 * (sigma[i*d+k] + sigma[k*d+i])
-			sigma[i*d+k], sigma[k*d+i] = s, s
-		}
-	}
-	return mu, sigma, nil
+	mu = make([]float64, len(mean))
+	p.PosteriorMean(mu, y)
+	return mu, p.Sigma, nil
 }

@@ -21,6 +21,42 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATIONS = json.loads(r"""
 [
  {
+  "label": "restore: toC 0.1 % too large (the split of u into c)",
+  "file": "restore/gauge.go",
+  "old": "s += g.toC[k] * res[k]",
+  "new": "s += 1.001 * g.toC[k] * res[k]",
+  "pkg": "./restore",
+  "run": "TestHOLDIsVP|TestDenoiseStart",
+  "tags": ""
+ },
+ {
+  "label": "restore: DDNM+'s λ_j 0.1 % too large",
+  "file": "restore/restore.go",
+  "old": "lam := sv[j] * sn * tail / pr.SigmaY",
+  "new": "lam := 1.001 * sv[j] * sn * tail / pr.SigmaY",
+  "pkg": "./restore",
+  "run": "TestHOLDIsVP",
+  "tags": ""
+ },
+ {
+  "label": "restore: DPS weight 0.1 % too large",
+  "file": "restore/restore.go",
+  "old": "f := -m.DPSScale * math.Sqrt(1+s*s) * math.Sqrt(1+sn*sn)",
+  "new": "f := -1.001 * m.DPSScale * math.Sqrt(1+s*s) * math.Sqrt(1+sn*sn)",
+  "pkg": "./restore",
+  "run": "TestHOLDIsVP",
+  "tags": ""
+ },
+ {
+  "label": "restore baselines: the prior mean 0.1 % too large",
+  "file": "restore/baseline.go",
+  "old": "mean[j] /= float64(n)\n",
+  "new": "mean[j] /= float64(n) / 1.001\n",
+  "pkg": "./restore",
+  "run": "TestBaselinesMatchNumpy",
+  "tags": ""
+ },
+ {
   "label": "σ-matched times: t(σ) 0.1 % too late",
   "file": "hold/noiselevel.go",
   "old": "return min(max(math.Exp(lt), m.TLo), m.THi)",
