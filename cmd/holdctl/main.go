@@ -111,8 +111,8 @@ func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 func experimentCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "experiment",
-		Usage:       "reproducible studies: sampler accuracy against NFE",
-		Subcommands: []*cli.Command{experimentSamplersCommand(), experimentNFECommand()},
+		Usage:       "reproducible studies: sampler accuracy against NFE, restoration",
+		Subcommands: []*cli.Command{experimentSamplersCommand(), experimentNFECommand(), experimentRestoreCommand()},
 	}
 }
 

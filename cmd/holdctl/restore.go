@@ -239,7 +239,7 @@ func runRestore(c *cli.Context) error {
 			return usageErr("restore needs --ckpt DIR (an image model), --task and --in IMAGES; --%s is missing", f)
 		}
 	}
-	if err := checkRestoreFlags(c); err != nil {
+	if err := checkRestoreFlags(c, true); err != nil {
 		return err
 	}
 	p := restoreParamsFrom(c)
@@ -295,7 +295,7 @@ func runRestore(c *cli.Context) error {
 
 // checkRestoreFlags checks the numeric flags, whatever the task and method use (a NaN or out-of-range
 // value is refused even where it would not be read).
-func checkRestoreFlags(c *cli.Context) error {
+func checkRestoreFlags(c *cli.Context, scalarNFE bool) error {
 	if err := checkFloats(c,
 		floatRange{name: "noise", lo: 0, hi: 100},
 		floatRange{name: "blur-sigma", lo: 0, hi: 3, openLo: true},
@@ -309,14 +309,17 @@ func checkRestoreFlags(c *cli.Context) error {
 	if v := c.Float64("drop"); !(v > 0 && v < 1) {
 		return usageErr("--drop must be in (0, 1), got %v", v)
 	}
-	return checkInts(c,
-		intRange{name: "box", lo: 1, hi: imagedata.MaxSide},
-		intRange{name: "nfe", lo: 2, hi: maxNFE, note: "the read-out is one"},
-		intRange{name: "resample", lo: 1, hi: maxNFE},
-		intRange{name: "jump", lo: 1, hi: maxNFE},
-		intRange{name: "first", lo: 0, hi: math.MaxInt32},
-		intRange{name: "n", lo: 1, hi: math.MaxInt32},
-		intRange{name: "samples-per-image", lo: 1, hi: 1 << 16})
+	ints := []intRange{
+		{name: "box", lo: 1, hi: imagedata.MaxSide},
+		{name: "resample", lo: 1, hi: maxNFE},
+		{name: "jump", lo: 1, hi: maxNFE},
+		{name: "first", lo: 0, hi: math.MaxInt32},
+		{name: "n", lo: 1, hi: math.MaxInt32},
+		{name: "samples-per-image", lo: 1, hi: 1 << 16}}
+	if scalarNFE { // experiment restore's --nfe is a list, checked there
+		ints = append(ints, intRange{name: "nfe", lo: 2, hi: maxNFE, note: "the read-out is one"})
+	}
+	return checkInts(c, ints...)
 }
 
 // prepareRestore checks the task, the method and its sampler of p against the model m and builds the
@@ -499,6 +502,15 @@ func (r *restoreRun) loadImages() error {
 	default:
 		return usageErr("--in %s: want a data set (fashion-mnist:DIR#test, idx:FILE, images:DIR, …) or a .npy file", in)
 	}
+	return r.setImages(all, first)
+}
+
+// setImages takes the images of all (len(all)/d of them, values in [−1, 1], clipped to it) as images
+// first, first+1, … (the index keys each image's randomness) and measures each: loadImages's images,
+// or images given in memory (holdctl serve).
+func (r *restoreRun) setImages(all []float32, first int) error {
+	d := r.task.Dim()
+	n := len(all) / d
 	r.images = make([]int, n)
 	r.truth = make([][]float64, n)
 	r.problems = make([]restore.Problem, n)
