@@ -18,6 +18,7 @@ import (
 
 	"holdgo/fid"
 	"holdgo/imagedata"
+	"holdgo/internal/atomicfile"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/restore"
@@ -70,6 +71,7 @@ func experimentRestoreCommand() *cli.Command {
 			&cli.IntFlag{Name: "prior-n", Usage: "images of --prior used (0: all)"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
+			&cli.StringFlag{Name: "json-out", Usage: "also write the study as JSON to this file (with --format markdown)"},
 			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.IntFlag{Name: "forward-mib", Usage: "memory for one forward pass's activations in MiB (0: passes of 64 samples)"},
 			forceFlag(),
@@ -209,7 +211,14 @@ func runExperimentRestore(c *cli.Context) error {
 	}
 	guard.Input(c.String("features"))
 	guardData(guard, c.String("in"), c.String("kid-ref"), c.String("prior"))
-	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
+	outs := []output{{"out", c.String("out"), outpath.Text}}
+	if p := c.String("json-out"); p != "" {
+		if p == c.String("out") {
+			return usageErr("experiment restore: --json-out and --out are both %s", p)
+		}
+		outs = append(outs, output{"json-out", p, outpath.Text})
+	}
+	if err := checkOutputs(guard, outs...); err != nil {
 		return err
 	}
 	shape := models[0].model.Source.(*imagedata.Dataset)
@@ -301,14 +310,20 @@ func runExperimentRestore(c *cli.Context) error {
 	if len(study.Cells) == 0 {
 		return usageErr("experiment restore: no cell could run: %s", strings.Join(study.Skipped, "; "))
 	}
-	return writeStudy(c, func(w io.Writer) error {
-		if c.String("format") == "json" {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", " ")
-			return enc.Encode(study)
+	asJSON := func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(study)
+	}
+	if p := c.String("json-out"); p != "" {
+		if err := atomicfile.Write(p, asJSON); err != nil {
+			return fmt.Errorf("holdctl experiment restore: write %s: %w", p, err)
 		}
-		return study.markdown(w)
-	})
+	}
+	if c.String("format") == "json" {
+		return writeStudy(c, asJSON)
+	}
+	return writeStudy(c, study.markdown)
 }
 
 // restoreStudyModels loads every --model NAME=DIR and checks they share one image shape.

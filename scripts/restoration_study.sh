@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The restoration study of docs/restoration.md (issue 46): the shipped Fashion-MNIST models, 200 test
+# images, the same images, masks, measurements and seeds for every model (holdctl experiment restore).
+#   scripts/restoration_study.sh            # all three tables (about an hour and a half on one core)
+#   scripts/restoration_study.sh cpu        # one of: cpu, methods, h100
+# HOLDCTL (default bin/holdctl), DATA (default /usr/share/datasets/fashion-mnist) and THREADS (default 1)
+# may be set. Each table goes to docs/restoration/study-NAME.md, its numbers to study-NAME.json.
+set -euo pipefail
+holdctl=${HOLDCTL:-bin/holdctl}
+data=${DATA:-/usr/share/datasets/fashion-mnist}
+threads=${THREADS:-1}
+common=(--in "fashion-mnist:$data#test" --n 200 --seed 1 --features models/fmnist-classifier.safetensors
+  --prior "fashion-mnist:$data" --threads "$threads" --force)
+cpu=(--model hold3=models/fmnist-hold3 --model cld=models/fmnist-cld --model vp=models/fmnist-vp --pair hold3:cld --pair hold3:vp)
+h100=(--model hold3=models/fmnist-h100-hold3 --model cld=models/fmnist-h100-cld --model vp=models/fmnist-h100-vp --pair hold3:cld --pair hold3:vp)
+run() {
+  local name=$1
+  shift
+  "$holdctl" experiment restore "${common[@]}" "$@" --out "docs/restoration/study-$name.md" --json-out "docs/restoration/study-$name.json"
+}
+for table in "${@:-cpu methods h100}"; do
+  for t in $table; do
+    case $t in
+    cpu) run cpu "${cpu[@]}" --tasks inpaint-box,sr4,denoise:0.2 --methods ddnm,none --nfe 20,50,100 ;;
+    methods) run methods "${cpu[@]}" --tasks inpaint-box --methods replace,repaint,ddnm,pigdm,dps --nfe 50 ;;
+    h100) run h100 "${h100[@]}" --tasks inpaint-box,sr4,denoise:0.2 --methods ddnm,none --nfe 50 ;;
+    *) echo "restoration_study: unknown table $t (cpu, methods or h100)" >&2; exit 2 ;;
+    esac
+  done
+done
