@@ -328,6 +328,15 @@ type NetworkScorer struct {
 	// (hold.Precond). Such a network samples with the state on the host (DeviceResident).
 	EDM bool
 
+	// PadBatch makes every pass hold exactly the forward batch: a shorter one is padded with copies of
+	// its last sample (its results dropped), and ScoreVJP splits into such passes too. The kernels
+	// choose their algorithms from the batch size (Winograd or im2col, GEMM blocking), but at one batch
+	// size a sample's result depends neither on its position nor on the other samples, so with
+	// PadBatch every sample's score and VJP are bit-identical whatever the number of samples in a call
+	// (holdctl restore: the same image restores to the same bits in any --n, --first or --samples-per-
+	// image; TestPadBatchBitIdentical). The memory probe's pass is then only measured, not kept.
+	PadBatch bool
+
 	tape  *autograd.Tape
 	chunk int // the forward batch MemoryBudget chose (0 until the first call measured it)
 	x, t  *tensor.Tensor
@@ -346,7 +355,7 @@ func (s *NetworkScorer) Network() layers.ScoreNet { return s.Net }
 // and its own tape and buffers, for another goroutine (the network's
 // forward pass only reads the parameters).
 func (s *NetworkScorer) Fork() hold.Scorer {
-	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch, MemoryBudget: s.MemoryBudget, EDM: s.EDM, chunk: s.chunk}
+	return &NetworkScorer{SDE: s.SDE, Net: s.Net, ForwardBatch: s.ForwardBatch, MemoryBudget: s.MemoryBudget, EDM: s.EDM, PadBatch: s.PadBatch, chunk: s.chunk}
 }
 
 // Score implements hold.Scorer for x (B × n·d) at per-sample times t. The
@@ -363,30 +372,75 @@ func (s *NetworkScorer) Score(dst, x, t []float64) error {
 		return fmt.Errorf("network scorer: state %d, times %d, scores %d do not fit a network from %d to %d values",
 			len(x), batch, len(dst), state, d)
 	}
-	chunk, lo := s.ForwardBatch, 0
-	switch {
-	case chunk > 0:
-	case s.MemoryBudget <= 0:
-		chunk = DefaultForwardBatch
-	case s.chunk > 0:
-		chunk = s.chunk
-	default: // measure a pass of at most ProbeBatch samples, then size the others from it
-		lo = s.fitBudget(min(batch, ProbeBatch))
-		if err := s.scoreChunk(dst[:lo*d], x[:lo*width], t[:lo]); err != nil {
-			return err
-		}
-		perSample := max(1, s.tape.MemBytes()/int64(lo))
-		s.chunk = int(min(max(1, s.MemoryBudget/perSample), MaxForwardBatch))
-		chunk = s.chunk
+	chunk, lo, err := s.forwardBatch(dst, x, t)
+	if err != nil {
+		return err
 	}
-	chunk = s.fitBudget(chunk)
 	for ; lo < batch; lo += chunk {
 		hi := min(batch, lo+chunk)
+		if s.PadBatch && hi-lo < chunk {
+			if err := s.paddedChunk(dst[lo*d:hi*d], x[lo*width:hi*width], t[lo:hi], chunk); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.scoreChunk(dst[lo*d:hi*d], x[lo*width:hi*width], t[lo:hi]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// forwardBatch returns the samples of one pass and how many leading samples of the call the memory
+// probe (MemoryBudget's first pass) already scored into dst.
+func (s *NetworkScorer) forwardBatch(dst, x, t []float64) (chunk, done int, err error) {
+	switch {
+	case s.ForwardBatch > 0:
+		chunk = s.ForwardBatch
+	case s.MemoryBudget <= 0:
+		chunk = DefaultForwardBatch
+	case s.chunk > 0:
+		chunk = s.chunk
+	default: // measure a pass of at most ProbeBatch samples, then size the others from it
+		batch := len(t)
+		width, d := len(x)/batch, len(dst)/batch
+		done = s.fitBudget(min(batch, ProbeBatch))
+		probe := dst[:done*d]
+		if s.PadBatch { // measured only: its samples are scored again in passes of the chosen size
+			probe, done = make([]float64, done*d), 0
+		}
+		if err := s.scoreChunk(probe, x[:len(probe)/d*width], t[:len(probe)/d]); err != nil {
+			return 0, 0, err
+		}
+		perSample := max(1, s.tape.MemBytes()/int64(len(probe)/d))
+		s.chunk = int(min(max(1, s.MemoryBudget/perSample), MaxForwardBatch))
+		chunk = s.chunk
+	}
+	return s.fitBudget(chunk), done, nil
+}
+
+// paddedChunk scores the samples of x in one pass of exactly size samples, the last one repeated.
+func (s *NetworkScorer) paddedChunk(dst, x, t []float64, size int) error {
+	n := len(t)
+	width, d := len(x)/n, len(dst)/n
+	xp, tp := padRows(x, width, size), padRows(t, 1, size)
+	out := make([]float64, size*d)
+	if err := s.scoreChunk(out, xp, tp); err != nil {
+		return err
+	}
+	copy(dst, out[:n*d])
+	return nil
+}
+
+// padRows returns v (rows of width values) extended to size rows by copies of its last row.
+func padRows(v []float64, width, size int) []float64 {
+	out := make([]float64, size*width)
+	n := copy(out, v)
+	last := v[len(v)-width:]
+	for ; n < len(out); n += width {
+		copy(out[n:], last)
+	}
+	return out
 }
 
 // fitBudget caps a forward batch so that its estimated activations (a network's
@@ -480,6 +534,43 @@ func (s *NetworkScorer) ScoreVJP(score, vjp, x, u, t []float64) error {
 		return fmt.Errorf("network scorer: VJP shapes: x %d, u %d, vjp %d for batch %d of a network from %d to %d values",
 			len(x), len(u), len(vjp), batch, width, d)
 	}
+	if !s.PadBatch {
+		return s.scoreVJPPass(score, vjp, x, u, t)
+	}
+	chunk := DefaultForwardBatch
+	switch {
+	case s.ForwardBatch > 0:
+		chunk = s.ForwardBatch
+	case s.chunk > 0:
+		chunk = s.chunk
+	}
+	chunk = s.fitBudget(chunk)
+	for lo := 0; lo < batch; lo += chunk {
+		hi := min(batch, lo+chunk)
+		// The padded samples' cotangents are zero (their results are dropped either way).
+		xp, tp := padRows(x[lo*width:hi*width], width, chunk), padRows(t[lo:hi], 1, chunk)
+		up := make([]float64, chunk*d)
+		copy(up, u[lo*d:hi*d])
+		vp := make([]float64, chunk*width)
+		var sp []float64
+		if score != nil {
+			sp = make([]float64, chunk*d)
+		}
+		if err := s.scoreVJPPass(sp, vp, xp, up, tp); err != nil {
+			return err
+		}
+		copy(vjp[lo*width:hi*width], vp)
+		if score != nil {
+			copy(score[lo*d:hi*d], sp)
+		}
+	}
+	return nil
+}
+
+// scoreVJPPass is ScoreVJP in one pass of the network.
+func (s *NetworkScorer) scoreVJPPass(score, vjp, x, u, t []float64) error {
+	batch := len(t)
+	width, d := s.Net.Widths()
 	dev := s.Net.Parameters().Device()
 	g := autograd.NewTape(dev)
 	xt, tt := tensor.Zeros(batch, width), tensor.Zeros(batch)

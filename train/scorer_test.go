@@ -219,3 +219,44 @@ func toF32(x []float64) []float32 {
 	}
 	return out
 }
+
+// TestPadBatchBitIdentical: with PadBatch every pass holds ForwardBatch samples, so a sample's score
+// and VJP are bit-identical whether it is scored alone, in a short call, at another offset or in a
+// call of several passes (holdctl restore's promise). Without padding a pass of one sample takes
+// other kernels (TestNetworkScorerForwardBatch: 6e-8 relative), which this test would see.
+func TestPadBatchBitIdentical(t *testing.T) {
+	const batch, d, pass = 19, 64, 8
+	sde, net, x, ts := tinyScorerFixture(t, batch, 0.05)
+	width := sde.Blocks() * d
+	u := make([]float64, batch*d)
+	r := rng.New(12)
+	for i := range u {
+		u[i] = r.Normal()
+	}
+	score := func(lo, hi int) ([]float64, []float64, []float64) {
+		s := &NetworkScorer{SDE: sde, Net: net, ForwardBatch: pass, PadBatch: true}
+		sc, vs, vjp := make([]float64, (hi-lo)*d), make([]float64, (hi-lo)*d), make([]float64, (hi-lo)*width)
+		if err := s.Score(sc, x[lo*width:hi*width], ts[lo:hi]); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ScoreVJP(vs, vjp, x[lo*width:hi*width], u[lo*d:hi*d], ts[lo:hi]); err != nil {
+			t.Fatal(err)
+		}
+		return sc, vs, vjp
+	}
+	ws, wv, wj := score(0, batch)
+	for _, c := range [][2]int{{0, 1}, {4, 5}, {3, 9}, {11, 19}, {1, 18}} {
+		sc, vs, vjp := score(c[0], c[1])
+		for i := range sc {
+			j := c[0]*d + i
+			if math.Float64bits(sc[i]) != math.Float64bits(ws[j]) || math.Float64bits(vs[i]) != math.Float64bits(wv[j]) {
+				t.Fatalf("samples %d…%d: score %d is %v (%v from ScoreVJP), %v in the call of %d", c[0], c[1]-1, i, sc[i], vs[i], ws[j], batch)
+			}
+		}
+		for i := range vjp {
+			if math.Float64bits(vjp[i]) != math.Float64bits(wj[c[0]*width+i]) {
+				t.Fatalf("samples %d…%d: VJP %d is %v, %v in the call of %d", c[0], c[1]-1, i, vjp[i], wj[c[0]*width+i], batch)
+			}
+		}
+	}
+}

@@ -44,6 +44,11 @@ var restoreSteps = map[string]string{restoreStepAnc: restore.StepAnc, restoreSte
 // batch does not change a result.
 const restoreBatch = 64
 
+// restoreForwardBatch is the samples of one forward pass of the network (without --forward-mib): every
+// pass holds exactly this many (train.NetworkScorer.PadBatch), so a small one wastes little on the
+// last, padded pass of a run and on holdctl serve's single images.
+const restoreForwardBatch = 8
+
 // restorePSNRCap stands in for the PSNR of a restoration identical to the truth (+Inf, which JSON
 // cannot hold).
 const restorePSNRCap = 100.0
@@ -328,6 +333,13 @@ func prepareRestore(p restoreParams, m *train.Model) (*restoreRun, error) {
 	shape, ok := m.Source.(*imagedata.Dataset)
 	if !ok {
 		return nil, usageErr("--ckpt %s is a model of %s, not of images: restore needs an image model", p.Ckpt, m.Config.Data)
+	}
+	if ns, ok := m.Score.(*train.NetworkScorer); ok {
+		// Passes of one size whatever the images and K: an image restores to the same bits in any run.
+		ns.PadBatch = true
+		if ns.ForwardBatch == 0 && ns.MemoryBudget == 0 {
+			ns.ForwardBatch = restoreForwardBatch
+		}
 	}
 	run := &restoreRun{p: p, model: m, shape: shape, k: p.K, seed: p.Seed}
 	run.task = p.Task
