@@ -34,6 +34,7 @@ func newApp() *cli.App {
 			trainCommand(),
 			sampleCommand(),
 			restoreCommand(),
+			serveCommand(),
 			evalCommand(),
 			nllCommand(),
 			plotCommand(),
