@@ -579,9 +579,12 @@ func (s *server) handleRestore(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%s", pageMessage(err))
 		return
 	}
-	j.total = p.NFE
-	if run.method.Name == restore.MethodPiGDM || run.method.Name == restore.MethodDPS {
-		j.total += len(run.grid) - 1 // one vector–Jacobian product a step
+	j.total = p.NFE // forward passes; ΠGDM and DPS add vector–Jacobian products
+	switch run.method.Name {
+	case restore.MethodPiGDM:
+		j.total += len(run.grid) // one a step and one at the read-out
+	case restore.MethodDPS:
+		j.total += len(run.grid) - 1 // one a step
 	}
 	j.run = func() (*jobResult, error) { return s.restoreJob(run) }
 	s.queue(w, j)

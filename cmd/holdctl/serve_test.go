@@ -300,6 +300,14 @@ func TestServeRestore(t *testing.T) {
 		t.Errorf("download: Content-Disposition %q", r.header.Get("Content-Disposition"))
 	}
 
+	// ΠGDM adds a vector–Jacobian product to every forward pass, DPS one a step: the progress counts them.
+	for method, vjp := range map[string]float64{"pigdm": 4, "dps": 3} {
+		st := ts.restoreOK(t, map[string]string{"image": "test:0", "task": "sr2", "noise": "0.05", "method": method, "nfe": "4"})
+		if rep := st["report"].(map[string]any); st["evaluations"] != 4+vjp || st["evaluations_expected"] != 4+vjp || rep["vjp"] != vjp {
+			t.Errorf("%s at NFE 4: %v of %v evaluations, %v VJPs; want %v of %[5]v, %v VJPs", method, st["evaluations"], st["evaluations_expected"], rep["vjp"], 4+vjp, vjp)
+		}
+	}
+
 	// holdctl restore's own path on the same image.
 	_, dir := serveModel(t)
 	p := ts.s.restoreDefaults
@@ -573,6 +581,40 @@ func TestServePanics(t *testing.T) {
 		t.Errorf("the log does not show both panics with stacks:\n%s", l)
 	}
 	ts.restoreOK(t, map[string]string{"image": "test:2", "task": "denoise", "noise": "0.2", "nfe": "3"})
+}
+
+// TestServeDecodeUpload: an RGB model takes an RGB PNG, plane by plane, and refuses a gray one; a
+// gray model takes an RGB PNG whose pixels are all gray.
+func TestServeDecodeUpload(t *testing.T) {
+	rgb := image.NewNRGBA(image.Rect(0, 0, 3, 2))
+	for p := range 6 {
+		rgb.Pix[4*p], rgb.Pix[4*p+1], rgb.Pix[4*p+2], rgb.Pix[4*p+3] = uint8(p), uint8(10+p), uint8(20+p), 255
+	}
+	var b bytes.Buffer
+	png.Encode(&b, rgb)
+	levels, err := decodeUpload(b.Bytes(), 3, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range 6 {
+		if levels[p] != uint8(p) || levels[6+p] != uint8(10+p) || levels[12+p] != uint8(20+p) {
+			t.Fatalf("planes %v: want R, G, B of each pixel in turn", levels)
+		}
+	}
+	if _, err := decodeUpload(b.Bytes(), 1, 2, 3); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("a colour PNG for a gray model: %v", err)
+	}
+	if _, err := decodeUpload(grayPNG(t, 4, func(x, y int) uint8 { return 1 }), 3, 4, 4); err == nil || !strings.Contains(err.Error(), "RGB (3 channels)") {
+		t.Errorf("a gray PNG for an RGB model: %v", err)
+	}
+	for p := range 6 {
+		rgb.Pix[4*p+1], rgb.Pix[4*p+2] = rgb.Pix[4*p], rgb.Pix[4*p]
+	}
+	b.Reset()
+	png.Encode(&b, rgb)
+	if levels, err := decodeUpload(b.Bytes(), 1, 2, 3); err != nil || levels[5] != 5 {
+		t.Errorf("an RGB PNG of gray pixels for a gray model: %v %v", levels, err)
+	}
 }
 
 // TestServeAddr: a non-loopback --addr is refused unless --public; malformed ones are refused.

@@ -24,6 +24,7 @@
     const box = $("error");
     box.textContent = msg;
     box.hidden = false;
+    box.scrollIntoView({ block: "nearest" });
   }
   function clearError() {
     $("error").hidden = true;
@@ -122,7 +123,7 @@
     clearError();
     try {
       if (file.size > maxUploadBytes) {
-        throw new Error(file.name + " is " + Math.ceil(file.size / 1024) + " KiB; the server takes " +
+        throw new Error("the file is " + Math.ceil(file.size / 1024) + " KiB; the server takes " +
           (maxUploadBytes / 1024) + " KiB at most (a PNG of " + W + "×" + H + " pixels is far smaller)");
       }
       const form = new FormData();
@@ -245,7 +246,10 @@
   const captions = { degraded: "degraded (A⁺y)", restored: "restored", truth: "original", grid: "samples" };
 
   function fmt(v, digits) {
-    return typeof v === "number" && isFinite(v) ? v.toFixed(digits) : String(v);
+    if (typeof v !== "number" || !isFinite(v)) {
+      return String(v);
+    }
+    return v !== 0 && Math.abs(v) < 0.001 ? v.toExponential(2) : v.toFixed(digits);
   }
 
   function showResult(st) {
