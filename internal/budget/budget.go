@@ -84,13 +84,22 @@ func Parse(s string) (int64, error) {
 func Format(n int64) string {
 	switch {
 	case n >= 1<<30:
-		return fmt.Sprintf("%.3g GiB", float64(n)/(1<<30))
+		return digits3(float64(n)/(1<<30)) + " GiB"
 	case n >= 1<<20:
-		return fmt.Sprintf("%.3g MiB", float64(n)/(1<<20))
+		return digits3(float64(n)/(1<<20)) + " MiB"
 	case n >= 1<<10:
-		return fmt.Sprintf("%.3g KiB", float64(n)/(1<<10))
+		return digits3(float64(n)/(1<<10)) + " KiB"
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// digits3 writes v with three significant digits, never in exponent form (%.3g wrote 1020 MiB as
+// 1.02e+03 MiB).
+func digits3(v float64) string {
+	if v >= 999.5 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // Tracker sums the bytes one load allocates against the budget.

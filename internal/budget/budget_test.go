@@ -36,7 +36,8 @@ func TestParse(t *testing.T) {
 }
 
 func TestFormat(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 bytes", 1023: "1023 bytes", 1 << 10: "1 KiB", 3 << 29: "1.5 GiB", 5 << 20: "5 MiB"} {
+	for n, want := range map[int64]string{0: "0 bytes", 1023: "1023 bytes", 1 << 10: "1 KiB", 3 << 29: "1.5 GiB", 5 << 20: "5 MiB",
+		1020 << 20: "1020 MiB", 1023 << 10: "1023 KiB", 2000 << 30: "2000 GiB", 999 << 20: "999 MiB"} {
 		if got := Format(n); got != want {
 			t.Errorf("Format(%d) = %q, want %q", n, got, want)
 		}
