@@ -122,63 +122,147 @@ func WriteBenchTable(w io.Writer, dev *Device, res []BenchResult) {
 	}
 }
 
+// benchSize is the shapes of the benchmark's workloads, chosen from the options.
+type benchSize struct {
+	rows, cols, n int // streaming workloads: rows × cols = n elements
+	sq            int // transpose: sq × sq
+	gnS           int // group norm: (16, 64, gnS)
+	side          int // im2col and convolution: (8, 64, side, side)
+	planes        int // FIR: (planes, 2·side, 2·side)
+	batch, dim    int // HOLD-3: (batch, 3·dim)
+	k             int // GEMM: M = N = K
+}
+
+func benchSizes(o BenchOptions) benchSize {
+	var s benchSize
+	s.cols = min(1024, o.Elements)
+	s.rows = o.Elements / s.cols
+	s.n = s.rows * s.cols
+	s.sq = 1
+	for s.sq*s.sq*4 <= s.n {
+		s.sq *= 2
+	}
+	s.gnS = max(s.n/1024, 1) // (N, C, S) = (16, 64, n/1024)
+	s.side = 8               // (N, 64, H, H) with a 3×3 kernel, padding 1; H from the element budget
+	for 64*(s.side*2)*(s.side*2)*8 <= s.n {
+		s.side *= 2
+	}
+	s.planes = max(s.n/(4*s.side*s.side), 1) // ×2 up and down over planes of side²·4
+	s.batch = 256                            // HOLD-3's shapes: B = 256 samples of n/(256·3) dimensions
+	s.dim = max(s.n/(s.batch*3), 1)
+	s.k = o.GemmSize
+	return s
+}
+
+// shapes lists the shape of every tensor benchWorkloads uploads, in its order (TestBenchMemory
+// checks the two against each other through the pool's counters).
+func (s benchSize) shapes() [][]int {
+	return [][]int{
+		{s.rows, s.cols}, {s.rows, s.cols}, {s.rows, s.cols}, {s.cols}, // x, y, z, bias
+		{s.sq, s.sq}, {s.sq, s.sq}, {1, s.cols}, {s.rows, 1}, // xs, xt, colSum, rowSum
+		{16, 64, s.gnS}, {16, 64, s.gnS}, {64}, {64}, {16, 16}, {16, 16}, // gx, gy, gamma, beta, gmean, grstd
+		{8, 8, s.side, s.side}, {8, 8 * 9, s.side * s.side}, // img, col
+		{64, 64, 3, 3}, {64}, {8, 64, s.side, s.side}, {8, 64, s.side, s.side}, // cw, cb, cx, cy
+		{8, 64, s.side, s.side}, {64, 64, 3, 3}, // cdx, cdw
+		{16, 64, s.gnS}, {16, 64, s.gnS}, {2, 64}, // gdy, gdx, gpar
+		{s.planes, 2 * s.side, 2 * s.side}, {4, 4}, {s.planes, 4 * s.side, 4 * s.side}, {s.planes, s.side, s.side}, // fx, fk, fup, fdown
+		{s.n}, {s.n}, {s.n}, {s.n}, // p, g, m, v
+		{s.batch * tensor.PerturbCoefLen}, {s.batch, s.dim}, {s.batch, 3 * s.dim}, // coef, q0, eps
+		{s.batch, 3 * s.dim}, {s.batch, s.dim}, {s.batch, s.dim}, {s.batch, 3 * s.dim}, {s.batch, 3 * s.dim}, // state, target, score, z1, z2
+		{s.k, s.k}, {s.k, s.k}, {s.k, s.k}, // ga, gb, gc
+	}
+}
+
+// BenchMemory is what a kernel benchmark of some options allocates, in bytes.
+type BenchMemory struct {
+	Device int64 // the workloads' tensors and scratch, in the device pool's size classes
+	Host   int64 // the host buffer the random inputs are drawn into: at most twice the largest tensor as it grows
+}
+
+// benchScratch bounds what the workloads allocate on the device while they run, beyond their
+// tensors: a convolution's im2col chunk (DefaultConvChunkBytes) is the largest.
+const benchScratch = 2 * DefaultConvChunkBytes
+
+// BenchMemoryOf returns what BenchKernels allocates for opts (after their defaults), so that a
+// caller can check it against a memory budget before anything is allocated: on the host shim the
+// device memory is host memory too. Sizes of up to 2^40 elements and GEMMs of up to 2^20 do not
+// overflow.
+func BenchMemoryOf(opts BenchOptions) BenchMemory {
+	var m BenchMemory
+	for _, shape := range benchSizes(opts.withDefaults()).shapes() {
+		n := int64(1)
+		for _, d := range shape {
+			n *= int64(d)
+		}
+		m.Device += int64(sizeClass(int(4 * n)))
+		m.Host = max(m.Host, 2*4*n)
+	}
+	m.Device += benchScratch
+	return m
+}
+
 func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 	rng := rng.New(1)
 	var err error
-	on := func(h *tensor.Tensor) *tensor.Tensor {
+	// Zeros are allocated on the device (zeroed there); random inputs are drawn into one host buffer,
+	// reused by every upload, so that the Go heap never holds more than the largest of them (host
+	// tensors made per upload left hundreds of MiB of garbage: BenchMemoryOf counts the buffer).
+	var stage []float32
+	upload := func(fill func([]float32), shape ...int) *tensor.Tensor {
 		if err != nil {
 			return nil
 		}
-		var t *tensor.Tensor
-		t, err = h.ToDevice(dev)
+		t := tensor.New(dev, shape...)
+		if err = tensor.Err(t); err != nil || fill == nil {
+			return t
+		}
+		if cap(stage) < t.Len() {
+			stage = nil // the old buffer is garbage before the new one is made
+			stage = make([]float32, t.Len())
+		}
+		fill(stage[:t.Len()])
+		err = t.Buffer().Write(stage[:t.Len()])
 		return t
 	}
-	n := o.Elements
-	cols := min(1024, n)
-	rows := n / cols
-	n = rows * cols
+	zeros := func(shape ...int) *tensor.Tensor { return upload(nil, shape...) }
+	randn := func(shape ...int) *tensor.Tensor {
+		return upload(func(dst []float32) { rng.FillNormal(dst, 0, 1) }, shape...)
+	}
+	s := benchSizes(o)
+	rows, cols, n := s.rows, s.cols, s.n
 	f := 4.0 // bytes per float32
-	x, y, z := on(tensor.RandN(rng, rows, cols)), on(tensor.RandN(rng, rows, cols)), on(tensor.Zeros(rows, cols))
-	bias := on(tensor.RandN(rng, cols))
-	sq := 1
-	for sq*sq*4 <= n {
-		sq *= 2
-	}
-	xs, xt := on(tensor.RandN(rng, sq, sq)), on(tensor.Zeros(sq, sq))
-	colSum := on(tensor.Zeros(1, cols))
-	rowSum := on(tensor.Zeros(rows, 1))
-	// Group norm: (N, C, S) = (16, 64, n/1024).
-	gnS := max(n/1024, 1)
-	gx, gy := on(tensor.RandN(rng, 16, 64, gnS)), on(tensor.Zeros(16, 64, gnS))
-	gamma, beta := on(tensor.RandN(rng, 64)), on(tensor.RandN(rng, 64))
-	gmean, grstd := on(tensor.Zeros(16, 16)), on(tensor.Zeros(16, 16))
-	// im2col: (N, 64, H, H) with a 3×3 kernel, padding 1; H from the element budget.
-	side := 8
-	for 64*(side*2)*(side*2)*8 <= n {
-		side *= 2
-	}
+	x, y, z := randn(rows, cols), randn(rows, cols), zeros(rows, cols)
+	bias := randn(cols)
+	sq := s.sq
+	xs, xt := randn(sq, sq), zeros(sq, sq)
+	colSum := zeros(1, cols)
+	rowSum := zeros(rows, 1)
+	gnS := s.gnS
+	gx, gy := randn(16, 64, gnS), zeros(16, 64, gnS)
+	gamma, beta := randn(64), randn(64)
+	gmean, grstd := zeros(16, 16), zeros(16, 16)
+	side := s.side
 	conv := Conv2D{KH: 3, KW: 3, PadH: 1, PadW: 1}
-	img := on(tensor.RandN(rng, 8, 8, side, side))
-	col := on(tensor.Zeros(8, 8*9, side*side))
+	img := randn(8, 8, side, side)
+	col := zeros(8, 8*9, side*side)
 	// Convolution through the op list: x (8, 64, side, side), w (64, 64, 3, 3), padding 1.
-	cw, cb := on(tensor.RandN(rng, 64, 64, 3, 3)), on(tensor.RandN(rng, 64))
-	cx, cy := on(tensor.RandN(rng, 8, 64, side, side)), on(tensor.Zeros(8, 64, side, side))
-	cdx, cdw := on(tensor.Zeros(8, 64, side, side)), on(tensor.Zeros(64, 64, 3, 3))
+	cw, cb := randn(64, 64, 3, 3), randn(64)
+	cx, cy := randn(8, 64, side, side), zeros(8, 64, side, side)
+	cdx, cdw := zeros(8, 64, side, side), zeros(64, 64, 3, 3)
 	convFlops := 2 * float64(8*64*side*side) * float64(64*9)
 	convOp := func(kind tensor.OpKind) tensor.Op { return tensor.Op{Kind: kind, Stride: 1, Pad: 1} }
 	// Group-norm gradients on the group-norm workload's shape.
-	gdy, gdx, gpar := on(tensor.RandN(rng, 16, 64, gnS)), on(tensor.Zeros(16, 64, gnS)), on(tensor.Zeros(2, 64))
+	gdy, gdx, gpar := randn(16, 64, gnS), zeros(16, 64, gnS), zeros(2, 64)
 	// FIR: ×2 up and down with a 4×4 filter over planes of side²·4.
-	planes := max(n/(4*side*side), 1)
-	fx, fk := on(tensor.RandN(rng, planes, 2*side, 2*side)), on(tensor.RandU(rng, 0, 1, 4, 4))
+	planes := s.planes
+	fx, fk := randn(planes, 2*side, 2*side), upload(func(dst []float32) { rng.FillUniform(dst, 0, 1) }, 4, 4)
 	up, down := FIR{Up: 2, Pad0: 2, Pad1: 1}, FIR{Down: 2, Pad0: 1, Pad1: 1}
-	fup, fdown := on(tensor.Zeros(planes, 4*side, 4*side)), on(tensor.Zeros(planes, side, side))
+	fup, fdown := zeros(planes, 4*side, 4*side), zeros(planes, side, side)
 	// Adam and EMA over n parameters.
-	p, g, m, v := on(tensor.RandN(rng, n)), on(tensor.RandN(rng, n)), on(tensor.Zeros(n)), on(tensor.Zeros(n))
+	p, g, m, v := randn(n), randn(n), zeros(n), zeros(n)
 	// HOLD-3's shapes: B = 256 samples of n/(256·3) dimensions, with coefficients of HOLD's form
 	// (the kernels' cost does not depend on their values; package hold computes the real ones).
-	batch := 256
-	dim := max(n/(batch*3), 1)
+	batch, dim := s.batch, s.dim
 	coefHost := make([]float32, batch*tensor.PerturbCoefLen)
 	var lt tensor.BlockAffine
 	lt.Blocks, lt.Halves, lt.BScale, lt.BScore = 3, 2, 1.01, 0.02
@@ -193,13 +277,13 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 		tensor.PutFloat64s(coefHost[b*tensor.PerturbCoefLen:], c)
 	}
 	lt.A[1] = lt.A[0]
-	coef := on(tensor.FromSlice(coefHost, len(coefHost)))
-	q0, eps := on(tensor.RandN(rng, batch, dim)), on(tensor.RandN(rng, batch, 3*dim))
-	state, target := on(tensor.Zeros(batch, 3*dim)), on(tensor.Zeros(batch, dim))
-	score, z1, z2 := on(tensor.RandN(rng, batch, dim)), on(tensor.RandN(rng, batch, 3*dim)), on(tensor.RandN(rng, batch, 3*dim))
+	coef := upload(func(dst []float32) { copy(dst, coefHost) }, len(coefHost))
+	q0, eps := randn(batch, dim), randn(batch, 3*dim)
+	state, target := zeros(batch, 3*dim), zeros(batch, dim)
+	score, z1, z2 := randn(batch, dim), randn(batch, 3*dim), randn(batch, 3*dim)
 	// GEMM.
-	k := o.GemmSize
-	ga, gb, gc := on(tensor.RandN(rng, k, k)), on(tensor.RandN(rng, k, k)), on(tensor.Zeros(k, k))
+	k := s.k
+	ga, gb, gc := randn(k, k), randn(k, k), zeros(k, k)
 	if err != nil {
 		return nil, fmt.Errorf("bench: upload inputs: %w", err)
 	}
@@ -218,7 +302,7 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 	exec := func(op tensor.Op, out *tensor.Tensor, in ...*tensor.Tensor) func() error {
 		return func() error { return dev.Exec(op, out, in...) }
 	}
-	sz := func(s ...int) string { return fmt.Sprint(s) }
+	sz := func(dims ...int) string { return fmt.Sprint(dims) }
 	hb := float64(batch * dim)
 	loads := []workload{
 		{"exp", sz(rows, cols), 2 * f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpExp}, z, x)},

@@ -29,6 +29,9 @@ func openCUDA(name string) (*cuda.Device, error) {
 
 // benchKernels times every CUDA kernel family on the GPU and prints the table.
 func benchKernels(w io.Writer, device string, opts benchOptions) error {
+	if err := checkKernelMemory(opts, false); err != nil {
+		return err
+	}
 	dev, err := openCUDA(device)
 	if err != nil {
 		return err

@@ -24,6 +24,9 @@ func openCUDA(name string) (*cuda.Device, error) {
 // benchKernels runs the kernel benchmark driver on the shim (CPU times: a smoke run, not a
 // measurement).
 func benchKernels(w io.Writer, device string, opts benchOptions) error {
+	if err := checkKernelMemory(opts, true); err != nil {
+		return err
+	}
 	dev, err := openCUDA(device)
 	if err != nil {
 		return err
