@@ -157,7 +157,7 @@ func DecodeNPY(b []byte) (*Array, error) {
 		}
 		count *= s
 	}
-	if err := budget.CheckCount(int64(count), 8, "a .npy array"); err != nil {
+	if err := budget.CheckCount(int64(count), 8, fmt.Sprintf("a .npy array of shape %v", shape)); err != nil {
 		return nil, err
 	}
 	want := count * dtype.size()
@@ -324,25 +324,32 @@ func (p *pyParser) tuple() ([]int, error) {
 			return out, nil
 		}
 		p.space()
+		// The dimension's token runs to the next separator, so that an error names all of it
+		// ("-2", "2.5", "1e3", an overflowing run of digits), not the digits before a sign.
 		start := p.pos
-		for p.pos < len(p.s) && p.s[p.pos] >= '0' && p.s[p.pos] <= '9' {
+		for p.pos < len(p.s) && !strings.ContainsRune(", \t\n)", rune(p.s[p.pos])) {
 			p.pos++
 		}
-		// Python 2 era writers append L to longs.
-		digits := p.s[start:p.pos]
-		if p.pos < len(p.s) && p.s[p.pos] == 'L' {
-			p.pos++
-		}
+		token := p.s[start:p.pos]
+		digits := strings.TrimSuffix(token, "L") // Python 2 era writers append L to longs
 		n, err := strconv.Atoi(digits)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("bad dimension %q in shape", digits)
+		magnitude := strings.TrimPrefix(digits, "-")
+		switch {
+		case token == "":
+			return nil, errors.New("empty dimension in shape")
+		case magnitude == "" || strings.Trim(magnitude, "0123456789") != "":
+			return nil, fmt.Errorf("bad dimension %q in shape (want a non-negative integer)", token)
+		case magnitude != digits && strings.Trim(magnitude, "0") != "":
+			return nil, fmt.Errorf("negative dimension %s in shape", token)
+		case err != nil:
+			return nil, fmt.Errorf("dimension %s in shape is beyond any array (at most %d)", token, math.MaxInt)
 		}
 		out = append(out, n)
 		if p.eat(',') {
 			continue
 		}
 		if !p.eat(')') {
-			return nil, errors.New("no ',' or ')' in shape")
+			return nil, fmt.Errorf("no ',' or ')' after dimension %s in shape", token)
 		}
 		return out, nil
 	}

@@ -195,7 +195,13 @@ func TestReadErrors(t *testing.T) {
 		{write("v4.npy", append([]byte(npyMagic+"\x04\x00"), good[8:]...)), "version 4.0"},
 		{write("noshape.npy", withHeader("{'descr': '<f4', 'fortran_order': False}")), "'shape'"},
 		{write("baddict.npy", withHeader("{'descr': '<f4' 'shape': (2,)}")), "header"},
-		{write("negdim.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }")), "shape"},
+		{write("negdim.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }")), "negative dimension -2 in shape"},
+		{write("negdim2.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -64), }")), "negative dimension -64 in shape"},
+		{write("fracdim.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,), }")), `bad dimension "2.5"`},
+		{write("plusdim.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (+2,), }")), `bad dimension "+2"`},
+		{write("longdim.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 2), }")), "dimension 99999999999999999999999 in shape is beyond"},
+		{write("nocomma.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }")), "after dimension 2 in shape"},
+		{write("emptydim.npy", withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (, 2), }")), "empty dimension"},
 		{write("huge.npy", withHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }")), "the cap of 2³¹−1"},
 	}
 	for _, c := range cases {
@@ -207,6 +213,11 @@ func TestReadErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrNPY) {
 			t.Errorf("%s: error %q should name the file, say %q and wrap ErrNPY", c.path, err, c.want)
 		}
+	}
+	// A shape within the cap but over the memory budget names the file and the shape.
+	budgetPath := write("budget.npy", withHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 2), }"))
+	if _, err := ReadNPY(budgetPath); err == nil || !strings.Contains(err.Error(), budgetPath) || !strings.Contains(err.Error(), "shape [1000000000 2]") {
+		t.Errorf("over the budget: %v; want an error naming the file and the shape", err)
 	}
 	missing := filepath.Join(dir, "missing.npy")
 	if _, err := ReadNPY(missing); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
