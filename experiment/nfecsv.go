@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -71,6 +72,7 @@ func ReadNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error)
 	best := map[string]map[float64]float64{} // line → nfe → value
 	var order []string
 	floor := math.NaN()
+	firstUndrawn := "" // the first sampler value a log axis cannot draw (0 or NaN), for the error below
 	for row := 2; ; row++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -83,9 +85,21 @@ func ReadNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error)
 			return nil, "", fmt.Errorf("more than %d rows: not a sampler study", maxNFECSVRows)
 		}
 		name := key(rec)
-		v, err := strconv.ParseFloat(rec[col[valueCol]], 64)
-		if err != nil {
-			return nil, "", fmt.Errorf("row %d: %s %q: %v", row, valueCol, rec[col[valueCol]], err)
+		text := rec[col[valueCol]]
+		v, err := strconv.ParseFloat(text, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			return nil, "", fmt.Errorf("row %d: %s %s is beyond float64's range: want a finite value ≥ 0 (or NaN for a run that diverged)", row, valueCol, text)
+		case err != nil:
+			return nil, "", fmt.Errorf("row %d: %s %q is not a number", row, valueCol, text)
+		}
+		// Every metric of a study (W1, its SD, width ratio and deviation) is ≥ 0 or NaN, which marks
+		// a run that diverged. A negative or infinite value is not a study's: refused, naming it (it
+		// was dropped silently, or ended in "no sampler with a finite positive" value that did not
+		// say which). A zero is a study's (an SD of one seed) that a log axis cannot draw: left out,
+		// as NaN is, and named if nothing drawable remains.
+		if v < 0 || math.IsInf(v, 0) {
+			return nil, "", fmt.Errorf("row %d: %s %s: want a finite value ≥ 0 (or NaN for a run that diverged) to draw on a log axis", row, valueCol, text)
 		}
 		if i, ok := col["metric"]; ok && valueCol == "value" && metric == "w1" {
 			metric = rec[i] // experiment nfe names its metric per row
@@ -105,7 +119,10 @@ func ReadNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error)
 		}
 		nfe, err := strconv.ParseFloat(rec[col["nfe"]], 64)
 		if err != nil || !(nfe >= 1) || math.IsInf(nfe, 0) {
-			return nil, "", fmt.Errorf("row %d: nfe %q: want a positive number", row, rec[col["nfe"]])
+			return nil, "", fmt.Errorf("row %d: nfe %s: want a finite number of score evaluations, at least 1", row, strconv.Quote(rec[col["nfe"]]))
+		}
+		if !(v > 0) && firstUndrawn == "" {
+			firstUndrawn = fmt.Sprintf("row %d: %s", row, text)
 		}
 		if best[name] == nil {
 			best[name] = map[float64]float64{}
@@ -141,7 +158,7 @@ func ReadNFECSV(r io.Reader, metric, grid string) ([]plot.Series, string, error)
 		series = append(series, s)
 	}
 	if len(series) == 0 {
-		return nil, "", fmt.Errorf("no sampler with a finite positive %s", metric)
+		return nil, "", fmt.Errorf("no sampler with a finite positive %s (the first value: %s)", metric, firstUndrawn)
 	}
 	if floor > 0 {
 		series = append(series, plot.Series{Name: "Monte-Carlo floor", X: []float64{lo, hi}, Y: []float64{floor, floor}})

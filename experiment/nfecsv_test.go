@@ -80,3 +80,34 @@ func TestReadNFECSVFile(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 }
+
+// A value a study never writes (negative, infinite, beyond float64) or an NFE below 1 is refused
+// with the row and the value; a zero or NaN (an SD of one seed, a run that diverged) is left out,
+// and named when nothing drawable remains.
+func TestReadNFECSVBadValues(t *testing.T) {
+	const head = "sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\n"
+	for _, c := range []struct{ rows, want string }{
+		{"a,quadratic,10,9,0,-0.5,0,1,1\n", "row 2: w1 -0.5: want a finite value ≥ 0"},
+		{"a,quadratic,10,9,0,0.4,0,1,1\na,quadratic,20,19,0,-1e-9,0,1,1\n", "row 3: w1 -1e-9"},
+		{"a,quadratic,10,9,0,+Inf,0,1,1\n", "row 2: w1 +Inf"},
+		{"a,quadratic,10,9,0,-Inf,0,1,1\n", "row 2: w1 -Inf"},
+		{"a,quadratic,10,9,0,1e400,0,1,1\n", "row 2: w1 1e400 is beyond float64's range"},
+		{"a,quadratic,10,9,0,abc,0,1,1\n", `row 2: w1 "abc" is not a number`},
+		{"floor-mean,exact,0,0,0,-0.1,0,1,0\na,quadratic,10,9,0,0.4,0,1,1\n", "row 2: w1 -0.1"},
+		{"a,quadratic,-10,9,0,0.4,0,1,1\n", `row 2: nfe "-10": want a finite number of score evaluations, at least 1`},
+		{"a,quadratic,1e400,9,0,0.4,0,1,1\n", `row 2: nfe "1e400"`},
+		{"a,quadratic,0.5,9,0,0.4,0,1,1\n", `row 2: nfe "0.5"`},
+		{"a,quadratic,10,9,0,NaN,0,1,1\na,quadratic,20,19,0,0,0,1,1\n", "no sampler with a finite positive w1 (the first value: row 2: NaN)"},
+	} {
+		_, _, err := ReadNFECSV(strings.NewReader(head+c.rows), "w1", "best")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one saying %q", c.rows, err, c.want)
+		}
+	}
+	// Zeros of a column that can be 0 (w1_sd of the floor and of one seed) are left out, not refused.
+	in := head + "a,quadratic,10,9,0,0.4,0,1,1\na,quadratic,20,19,0,0.2,0.01,1,1\nfloor-mean,exact,0,0,0,0.003,0,1,0\n"
+	series, _, err := ReadNFECSV(strings.NewReader(in), "w1_sd", "best")
+	if err != nil || len(series) != 1 || !slices.Equal(series[0].X, []float64{20}) {
+		t.Errorf("w1_sd with zeros: %+v, %v; want one line at NFE 20 and no floor", series, err)
+	}
+}
