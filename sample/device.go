@@ -3,6 +3,7 @@ package sample
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"holdgo/autograd"
 	"holdgo/hold"
@@ -220,11 +221,28 @@ func (s *Sampler) DeviceFor(dev tensor.Device, score hold.Scorer, name string) (
 	if err := net.Parameters().ToDevice(dev); err != nil {
 		return nil, nil, fmt.Errorf("--device %s: %v", name, err)
 	}
-	if r, ok := score.(interface{ DeviceResident() bool }); ok && !r.DeviceResident() {
-		return nil, nil, nil // its score is formed from the state on the host (train.NetworkScorer.EDM)
-	}
-	if s.OnDevice() != nil || s.Score != score {
+	if s.HostReason(score) != "" {
 		return nil, nil, nil
 	}
 	return dev, net, nil
+}
+
+// HostReason says why sampling with the model's score (before any clipping) on a device keeps the
+// state on the host, the network still evaluated on the device; "" when the whole state stays on the
+// device (SampleOn). It is the one place DeviceFor decides, so a command can say it rather than fall
+// back silently.
+func (s *Sampler) HostReason(score hold.Scorer) string {
+	if r, ok := score.(interface{ DeviceResident() bool }); ok && !r.DeviceResident() {
+		return "the network was trained with EDM's preconditioning (--precond edm): its score is formed from the state on the host"
+	}
+	if err := s.OnDevice(); err != nil {
+		return strings.TrimPrefix(err.Error(), "sample: ")
+	}
+	if s.Score != score {
+		if _, ok := s.Score.(*ClippedScorer); ok {
+			return "--clip thresholds x̂₀ inside the score of " + s.Method.Name() + " on the host (--clip 0 keeps the whole state on the device)"
+		}
+		return "the score is wrapped on the host"
+	}
+	return ""
 }
