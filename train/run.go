@@ -87,10 +87,19 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 	dir, resume := opt.Dir, opt.Resume
 	var run preparedRun
 	var err error
+	started := false // the run has begun to write its directory (config.yaml, log.csv, checkpoints)
 	if comm.Rank() == 0 {
 		run, err = prepareRun(opt, comm.Size())
 		if run.lock != nil {
-			defer run.lock.Release()
+			// A run refused before it started leaves no lock file it created (the directory
+			// keeps what it held); one that started keeps its lock file, emptied.
+			defer func() {
+				if started {
+					run.lock.Release()
+				} else {
+					run.lock.Undo()
+				}
+			}()
 		}
 	}
 	cfg, err := shareConfig(comm, run.cfg, err)
@@ -139,6 +148,7 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 		if err != nil {
 			return fail(inputErr("%v", err))
 		}
+		started = true
 		if err := atomicfile.WriteFile(filepath.Join(dir, ConfigFile), yml); err != nil {
 			return inputErr("cannot write to the run directory: %v", err)
 		}

@@ -8,15 +8,21 @@
 // file naming another host is not taken over: flock(2) does not reach
 // across hosts on every network file system, so that owner may be alive;
 // Options.ForceUnlock (holdctl train --force-unlock) takes it over. The file
-// is opened without following symbolic links and must be a regular file. It
-// is never removed, only emptied on release: removing it would let a process
-// that opened the old file and one that created a new one both hold "the"
-// lock.
+// is opened without following symbolic links and must be a regular file.
+//
+// Release empties the file and leaves it. Undo, for a process refused before
+// it used the directory, also removes the file if its Acquire created it, so
+// that a refusal leaves the directory as it found it. It removes the file
+// while holding its flock; a process that opened the old file meanwhile and
+// locks it after the removal would hold a lock nobody else can see, so
+// Acquire checks, once it holds a flock, that the path still names the file
+// it locked, and starts again if not.
 package runlock
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +44,9 @@ type Lock struct {
 	// behind by a process that no longer holds it, and was taken over; ""
 	// when the lock file was free.
 	Stale string
+	// Created reports that Acquire created the lock file (the directory had
+	// none), which Undo then removes.
+	Created bool
 }
 
 // Options change how Acquire treats a lock left behind.
@@ -57,10 +66,55 @@ func Acquire(dir string) (*Lock, error) { return AcquireWith(dir, Options{}) }
 // AcquireWith is Acquire with options.
 func AcquireWith(dir string, opt Options) (*Lock, error) {
 	path := filepath.Join(dir, Name)
-	f, err := openLockFile(path, os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return nil, err
+	for range maxAttempts {
+		f, created, err := openOrCreate(path)
+		if err != nil {
+			return nil, err
+		}
+		l, err := lockOpened(dir, path, f, opt)
+		if errors.Is(err, errReplaced) {
+			continue // removed by an Undo between the open and the flock: lock the file now there
+		}
+		if l != nil {
+			l.Created = created
+		}
+		return l, err
 	}
+	return nil, fmt.Errorf("lock %s: the lock file was replaced %d times while this process tried to lock it; try again", path, maxAttempts)
+}
+
+// maxAttempts bounds AcquireWith's retries when the lock file is removed under it.
+const maxAttempts = 100
+
+// errReplaced: the lock file was removed (Undo) after this process opened it.
+var errReplaced = errors.New("lock file replaced")
+
+// openOrCreate opens the lock file, creating it if there is none, and
+// reports whether it did.
+func openOrCreate(path string) (*os.File, bool, error) {
+	for range maxAttempts {
+		f, err := openLockFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL)
+		if err == nil {
+			return f, true, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, false, err
+		}
+		f, err = openLockFile(path, os.O_RDWR)
+		if err == nil {
+			return f, false, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+		// Removed between the two opens: create it again.
+	}
+	return nil, false, fmt.Errorf("lock %s: the lock file kept disappearing; try again", path)
+}
+
+// lockOpened takes the flock of the opened lock file f and records this
+// process as its owner.
+func lockOpened(dir, path string, f *os.File, opt Options) (*Lock, error) {
 	if err := tryLock(f); err != nil {
 		owner := readOwner(f)
 		// The holder writes its owner line just after taking the flock: give it a moment.
@@ -74,6 +128,11 @@ func AcquireWith(dir string, opt Options) (*Lock, error) {
 				ErrLocked, dir, owner, path)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !namesFile(path, f) {
+		unlock(f)
+		f.Close()
+		return nil, errReplaced
 	}
 	l := &Lock{f: f, path: path, Stale: readOwner(f)}
 	if l.Stale == unknownOwner {
@@ -159,6 +218,38 @@ func readOwner(f *os.File) string {
 		return unknownOwner
 	}
 	return s
+}
+
+// namesFile reports whether path still names the open file f.
+func namesFile(path string, f *os.File) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(path)
+	return err == nil && os.SameFile(held, now)
+}
+
+// Undo drops the lock of a process that was refused before it used the
+// directory: it removes the lock file if Acquire created it (while the lock
+// is still held, see the package comment), else empties it as Release does.
+// A file already gone (the directory removed with it) is no error.
+func (l *Lock) Undo() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	if !l.Created || !namesFile(l.path, l.f) {
+		return l.Release()
+	}
+	err := os.Remove(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
 }
 
 // Release empties the lock file and drops the lock.

@@ -136,3 +136,79 @@ func TestHolder(t *testing.T) {
 		t.Fatal("busy after Release")
 	}
 }
+
+// TestUndoRemovesOnlyWhatItCreated: Undo removes a lock file its Acquire created and empties one
+// that was there before (as Release does); neither touches a lock another holder has.
+func TestUndoRemovesOnlyWhatItCreated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, Name)
+	l, err := Acquire(dir)
+	if err != nil || !l.Created {
+		t.Fatalf("Acquire of a directory without a lock file: created %v, %v", l != nil && l.Created, err)
+	}
+	if err := l.Undo(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("after Undo of a created lock the file is there (%v)", err)
+	}
+	// A lock file that was there is kept, emptied.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Acquire(dir)
+	if err != nil || l.Created {
+		t.Fatalf("Acquire of an existing lock file: created %v, %v", l != nil && l.Created, err)
+	}
+	if err := l.Undo(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || len(b) != 0 {
+		t.Fatalf("after Undo of an existing lock file: %q, %v; want it kept and empty", b, err)
+	}
+	// A refused Acquire (another holder) creates and removes nothing.
+	os.Remove(path)
+	holder, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Acquire: %v", err)
+	}
+	if owner, busy := Holder(dir); !busy || !strings.Contains(owner, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("after a refused Acquire the holder's lock reads %q, %v", owner, busy)
+	}
+	holder.Release()
+}
+
+// TestAcquireAfterUndoRace: a process that opened the lock file before another's Undo removed it
+// must not end up holding the removed file while a third holds the new one. The race is played
+// by hand: open the file, let the holder Undo, then lock what was opened.
+func TestAcquireAfterUndoRace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, Name)
+	first, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := openLockFile(path, os.O_RDWR) // opened before the Undo
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer early.Close()
+	if err := first.Undo(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockOpened(dir, path, early, Options{}); !errors.Is(err, errReplaced) {
+		t.Fatalf("locking a lock file removed since it was opened: %v, want errReplaced", err)
+	}
+	// AcquireWith starts again on errReplaced and locks the file the path names now.
+	second, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Release()
+	if _, err := Acquire(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a third Acquire while the second holds the new file: %v, want ErrLocked", err)
+	}
+}
