@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -162,17 +163,53 @@ func RowsSource(x []float32, ch, h, w int) (ImageSource, error) {
 	return ImageSource{N: len(x) / dim, C: ch, H: h, W: w, Fill: func(i int, dst []float32) { copy(dst, x[i*dim:(i+1)*dim]) }}, nil
 }
 
+// ParseImageShape reads holdctl fid's --image-shape: "C,H,W" in decimal digits (spaces around each
+// number allowed), with 1 ≤ C ≤ 4 and 1 ≤ H, W ≤ imagedata.MaxSide.
+func ParseImageShape(flag string) ([3]int, error) {
+	var shape [3]int
+	parts := strings.Split(flag, ",")
+	bad := len(parts) != 3
+	for i := 0; !bad && i < 3; i++ {
+		p := strings.TrimSpace(parts[i])
+		n, err := strconv.Atoi(p)
+		bad = err != nil || p == "" || strings.Trim(p, "0123456789") != ""
+		shape[i] = n
+	}
+	if bad {
+		return shape, fmt.Errorf("--image-shape %q: want C,H,W in decimal, such as 1,28,28", flag)
+	}
+	if c, h, w := shape[0], shape[1], shape[2]; c < 1 || c > 4 || h < 1 || w < 1 || h > imagedata.MaxSide || w > imagedata.MaxSide {
+		return shape, fmt.Errorf("--image-shape %q: want 1 ≤ C ≤ 4 and 1 ≤ H, W ≤ %d", flag, imagedata.MaxSide)
+	}
+	return shape, nil
+}
+
+// CheckImageShape refuses images (what names them) of c×h×w when --image-shape (flag, "" for none)
+// says another shape.
+func CheckImageShape(flag, what string, c, h, w int) error {
+	if flag == "" {
+		return nil
+	}
+	want, err := ParseImageShape(flag)
+	if err != nil {
+		return err
+	}
+	if want != [3]int{c, h, w} {
+		return fmt.Errorf("--image-shape %s says %d×%d×%d, but %s are %d×%d×%d: give their shape or drop --image-shape",
+			flag, want[0], want[1], want[2], what, c, h, w)
+	}
+	return nil
+}
+
 // NPYImageShape is the C×H×W of .npy rows of length cols: --image-shape,
 // else the classifier's input, else a square with 1 or 3 channels.
 func NPYImageShape(flag string, cols int, ext Extractor) (int, int, int, error) {
 	if flag != "" {
-		var ch, h, w int
-		if n, err := fmt.Sscanf(flag, "%d,%d,%d", &ch, &h, &w); n != 3 || err != nil || ch < 1 || h < 1 || w < 1 {
-			return 0, 0, 0, fmt.Errorf("--image-shape %q: want C,H,W such as 1,28,28", flag)
+		shape, err := ParseImageShape(flag)
+		if err != nil {
+			return 0, 0, 0, err
 		}
-		if ch > 4 || h > imagedata.MaxSide || w > imagedata.MaxSide { // the product cannot wrap
-			return 0, 0, 0, fmt.Errorf("--image-shape %q: want C ≤ 4 and H, W ≤ %d", flag, imagedata.MaxSide)
-		}
+		ch, h, w := shape[0], shape[1], shape[2] // at most 4·MaxSide², so the product cannot wrap
 		if ch*h*w != cols {
 			return 0, 0, 0, fmt.Errorf("--image-shape %s holds %d values, the rows have %d", flag, ch*h*w, cols)
 		}

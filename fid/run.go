@@ -23,7 +23,7 @@ type Config struct {
 	RefN        int    // use at most this many reference images (0: all)
 	N           int    // use at most this many images of Samples
 	Batch       int    // images per feature-network batch
-	ImageShape  string // C,H,W of .npy images ("": NPYImageShape's default)
+	ImageShape  string // C,H,W of .npy images ("": NPYImageShape's default); other images must have it
 	SaveStats   string // write the reference statistics to this .npz ("": none)
 	KIDOnly     bool   // KID only: no FD
 	KID         KIDOptions
@@ -41,6 +41,14 @@ type Config struct {
 // the input are *InputError; an error of Sample that is not comes back wrapped in one that names the
 // side (errors.As still finds it).
 func Run(cfg Config) (Report, error) {
+	if cfg.ImageShape != "" { // honoured by every side of images (ParseImageShape, CheckImageShape), never ignored
+		if _, err := ParseImageShape(cfg.ImageShape); err != nil {
+			return Report{}, &InputError{Msg: "fid: " + err.Error()}
+		}
+		if IsNPZ(cfg.Ref) && IsNPZ(cfg.Samples) {
+			return Report{}, &InputError{Msg: fmt.Sprintf("fid: --image-shape %s: --ref and --samples are both statistics files, which hold no images; drop --image-shape", cfg.ImageShape)}
+		}
+	}
 	if cfg.Features == nil && !(IsNPZ(cfg.Ref) && IsNPZ(cfg.Samples)) {
 		if cfg.FeatureSpec == "" {
 			return Report{}, &InputError{Msg: fmt.Sprintf("fid needs --features inception:WEIGHTS (%s) or a classifier checkpoint from 'holdctl classifier train'", InceptionHelp)}
@@ -119,6 +127,9 @@ func (cfg Config) side(flag, spec string, limit int) (Side, error) {
 			return Side{}, err
 		}
 		return Side{}, &InputError{Msg: fmt.Sprintf("fid --%s %s: %v", flag, spec, err), Err: err}
+	}
+	if err := CheckImageShape(cfg.ImageShape, "the images", src.C, src.H, src.W); err != nil {
+		return Side{}, &InputError{Msg: fmt.Sprintf("fid --%s %s: %v", flag, spec, err)}
 	}
 	if err := ext.Check(src.C, src.H, src.W); err != nil {
 		return Side{}, &InputError{Msg: fmt.Sprintf("fid --%s %s: %v", flag, spec, err)}

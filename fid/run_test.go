@@ -1,7 +1,11 @@
 package fid
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"math"
 	"os"
@@ -114,5 +118,71 @@ func TestRunOpensFeatures(t *testing.T) {
 	cfg.Samples, cfg.FeatureSpec = stats, ""
 	if rep, err := Run(cfg); err != nil || rep.FID == nil || !(*rep.FID < 1e-9) || rep.Features != "statistics files" {
 		t.Errorf("two statistics files: %+v, %v", rep, err)
+	}
+}
+
+// --image-shape is read strictly and honoured by every side of images: a .npy takes it as its shape,
+// a folder (or data set, or trained run) whose images have another shape is refused naming both, and
+// two statistics files, which hold no images, refuse it instead of ignoring it.
+func TestRunImageShape(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		want [3]int
+		err  string
+	}{
+		{"1,28,28", [3]int{1, 28, 28}, ""}, {" 3, 32 ,32 ", [3]int{3, 32, 32}, ""},
+		{"1,8,8junk", [3]int{}, "in decimal"}, {"1,+8,8", [3]int{}, "in decimal"}, {"0x1,8,8", [3]int{}, "in decimal"},
+		{"1,8", [3]int{}, "in decimal"}, {"1,8,8,", [3]int{}, "in decimal"}, {"1,,8", [3]int{}, "in decimal"},
+		{"5,8,8", [3]int{}, "1 ≤ C ≤ 4"}, {"1,0,8", [3]int{}, "1 ≤ C ≤ 4"}, {"1,4294967296,4294967296", [3]int{}, "1 ≤ C ≤ 4"},
+	} {
+		got, err := ParseImageShape(c.flag)
+		if c.err == "" && (err != nil || got != c.want) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), c.flag)) {
+			t.Errorf("ParseImageShape(%q) = %v, %v; want %v or an error naming the value and saying %q", c.flag, got, err, c.want, c.err)
+		}
+	}
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "imgs")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		img := image.NewGray(image.Rect(0, 0, 2, 2))
+		img.Pix[i] = 200
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(folder, fmt.Sprintf("%d.png", i)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Ref: folder, Samples: folder, Features: pixelFeatures{}, N: 3, Batch: 2, KIDOnly: true, RunFile: "ckpt.safetensors",
+		KID: KIDOptions{Subsets: 2, SubsetSize: 2, Seed: 1}, Log: io.Discard}
+	var ie *InputError
+	for _, shape := range []string{"3,2,2", "1,4,1", "1,2,2x"} {
+		cfg.ImageShape = shape
+		if _, err := Run(cfg); !errors.As(err, &ie) || !strings.Contains(ie.Msg, shape) {
+			t.Errorf("--image-shape %s on 1×2×2 images: %v, want an InputError naming the value", shape, err)
+		}
+	}
+	cfg.ImageShape = "3,2,2"
+	if _, err := Run(cfg); err == nil || !strings.Contains(err.Error(), "fid --ref "+folder) || !strings.Contains(err.Error(), "the images are 1×2×2") {
+		t.Errorf("a contradicted --image-shape: %v, want the side and the images' shape named", err)
+	}
+	cfg.ImageShape = "1,2,2"
+	if _, err := Run(cfg); err != nil {
+		t.Errorf("--image-shape of the images' own shape: %v", err)
+	}
+	stats := filepath.Join(dir, "a.npz")
+	st, err := ComputeStats([]float32{0, 1, 1, 0, 2, 2, 1, 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveStats(stats, st); err != nil {
+		t.Fatal(err)
+	}
+	cfg = Config{Ref: stats, Samples: stats, ImageShape: "1,2,2", Log: io.Discard}
+	if _, err := Run(cfg); !errors.As(err, &ie) || !strings.Contains(ie.Msg, "statistics") {
+		t.Errorf("--image-shape with two statistics files: %v, want it refused", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"holdgo/experiment"
 	"holdgo/fid"
+	"holdgo/imagedata"
 	"holdgo/internal/outpath"
 	"holdgo/sample"
 	"holdgo/train"
@@ -33,7 +34,7 @@ func fidCommand() *cli.Command {
 			&cli.StringFlag{Name: "features", Usage: "inception:WEIGHTS.pth|.safetensors, or a classifier checkpoint"},
 			&cli.IntFlag{Name: "n", Value: 10000, Usage: "samples to draw from a trained run; also caps the images taken from --samples"},
 			&cli.IntFlag{Name: "ref-n", Usage: "use at most this many reference images (0: all)"},
-			&cli.StringFlag{Name: "image-shape", Usage: "C,H,W of .npy images (default: the classifier's input, or square with 1 or 3 channels)"},
+			&cli.StringFlag{Name: "image-shape", Usage: "C,H,W of .npy images (default: the classifier's input, or square with 1 or 3 channels); the other images of --ref and --samples must have it"},
 			&cli.StringFlag{Name: "save-stats", Usage: "write the reference statistics (mu, sigma) to this .npz"},
 			&cli.BoolFlag{Name: "kid-only", Usage: "report KID only (FD needs more images than feature dimensions)"},
 			&cli.IntFlag{Name: "batch", Value: 50, Usage: "images per feature-network batch"},
@@ -99,6 +100,11 @@ func runFID(c *cli.Context) error {
 func fidSampling(c *cli.Context) experiment.FIDSampling {
 	return experiment.FIDSampling{Spec: samplerSpecFrom(c), N: c.Int("n"), Seed: c.Uint64("seed"), Raw: c.Bool("raw-weights"),
 		Device: c.String("device"), Log: c.App.ErrWriter, Prepare: func(m *train.Model, spec *sample.Spec) error {
+			if d, ok := m.Source.(*imagedata.Dataset); ok { // --image-shape against the run's images, before any is drawn
+				if err := fid.CheckImageShape(c.String("image-shape"), "the trained run's images", d.C, d.H, d.W); err != nil {
+					return usageErr("fid: %v", err)
+				}
+			}
 			imageDefaults(c, m, spec, c.App.ErrWriter, true)
 			return forwardMemory(c, m)
 		},
