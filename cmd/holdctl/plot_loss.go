@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -35,15 +36,15 @@ func runPlotLoss(c *cli.Context) error {
 	if smooth < 1 || smooth > 10000 {
 		return usageErr("plot loss: --smooth %d, want 1…10000", smooth)
 	}
+	runs, err := lossRuns(c.StringSlice("run"))
+	if err != nil {
+		return err
+	}
 	var series []plot.Series
-	for _, arg := range c.StringSlice("run") {
-		name, dir := filepath.Base(filepath.Clean(arg)), arg
-		if i := strings.IndexByte(arg, '='); i > 0 {
-			name, dir = arg[:i], arg[i+1:]
-		}
-		s, err := experiment.LossSeries(name, filepath.Join(dir, logName), smooth)
+	for _, r := range runs {
+		s, err := experiment.LossSeries(r.name, filepath.Join(r.dir, logName), smooth)
 		if err != nil {
-			return usageErr("plot loss --run %s: %v", arg, err)
+			return usageErr("plot loss --run %s: %v", r.arg, err)
 		}
 		series = append(series, s)
 	}
@@ -55,4 +56,43 @@ func runPlotLoss(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs\n", out, len(series))
 	return nil
+}
+
+// lossRun is one --run of plot loss: the line's name and the run directory.
+type lossRun struct{ arg, name, dir string }
+
+// lossRuns reads the --run values (DIR, or NAME=DIR) and refuses two lines of one name (the legend
+// could not tell them apart; a name taken from DIR's base name counts) and one run given twice (the
+// same directory however spelled, through a link or not), naming the duplicate.
+func lossRuns(args []string) ([]lossRun, error) {
+	var runs []lossRun
+	for _, arg := range args {
+		r := lossRun{arg: arg, name: filepath.Base(filepath.Clean(arg)), dir: arg}
+		if i := strings.IndexByte(arg, '='); i > 0 {
+			r.name, r.dir = arg[:i], arg[i+1:]
+		}
+		for _, prev := range runs {
+			if sameDir(prev.dir, r.dir) {
+				return nil, usageErr("plot loss: --run %s and --run %s are one run directory: give each run once", prev.arg, arg)
+			}
+			if prev.name == r.name {
+				return nil, usageErr("plot loss: --run %s and --run %s both name a line %q: give each run its own name with NAME=DIR", prev.arg, arg, r.name)
+			}
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// sameDir reports whether a and b are one directory: the same path once cleaned and made absolute,
+// or one file by os.SameFile (a link, a bind mount).
+func sameDir(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	stA, errA := os.Stat(a)
+	stB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(stA, stB)
 }
