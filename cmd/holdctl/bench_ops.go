@@ -28,6 +28,14 @@ func benchOpsCommand() *cli.Command {
 			if tol := c.Float64("tol"); !(tol >= 0) || math.IsInf(tol, 0) { // +Inf passed every op
 				return usageErr("bench ops: --tol %v: want a finite tolerance ≥ 0", tol)
 			}
+			if !c.Bool("perf") { // the check of every op ran in full, --filter or --min-time dropped silently
+				perfOnly := map[string]string{"filter": c.String("filter"), "min-time": c.Duration("min-time").String()}
+				for _, name := range []string{"filter", "min-time"} {
+					if c.IsSet(name) {
+						return usageErr("bench ops: --%s %s applies to --perf only: add --perf to time the cases, or drop it", name, perfOnly[name])
+					}
+				}
+			}
 			dev, err := openDevice(c.String("device"))
 			if err != nil {
 				return usageErr("bench ops: %v", err)
