@@ -81,15 +81,21 @@ func ExportEMA(src *checkpoint.File, out string) (RunConfig, error) {
 // there; any other content of out, or a target that is the checkpoint being exported, is an
 // ExitError of status 2.
 func Export(src *checkpoint.File, out string, force bool) error {
+	// The export's directory is made (by the rename below), its parent is not: like every other output
+	// of holdctl (sample --out, fid --save-stats, …), a missing parent is refused, so a refused or
+	// failed export leaves no directories behind.
+	parent := filepath.Dir(filepath.Clean(out))
+	if st, err := os.Stat(parent); err != nil {
+		return inputErr("export: --out %s: its directory %s does not exist (create it first)", out, parent)
+	} else if !st.IsDir() {
+		return inputErr("export: --out %s: %s is not a directory", out, parent)
+	}
 	if err := checkExportDir(out, force); err != nil {
 		return err
 	}
 	target := filepath.Join(out, CheckpointFile)
 	if abs1, abs2 := absPath(target), absPath(src.Path); abs1 == abs2 {
 		return inputErr("export: --out %s would overwrite the checkpoint being exported", out)
-	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Clean(out)), 0o755); err != nil {
-		return inputErr("export: %v", err)
 	}
 	err := atomicfile.WriteDir(out, func(dir string) error {
 		cfg, err := ExportEMA(src, filepath.Join(dir, CheckpointFile))
