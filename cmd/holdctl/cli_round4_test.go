@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,10 +38,16 @@ import (
 // timeout (a default output such as restore's restored.npy then lands where the snapshot sees it).
 func round4Cap(t *testing.T, dir, tmp string, timeout time.Duration, args ...string) result {
 	t.Helper()
+	return round4CapBin(t, holdctlBin, dir, tmp, timeout, args...)
+}
+
+// round4CapBin is round4Cap of the binary bin (holdctl-shim, say).
+func round4CapBin(t *testing.T, bin, dir, tmp string, timeout time.Duration, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	sh := fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, addressCapKiB)
-	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", sh, holdctlBin}, args...)...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", sh, bin}, args...)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
@@ -226,8 +233,7 @@ func TestRound4AdversarialTable(t *testing.T) {
 		"ck-notjson":   safetensorsOf(`{"w":`, nil),
 	}
 	for d, b := range hostileCkpts {
-		put(filepath.Join(d, ckptName), b)
-		put(filepath.Join(d, ".lock"), nil) // as a run has one: a refused --resume leaves its lock file
+		put(filepath.Join(d, ckptName), b) // no .lock: a refused --resume must not leave one it made
 	}
 	mkdir("ck-dir/" + ckptName)
 	if err := os.Symlink("/dev/zero", f("ck-devzero")); err != nil {
@@ -308,6 +314,30 @@ func TestRound4AdversarialTable(t *testing.T) {
 	put("nfe-negative.csv", []byte("sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\na,quadratic,10,9,0,-0.5,0,1,1\n"))
 	put("nfe-inf.csv", []byte("sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\na,quadratic,10,9,0,+Inf,0,1,1\na,quadratic,20,19,0,1e400,0,1,1\n"))
 	put("notes.txt", []byte("keep me\n"))
+	// Runs without a lock file (copied, or a lock removed) for refused resumes: one whose config.yaml
+	// contradicts its checkpoint, others to give contradicting or bad flags, or no --resume.
+	for _, d := range []string{"rs-config", "rs-flags", "rs-badflag", "rs-noresume"} { // one each: a lock left by one case must not hide the next's
+		if err := os.CopyFS(f(d), os.DirFS(fx.Run1D)); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(f(d), ".lock"))
+	}
+	{
+		yml, err := os.ReadFile(filepath.Join(f("rs-config"), configName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(filepath.Join("rs-config", configName), []byte(strings.Replace(string(yml), "seed: ", "seed: 9", 1)))
+	}
+	if err := os.Symlink(fx.Run1D, f("run-link")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "fid", "--ref", "mnist:"+fx.IDX, "--samples", "mnist:"+fx.IDX, "--features", fx.Classif, "--kid-only", "--save-stats", f("ref-stats.npz"))
+	put("np-negdim2.npy", npyHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (2, -64), }"))
+	put("np-bigdim.npy", npyHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999999, 2), }"))
+	put("np-fracdim.npy", npyHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (2.5, 64), }"))
+	put("nfe-negnfe.csv", []byte("sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\na,quadratic,-10,9,0,0.5,0,1,1\n"))
+	put("nfe-zero-floor.csv", []byte("sampler,grid,nfe,steps,tol,w1,w1_sd,width_ratio,width_dev\nfloor-mean,exact,0,0,0,-0.003,0,1,0\na,quadratic,10,9,0,0.5,0,1,1\n"))
 
 	D := "mnist:" + fx.IDX
 	E, R, I := fx.Export, fx.Run1D, fx.ImgRun
@@ -403,6 +433,14 @@ func TestRound4AdversarialTable(t *testing.T) {
 		add("eval "+c.file, 2, c.want, "eval", f(c.file))
 		add("train --data "+c.file, 2, c.want, "train", "--data", f(c.file), "--steps", "1", "--out", f("new-run"))
 	}
+	for _, c := range []struct{ file, want string }{ // the file and the offending value, not only the file
+		{"np-negshape.npy", "negative dimension -2 in shape"}, {"np-negdim2.npy", "negative dimension -64 in shape"},
+		{"np-bigdim.npy", "dimension 99999999999999999999999 in shape is beyond"}, {"np-fracdim.npy", `bad dimension "2.5"`},
+		{"np-wraps.npy", "shape [4294967296 4294967296 16]"},
+	} {
+		add("eval names the value of "+c.file, 2, c.want, "eval", f(c.file))
+		add("fid --samples names the value of "+c.file, 2, c.want, fidc("--samples", f(c.file))...)
+	}
 	add("restore --in a 3-D .npy", 2, "np-3d.npy", rst("--in", f("np-3d.npy"))...)
 	add("restore --in images of another size", 2, "np-images.npy", rst("--in", f("np-images.npy"))...)
 	add("restore --in /dev/zero", 2, "", rst("--in", "/dev/zero")...)
@@ -418,9 +456,18 @@ func TestRound4AdversarialTable(t *testing.T) {
 	add("plot loss --smooth 0", 2, "--smooth 0", "plot", "loss", "--run", R, "--smooth", "0", "--out", f("loss.png"))
 	add("plot loss --out onto a run's log", 2, "png", "plot", "loss", "--run", R, "--out", filepath.Join(R, logName))
 	add("plot loss --out a directory", 2, "directory", "plot", "loss", "--run", R, "--out", f("im-subdir/a.png"))
-	for _, c := range []struct{ file, want string }{{"nfe-newline.csv", ""}, {"nfe-nocols.csv", ""}, {"nfe-negative.csv", "finite positive w1"}, {"nfe-inf.csv", ""}} {
+	for _, c := range []struct{ file, want string }{
+		{"nfe-newline.csv", ""}, {"nfe-nocols.csv", ""}, {"nfe-negative.csv", "row 2: w1 -0.5: want a finite value ≥ 0"},
+		{"nfe-inf.csv", "row 2: w1 +Inf"}, {"nfe-negnfe.csv", `row 2: nfe "-10"`}, {"nfe-zero-floor.csv", "row 2: w1 -0.003"},
+	} {
 		add("plot nfe --csv "+c.file, 2, c.want, "plot", "nfe", "--csv", f(c.file), "--out", f("p.png"))
 	}
+	// plot loss: one line per name and one per run.
+	add("plot loss the same NAME twice", 2, `both name a line "a"`, "plot", "loss", "--run", "a="+R, "--run", "a="+I, "--out", f("loss.png"))
+	add("plot loss the same DIR twice", 2, "one run directory", "plot", "loss", "--run", "a="+R, "--run", "b="+R, "--out", f("loss.png"))
+	add("plot loss the same DIR spelled twice", 2, "one run directory", "plot", "loss", "--run", R, "--run", R+"/", "--out", f("loss.png"))
+	add("plot loss a DIR and a link to it", 2, "one run directory", "plot", "loss", "--run", "a="+R, "--run", "b="+f("run-link"), "--out", f("loss.png"))
+	add("plot loss two DIRs of one base name", 2, `both name a line "run1d"`, "plot", "loss", "--run", R, "--run", f("copy/run1d"), "--out", f("loss.png"))
 
 	// 5. Integers Go reads as octal, hex, binary or with underscores; empty and overflowing values.
 	for _, c := range []struct {
@@ -586,6 +633,33 @@ func TestRound4AdversarialTable(t *testing.T) {
 	add("sample --out onto /dev/null", 2, "", smp("--out", "/dev/null")...)
 	add("demo --out an export", 2, "", "demo", "--steps", "1", "--out", E)
 
+	// 11. Issue 48's remaining items. A refused --resume leaves no lock file it made (the directories
+	// above have none; the snapshot sees one left behind).
+	add("resume onto a contradicting config.yaml", 2, "config.yaml contradicts the checkpoint", "train", "--resume", "--out", f("rs-config"), "--threads", "1")
+	add("resume with a contradicting flag", 2, "the flags contradict the stored run", "train", "--resume", "--out", f("rs-flags"), "--lr", "0.5", "--threads", "1")
+	add("resume with a bad flag", 2, "steps must be ≥ 0, got -3", "train", "--resume", "--out", f("rs-badflag"), "--steps", "-3", "--threads", "1")
+	add("train --out a run without --resume", 2, "pass --resume", "train", "--out", f("rs-noresume"), "--threads", "1")
+	// fid --image-shape is honoured by every kind of side, or refused naming the shapes.
+	add("fid --image-shape contradicting a data set", 2, "--image-shape 3,32,32 says 3×32×32, but the images are 1×8×8", fidc("--image-shape", "3,32,32")...)
+	add("fid --image-shape contradicting a trained run", 2, "the trained run's images are 1×8×8",
+		fidc("--ref", f("ref-stats.npz"), "--samples", E, "--kid-only=false", "--n", "2", "--nfe", "2", "--image-shape", "1,4,16")...)
+	add("fid --image-shape with trailing text", 2, `--image-shape "1,8,8junk"`, fidc("--image-shape", "1,8,8junk")...)
+	add("fid --image-shape with a sign", 2, `--image-shape "1,+8,8"`, fidc("--image-shape", "1,+8,8")...)
+	add("fid --image-shape on two statistics files", 2, "both statistics files", "fid", "--ref", f("ref-stats.npz"), "--samples", f("ref-stats.npz"), "--image-shape", "1,8,8")
+	// bench kernels: sizes checked before anything is allocated (the shim's budget: TestRound4ShimBenchKernels).
+	add("bench kernels --elements 0", 2, "--elements must be in [1, 1099511627776], got 0", "bench", "kernels", "--elements", "0")
+	add("bench kernels --elements 2^40+1", 2, "got 1099511627777", "bench", "kernels", "--elements", "1099511627777")
+	add("bench kernels --gemm -3", 2, "--gemm must be in [1, 65536], got -3", "bench", "kernels", "--gemm", "-3")
+	add("bench kernels --reps 0", 2, "--reps must be in [1, 1048576], got 0", "bench", "kernels", "--reps", "0")
+	// bench ops: --filter matching nothing, and --perf's flags without --perf.
+	add("bench ops --perf --filter matching nothing", 2, `no case name contains "no-such-case"`, "bench", "ops", "--perf", "--filter", "no-such-case")
+	add("bench ops --filter without --perf", 2, "--filter MatMul applies to --perf only", "bench", "ops", "--filter", "MatMul")
+	add("bench ops --min-time without --perf", 2, "--min-time 1s applies to --perf only", "bench", "ops", "--min-time", "1s")
+	// export --out under a missing directory: refused like every output, no directory made.
+	add("export --out under a missing directory", 2, "its directory "+f("no-parent/a/b")+" does not exist (create it first)",
+		"export", "--ckpt", I, "--out", f("no-parent/a/b/c"))
+	add("export --out under a file", 2, f("notes.txt")+" is not a directory", "export", "--ckpt", I, "--out", f("notes.txt/exp"))
+
 	if len(cases) < 150 {
 		t.Fatalf("%d cases, want at least 150", len(cases))
 	}
@@ -617,6 +691,65 @@ func TestRound4AdversarialTable(t *testing.T) {
 				t.Errorf("holdctl %s changed files: %v", cmdline, d)
 			}
 		})
+	}
+}
+
+// TestRound4ShimBenchKernels: 'bench kernels' of holdctl-shim (-tags cudashim, whose device memory
+// is host memory) sizes its workloads through the memory budget before it allocates anything: the
+// defaults (about 2 GiB) and flag-given sizes beyond the budget of the 3 GiB cap (1.5 GiB) exit 2
+// naming the flags and their values — they died of Go's fatal out-of-memory (exit 2 too, hence the
+// check for a one-line message) — and a size within it runs. Skipped where cgo cannot build the shim.
+func TestRound4ShimBenchKernels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds holdctl-shim (cgo, C++)")
+	}
+	if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
+		t.Skipf("cgo is off here (%s): holdctl-shim cannot be built", strings.TrimSpace(string(out)))
+	}
+	w := t.TempDir()
+	shim := filepath.Join(w, "holdctl-shim")
+	build := exec.Command("go", "build", "-tags", strings.Join(append(slices.Clone(buildTags), "cudashim"), ","), "-o", shim, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		if _, lerr := exec.LookPath("g++"); lerr != nil {
+			t.Skipf("no C++ compiler for the host shim: %v", lerr)
+		}
+		t.Fatalf("go build -tags cudashim: %v\n%s", err, out)
+	}
+	tmp := filepath.Join(w, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{nil, 2, []string{"--elements 16777216 --gemm 4096", "over the memory budget of", "16777216 alone needs", "4096 alone needs"}},
+		{[]string{"--gemm", "30000", "--elements", "4096"}, 2, []string{"--gemm 30000", "30000 alone needs"}},
+		{[]string{"--elements", "400000000", "--gemm", "64"}, 2, []string{"--elements 400000000", "400000000 alone needs"}},
+		{[]string{"--elements", "1048576", "--gemm", "512", "--max-memory", "64MiB"}, 2, []string{"--elements 1048576 --gemm 512", "64 MiB"}},
+		{[]string{"--elements", "0"}, 2, []string{"--elements must be in"}},
+		{[]string{"--elements", "4096", "--gemm", "64", "--reps", "1"}, 0, []string{"lt_step fused"}},
+	} {
+		args := append([]string{"bench", "kernels"}, c.args...)
+		r := round4CapBin(t, shim, w, tmp, 2*time.Minute, args...)
+		msg := strings.TrimRight(r.stderr, "\n")
+		if c.code == 0 {
+			msg = r.stdout
+		}
+		switch {
+		case strings.Contains(r.stderr, "fatal error") || strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "bad_alloc"):
+			t.Errorf("holdctl-shim %s: crashed:\n%.2000s", strings.Join(args, " "), r.stderr)
+		case r.code != c.code:
+			t.Errorf("holdctl-shim %s: want exit status %d, got %s", strings.Join(args, " "), c.code, r)
+		case c.code != 0 && (strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "holdctl")):
+			t.Errorf("holdctl-shim %s: want one line starting holdctl, got:\n%s", strings.Join(args, " "), r.stderr)
+		}
+		for _, want := range c.want {
+			if !strings.Contains(msg, want) {
+				t.Errorf("holdctl-shim %s: output lacks %q:\n%s", strings.Join(args, " "), want, msg)
+			}
+		}
 	}
 }
 
