@@ -101,7 +101,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
-	run, err := samplerOn(c.String("device"), smp, m)
+	run, err := samplerOn(c.String("device"), smp, m, c.App.ErrWriter)
 	if err != nil {
 		return err
 	}

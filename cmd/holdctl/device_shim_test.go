@@ -194,8 +194,13 @@ func TestShimSampleMatchesCPU(t *testing.T) {
 				budget = nil
 			}
 			args := append([]string{"--ckpt", run, "--sampler", sampler, "--n", "24", "--seed", "5", "--device", dev, "--out", out}, budget...)
-			if o, err := runSub(t, sampleCommand(), args...); err != nil {
+			o, err := runSub(t, sampleCommand(), args...)
+			if err != nil {
 				t.Fatalf("sample --sampler %s --device %s: %v\n%s", sampler, dev, err, o)
+			}
+			// On the device lt and em keep the state there; ode integrates on the host and says why.
+			if note := strings.Contains(o, "integrates the state on the host: ode has no device implementation"); note != (dev == "cuda" && sampler == "ode") {
+				t.Errorf("sample --sampler %s --device %s: host-integration note %v, output:\n%s", sampler, dev, note, o)
 			}
 			pts, err := data.FromNPY(out)
 			if err != nil {
@@ -217,6 +222,12 @@ func TestShimSampleMatchesCPU(t *testing.T) {
 			t.Errorf("%s: %d values, max abs difference cpu vs cuda %.3g (want ≤ 1e-3)", sampler, len(got["cpu"]), worst)
 		}
 		t.Logf("%s: max abs difference cpu vs cuda %.3g", sampler, worst)
+	}
+	// --clip wraps the score of lt: the state goes to the host, and the command says so.
+	o, err := runSub(t, sampleCommand(), "--ckpt", run, "--sampler", "lt", "--clip", "1", "--n", "4", "--nfe", "10", "--device", "cuda",
+		"--out", filepath.Join(dir, "clip.npy"))
+	if err != nil || !strings.Contains(o, "integrates the state on the host: --clip thresholds") {
+		t.Errorf("sample --sampler lt --clip 1 --device cuda: %v, want a note on the host integration:\n%s", err, o)
 	}
 	// nll --device cuda: the network's evaluations and VJPs on the device, the ODE on the host; the
 	// bound agrees with the CPU's to the printed digits.

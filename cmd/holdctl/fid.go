@@ -109,7 +109,7 @@ func fidSampling(c *cli.Context) experiment.FIDSampling {
 			return forwardMemory(c, m)
 		},
 		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
-			return samplerOn(c.String("device"), s, m)
+			return samplerOn(c.String("device"), s, m, c.App.ErrWriter)
 		},
 		Diverged: func(diverged, n int) { warnDiverged(c.App.ErrWriter, diverged, n, "FID leaves them out") }}
 }

@@ -104,9 +104,10 @@ func imageDefaults(c *cli.Context, m *train.Model, spec *sample.Spec, w io.Write
 
 // samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
 // Sampler.SampleOn with the checkpoint's network moved to the device (the samplers of
-// Sampler.OnDevice; the others run on the host with the network on the device, see sampleDevice).
-func samplerOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed uint64) (*sample.Result, error), error) {
-	cd, net, err := sampleDevice(device, s, m)
+// Sampler.OnDevice; the others run on the host with the network on the device, which sampleDevice
+// says on w).
+func samplerOn(device string, s *sample.Sampler, m *train.Model, w io.Writer) (func(n int, seed uint64) (*sample.Result, error), error) {
+	cd, net, err := sampleDevice(device, s, m, w)
 	if err != nil || cd == nil {
 		return s.Sample, err
 	}
@@ -114,8 +115,8 @@ func samplerOn(device string, s *sample.Sampler, m *train.Model) (func(n int, se
 }
 
 // eachOn is samplerOn for chunk-by-chunk sampling (Sampler.Each, Sampler.EachOn).
-func eachOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error), error) {
-	cd, net, err := sampleDevice(device, s, m)
+func eachOn(device string, s *sample.Sampler, m *train.Model, w io.Writer) (func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error), error) {
+	cd, net, err := sampleDevice(device, s, m, w)
 	if err != nil || cd == nil {
 		return s.Each, err
 	}
@@ -125,8 +126,9 @@ func eachOn(device string, s *sample.Sampler, m *train.Model) (func(n int, seed 
 }
 
 // sampleDevice opens --device for sampling: nil for the CPU, or the device with the checkpoint's
-// network moved onto it (Sampler.DeviceFor).
-func sampleDevice(device string, s *sample.Sampler, m *train.Model) (tensor.Device, layers.ScoreNet, error) {
+// network moved onto it (Sampler.DeviceFor). Where the state stays on the host it says why on w
+// (Sampler.HostReason): no silent fallback.
+func sampleDevice(device string, s *sample.Sampler, m *train.Model, w io.Writer) (tensor.Device, layers.ScoreNet, error) {
 	dev, err := openDevice(device)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
@@ -134,6 +136,9 @@ func sampleDevice(device string, s *sample.Sampler, m *train.Model) (tensor.Devi
 	cd, net, err := s.DeviceFor(dev, m.Score, device)
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
+	}
+	if cd == nil && device != "" && device != "cpu" {
+		fmt.Fprintf(w, "note: --device %s evaluates the network there and integrates the state on the host: %s\n", device, s.HostReason(m.Score))
 	}
 	return cd, net, nil
 }
@@ -267,7 +272,7 @@ func sampleCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			each, err := eachOn(c.String("device"), s, m)
+			each, err := eachOn(c.String("device"), s, m, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
