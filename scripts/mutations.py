@@ -113,8 +113,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "AVX2 prefetching microkernel (rows-first in-place A): the B row's second vector read one float on",
   "file": "internal/gemm/kernel_amd64.s",
-  "old": "kernAVX2PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Y12\n\tVMOVUPS 32(DX), Y13",
-  "new": "kernAVX2PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Y12\n\tVMOVUPS 36(DX), Y13",
+  "old": "kernAVX2PF_loop:\n\tPREFETCHT0 512(DX)\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Y12\n\tVMOVUPS 32(DX), Y13",
+  "new": "kernAVX2PF_loop:\n\tPREFETCHT0 512(DX)\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Y12\n\tVMOVUPS 36(DX), Y13",
   "pkg": "./internal/gemm",
   "run": "TestTinyBlocks",
   "tags": ""
@@ -122,8 +122,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "AVX-512 prefetching microkernel (rows-first in-place A): the B row's first vector read one float on",
   "file": "internal/gemm/kernel_amd64.s",
-  "old": "kernAVX512PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Z24",
-  "new": "kernAVX512PF_loop:\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 4(DX), Z24",
+  "old": "kernAVX512PF_loop:\n\tPREFETCHT0 1024(DX)\n\tPREFETCHT0 1088(DX)\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 0(DX), Z24",
+  "new": "kernAVX512PF_loop:\n\tPREFETCHT0 1024(DX)\n\tPREFETCHT0 1088(DX)\n\tPREFETCHT1 0(R14)\n\tADDQ $64, R14\n\tVMOVUPS 4(DX), Z24",
   "pkg": "./internal/gemm",
   "run": "TestTinyBlocks",
   "tags": ""
@@ -1121,8 +1121,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "data-parallel: shard loss normalised by the local batch",
   "file": "train/objective.go",
-  "old": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Global)",
-  "new": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Len)",
+  "old": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, global)",
+  "new": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, len(tt.Data()))",
   "pkg": "./train",
   "run": "TestShardGradientsSumToWhole",
   "tags": ""
@@ -1166,8 +1166,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "mpirun: shard loss normalised by the local batch",
   "file": "train/objective.go",
-  "old": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Global)",
-  "new": "hold.ShardLoss(grad.Data(), out.T.Data(), b.Target, shard.Len)",
+  "old": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, global)",
+  "new": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, len(tt.Data()))",
   "pkg": "./cmd/holdctl",
   "run": "TestMPIToyMatchesOneProcess",
   "tags": "mpi"
