@@ -25,7 +25,7 @@ import (
 
 // shipped are the two sets of three models of the image comparison (docs/images.md), one recipe per set:
 // fmnist-* trained on the CPU, fmnist-h100-* by the GPU bundle on an H100 (two leases, ~5,000 steps).
-var shipped = []string{"fmnist-hold3", "fmnist-cld", "fmnist-vp", "fmnist-h100-hold3", "fmnist-h100-cld", "fmnist-h100-vp", "fmnist-r2-hold3", "fmnist-r2-vp"}
+var shipped = []string{"fmnist-hold3", "fmnist-cld", "fmnist-vp", "fmnist-h100-hold3", "fmnist-h100-cld", "fmnist-h100-vp", "fmnist-r2-hold3", "fmnist-r2-vp", "fmnist-r2-cld"}
 
 const (
 	classifierPath = "fmnist-classifier.safetensors"
