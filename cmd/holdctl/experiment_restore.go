@@ -55,7 +55,7 @@ func experimentRestoreCommand() *cli.Command {
 			&cli.IntFlag{Name: "resample", Value: 4, Usage: "repaint: passes per block"},
 			&cli.IntFlag{Name: "jump", Value: 10, Usage: "repaint: steps per block"},
 			&cli.Float64Flag{Name: "eta", Value: restore.DefaultEta, Usage: "ddnm: η"},
-			&cli.Float64Flag{Name: "dps-scale", Value: 0.3, Usage: "dps: ζ"},
+			&cli.Float64Flag{Name: "dps-scale", Value: restoreDPSScale, Usage: "dps: ζ (as restore's --dps-scale)"},
 			&cli.Float64Flag{Name: "pigdm-var", Value: 1, Usage: "pigdm: the data's per-pixel variance v"},
 			&cli.StringFlag{Name: "grid", Value: sample.GridVPMatched, Usage: "σ-grid"},
 			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ at which the grid ends"},
