@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -22,7 +21,9 @@ import (
 	"holdgo/hold"
 	"holdgo/imagedata"
 	"holdgo/internal/budget"
+	"holdgo/internal/cliconf"
 	"holdgo/layers"
+	"holdgo/optim"
 	"holdgo/rng"
 )
 
@@ -31,51 +32,54 @@ import (
 // DIR/config.yaml and inside every checkpoint, and rebuilds the SDE and the
 // network when a checkpoint is sampled or resumed.
 type RunConfig struct {
-	Data       string  `yaml:"data" json:"data"`               // gmm1d, swissroll or a .npy file
-	SwissNoise float64 `yaml:"swiss_noise" json:"swiss_noise"` // Swiss-roll noise
+	// Each setting's flag, help text and bounds are its tags (internal/cliconf: Validate enforces the
+	// bounds; holdctl train makes the flags, the YAML key being the flag with _ for -).
+	Data       string  `yaml:"data" json:"data" flag:"data" help:"gmm1d, swissroll, a .npy file of points (n, d), or images: fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH"`
+	SwissNoise float64 `yaml:"swiss_noise" json:"swiss_noise" flag:"swiss-noise" min:"0" help:"noise of the Swiss rolls"`
 
-	SDE       string  `yaml:"sde" json:"sde"` // hold, cld, vp, ve
-	Order     int     `yaml:"order" json:"order"`
-	L         float64 `yaml:"L" json:"L"`
-	Alpha     float64 `yaml:"alpha" json:"alpha"`
-	Objective string  `yaml:"objective" json:"objective"` // bcsm (hsm for CLD) or dsm
-	Times     string  `yaml:"times" json:"times"`         // training-time sampling: uniform, mixed or sigma:DIST (times.go)
+	SDE       string  `yaml:"sde" json:"sde" flag:"sde" help:"hold, cld, vp or ve"`
+	Order     int     `yaml:"order" json:"order" flag:"order" min:"1" max:"4" note:"HOLD: 2, 3 or 4; other SDEs ignore it" help:"HOLD order n (2, 3 or 4)"`
+	L         float64 `yaml:"L" json:"L" flag:"L" gt:"0" help:"HOLD prior precision L"`
+	Alpha     float64 `yaml:"alpha" json:"alpha" flag:"alpha" min:"0" help:"HOLD initial auxiliary variance factor α"`
+	Objective string  `yaml:"objective" json:"objective" flag:"objective" help:"bcsm (hsm for CLD) or dsm"`
+	// Times is the training-time sampling: uniform, mixed or sigma:DIST (times.go).
+	Times string `yaml:"times" json:"times" flag:"times" help:"training-time sampling: uniform (the paper's), mixed (half log-uniform), or matched in the noise level σ of the sufficient statistic: sigma:edm (ln σ ~ N(-1.2, 1.2²)), sigma:vp (VP's uniform times), sigma:loguniform:A,B"`
 	// Precond is the network's parameterisation: none (or empty: the SDE's native noise prediction)
 	// or edm (EDM's preconditioning through the aligned gauge, precond.go).
-	Precond string `yaml:"precond,omitempty" json:"precond,omitempty"`
+	Precond string `yaml:"precond,omitempty" json:"precond,omitempty" flag:"precond" help:"network parameterisation: none (the SDE's noise prediction) or edm (EDM's preconditioning through the aligned gauge: input (c_in·c, w), x̂₀ = c_skip·c + c_out·F, EDM's loss weighting; CPU only)"`
 	// TimesLogMin is the lower end of the log-uniform half of mixed time sampling (0: t_min).
-	TimesLogMin float64 `yaml:"times_log_min,omitempty" json:"times_log_min,omitempty"`
+	TimesLogMin float64 `yaml:"times_log_min,omitempty" json:"times_log_min,omitempty" flag:"times-log-min" min:"0" note:"0: the SDE's t_min" help:"lower end of the log-uniform half of --times mixed (0: the SDE's t_min)"`
 
-	Model  string `yaml:"model" json:"model"` // mlp, or ncsnpp-small, ncsnpp-cifar10, … for images
-	Hidden int    `yaml:"hidden" json:"hidden"`
-	Layers int    `yaml:"layers" json:"layers"`
+	Model  string `yaml:"model" json:"model" flag:"model" help:"score network: mlp (points) or ncsnpp-small, ncsnpp-cifar10, ncsnpp-celebahq256 (images)"`
+	Hidden int    `yaml:"hidden" json:"hidden" flag:"hidden" min:"1" max:"65536" help:"MLP hidden width"` // MaxWidth
+	Layers int    `yaml:"layers" json:"layers" flag:"layers" min:"1" max:"1024" help:"MLP Linear layers"` // MaxLayers
 	// LogTime adds log t to the MLP's inputs (next to t).
-	LogTime bool `yaml:"log_time,omitempty" json:"log_time,omitempty"`
+	LogTime bool `yaml:"log_time,omitempty" json:"log_time,omitempty" flag:"log-time" help:"MLP: log t as an extra input next to t"`
 	// Fourier is the number of random Fourier frequencies of the data block
 	// the MLP also sees (sin and cos of each; 0: none), FourierScale their
 	// standard deviation (0: DefaultFourierScale). See layers.MLPConfig.
-	Fourier      int     `yaml:"fourier,omitempty" json:"fourier,omitempty"`
-	FourierScale float64 `yaml:"fourier_scale,omitempty" json:"fourier_scale,omitempty"`
+	Fourier      int     `yaml:"fourier,omitempty" json:"fourier,omitempty" flag:"fourier" min:"0" max:"65536" note:"0: no Fourier features" help:"MLP: random Fourier features of the data block (sin and cos of N frequencies; 0: none)"`
+	FourierScale float64 `yaml:"fourier_scale,omitempty" json:"fourier_scale,omitempty" flag:"fourier-scale" min:"0" max:"1e4" note:"0: 10; larger frequencies make sin(2π·B·x) float32 noise" help:"MLP: standard deviation of the Fourier frequencies (0: 10)"`
 	// Estimate gives the MLP the kernel's flat-prior estimate of x₀ from
 	// the state (hold.SDE.EstimateWeights) as an input, and the Fourier
 	// features of it rather than of the position.
-	Estimate bool `yaml:"estimate,omitempty" json:"estimate,omitempty"`
+	Estimate bool `yaml:"estimate,omitempty" json:"estimate,omitempty" flag:"estimate" help:"MLP: the kernel's flat-prior estimate of x₀ from the state as an input, and --fourier features of it instead of the position's"`
 
 	// Image data and NCSN++ (imagedata specs such as fashion-mnist:DIR).
-	Flip      bool    `yaml:"flip,omitempty" json:"flip,omitempty"`             // random horizontal flips
-	Dropout   float64 `yaml:"dropout,omitempty" json:"dropout,omitempty"`       // NCSN++ dropout
-	NF        int     `yaml:"nf,omitempty" json:"nf,omitempty"`                 // NCSN++ base channels (0: the preset's)
-	ResBlocks int     `yaml:"res_blocks,omitempty" json:"res_blocks,omitempty"` // NCSN++ res-blocks per level (0: the preset's)
+	Flip      bool    `yaml:"flip,omitempty" json:"flip,omitempty" flag:"flip" help:"images: random horizontal flips"`
+	Dropout   float64 `yaml:"dropout,omitempty" json:"dropout,omitempty" flag:"dropout" min:"0" lt:"1" help:"NCSN++ dropout (CIFAR-10 recipe: 0.1)"`
+	NF        int     `yaml:"nf,omitempty" json:"nf,omitempty" flag:"nf" min:"0" max:"4096" note:"0: the preset's" help:"NCSN++ base channels (0: the preset's)"`                              // MaxChannels
+	ResBlocks int     `yaml:"res_blocks,omitempty" json:"res_blocks,omitempty" flag:"res-blocks" min:"0" max:"64" note:"0: the preset's" help:"NCSN++ res-blocks per level (0: the preset's)"` // MaxResBlocks
 
-	Steps     int     `yaml:"steps" json:"steps"`
-	Batch     int     `yaml:"batch" json:"batch"`
-	LR        float64 `yaml:"lr" json:"lr"`
-	Warmup    int     `yaml:"warmup" json:"warmup"`
-	LRDecay   string  `yaml:"lr_decay,omitempty" json:"lr_decay,omitempty"` // none or cosine
-	GradClip  float64 `yaml:"grad_clip" json:"grad_clip"`
-	EMA       float64 `yaml:"ema" json:"ema"`
-	Seed      uint64  `yaml:"seed" json:"seed"`
-	CkptEvery int     `yaml:"ckpt_every" json:"ckpt_every"`
+	Steps     int     `yaml:"steps" json:"steps" flag:"steps" min:"0" help:"total optimisation steps"`
+	Batch     int     `yaml:"batch" json:"batch" flag:"batch" min:"1" max:"1048576" help:"batch size"` // MaxBatch
+	LR        float64 `yaml:"lr" json:"lr" flag:"lr" gt:"0" help:"Adam learning rate"`
+	Warmup    int     `yaml:"warmup" json:"warmup" flag:"warmup" min:"0" help:"linear learning-rate warm-up steps"`
+	LRDecay   string  `yaml:"lr_decay,omitempty" json:"lr_decay,omitempty" flag:"lr-decay" help:"learning-rate decay after warm-up: none, or cosine (to 0 at --steps; a resumed run with a new --steps follows the new schedule)"`
+	GradClip  float64 `yaml:"grad_clip" json:"grad_clip" flag:"grad-clip" min:"0" note:"0 disables it" help:"global gradient-norm clip (0: off)"`
+	EMA       float64 `yaml:"ema" json:"ema" flag:"ema" min:"0" lt:"1" help:"EMA rate of the weights"`
+	Seed      uint64  `yaml:"seed" json:"seed" flag:"seed" help:"random seed (initialisation, data, noise)"`
+	CkptEvery int     `yaml:"ckpt_every" json:"ckpt_every" flag:"ckpt-every" min:"0" note:"0: only at the end" help:"write the checkpoint every N steps (0: only at the end)"`
 
 	// Ranks is the number of data-parallel processes that ran the run (its
 	// last segment, if resumed); it does not change the result, since Batch
@@ -168,50 +172,23 @@ const (
 // and config files both pass through it; errors name the key as its flag
 // (config key: the flag with _ for -) and the bad value.
 func (c RunConfig) Validate() error {
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	intIn := func(name string, v, lo, hi int, note string) error {
-		if v < lo || v > hi {
-			return fmt.Errorf("%s must be in [%d, %d]%s, got %d", name, lo, hi, note, v)
-		}
-		return nil
-	}
-	if err := c.Options().Validate(); err != nil {
+	if err := cliconf.Check(&c); err != nil { // every tagged setting's bounds
 		return err
+	}
+	if c.LRDecay != "" && c.LRDecay != optim.DecayNone && c.LRDecay != optim.DecayCosine {
+		return fmt.Errorf("lr-decay must be %s or %s, got %q", optim.DecayNone, optim.DecayCosine, c.LRDecay)
 	}
 	switch c.SDE {
 	case hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE:
 	default: // stored verbatim, a name in another case would be rejected only when the run is read back
 		return fmt.Errorf("unknown SDE %q (want %s, %s, %s or %s, in lower case)", c.SDE, hold.KindHOLD, hold.KindCLD, hold.KindVP, hold.KindVE)
 	}
-	checks := []error{
-		intIn("batch", c.Batch, 1, MaxBatch, ""),
-		intIn("hidden", c.Hidden, 1, MaxWidth, ""),
-		intIn("layers", c.Layers, 1, MaxLayers, ""),
-		intIn("fourier", c.Fourier, 0, MaxWidth, " (0: no Fourier features)"),
-		intIn("order", c.Order, 1, 4, " (HOLD: 2, 3 or 4; other SDEs ignore it)"),
-		intIn("nf", c.NF, 0, MaxChannels, " (0: the preset's)"),
-		intIn("res-blocks", c.ResBlocks, 0, MaxResBlocks, " (0: the preset's)"),
-		intIn("ckpt-every", c.CkptEvery, 0, math.MaxInt, " (0: only at the end)"),
-		intIn("ranks", c.Ranks, 0, MaxBatch, " (0: not recorded)"),
-	}
-	for _, err := range checks {
-		if err != nil {
-			return err
-		}
+	if c.Ranks < 0 || c.Ranks > MaxBatch {
+		return fmt.Errorf("ranks must be in [0, %d] (0: not recorded), got %d", MaxBatch, c.Ranks)
 	}
 	switch {
 	case c.Data == "":
 		return errors.New("data must name a data set (gmm1d, swissroll, a .npy file or KIND:PATH)")
-	case !(c.SwissNoise >= 0) || !finite(c.SwissNoise):
-		return fmt.Errorf("swiss-noise must be finite and ≥ 0, got %g", c.SwissNoise)
-	case !(c.L > 0) || !finite(c.L):
-		return fmt.Errorf("L must be positive and finite, got %g (HOLD prior precision; other SDEs ignore it)", c.L)
-	case !(c.Alpha >= 0) || !finite(c.Alpha):
-		return fmt.Errorf("alpha must be finite and ≥ 0, got %g (HOLD auxiliary variance factor; other SDEs ignore it)", c.Alpha)
-	case !(c.Dropout >= 0 && c.Dropout < 1):
-		return fmt.Errorf("dropout must be in [0, 1), got %g", c.Dropout)
-	case !(c.TimesLogMin >= 0) || !finite(c.TimesLogMin):
-		return fmt.Errorf("times-log-min must be finite and ≥ 0 (0: the SDE's t_min), got %g", c.TimesLogMin)
 	case c.TimesLogMin > 0 && c.Times != TimesMixed:
 		return fmt.Errorf("times-log-min %g applies to --times %s only, got --times %q", c.TimesLogMin, TimesMixed, c.Times)
 	case c.LogTime && c.Model != "mlp":
@@ -220,9 +197,6 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("estimate applies to the mlp model only, got --model %s", c.Model)
 	case c.Fourier > 0 && c.Model != "mlp":
 		return fmt.Errorf("fourier applies to the mlp model only, got --model %s", c.Model)
-	case !(c.FourierScale >= 0 && c.FourierScale <= MaxFourierScale):
-		return fmt.Errorf("fourier-scale must be in [0, %g] (0: %d; larger frequencies make sin(2π·B·x) float32 noise), got %g",
-			float64(MaxFourierScale), DefaultFourierScale, c.FourierScale)
 	}
 	if _, err := parseTimes(c.Times); err != nil {
 		return err

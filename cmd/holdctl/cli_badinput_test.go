@@ -209,7 +209,7 @@ func TestCLIBadInputTable(t *testing.T) {
 		{"L -Inf", tt("--L", "-Inf"), "got -Inf"},
 		{"order 7", tt("--order", "7"), "got 7"},
 		{"order 0 vp", tt("--order", "0", "--sde", "vp"), "got 0"},
-		{"batch 0", tt("--batch", "0"), "batch must be ≥ 1, got 0"},
+		{"batch 0", tt("--batch", "0"), "batch must be in [1, 1048576], got 0"},
 		{"batch huge", tt("--batch", "99999999"), "got 99999999"},
 		{"hidden 0", tt("--hidden", "0"), "hidden must be in [1, 65536], got 0"},
 		{"hidden huge", tt("--hidden", "1000000"), "got 1000000"},

@@ -18,6 +18,7 @@ import (
 	"holdgo/imagedata"
 	"holdgo/internal/budget"
 	"holdgo/internal/outpath"
+	"holdgo/internal/parallel"
 )
 
 // forceFlag lets a command replace an existing file of another kind.
@@ -142,3 +143,20 @@ func inputErr(err error) error {
 // maxSamples bounds --n of the samplers: far beyond any study, far below
 // what a file can hold.
 const maxSamples = 1 << 40
+
+// setThreads applies --threads (0: all cores) after checking its range.
+func setThreads(c *cli.Context) error {
+	if err := checkThreads(c); err != nil {
+		return err
+	}
+	parallel.SetThreads(c.Int("threads"))
+	return nil
+}
+
+// checkThreads is the usage error for a --threads outside [0, maxThreads].
+func checkThreads(c *cli.Context) error {
+	if n := c.Int("threads"); n < 0 || n > maxThreads {
+		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
+	}
+	return nil
+}

@@ -104,6 +104,9 @@ func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 			// of the budget, 2 GiB at most (ncsnpp-cifar10's take 1.6 GiB); past it they are made
 			// on every call.
 			tensor.FrozenBudget.Store(min(2<<30, budget.Limit()/4))
+			if checkOnly {
+				return nil
+			}
 			return action(ctx)
 		}
 	}
@@ -262,24 +265,33 @@ func run(args []string) (code int) {
 			code = reportPanic(r, debug.Stack())
 		}
 	}()
+	code, msg := runApp(args)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+	}
+	return code
+}
+
+// runApp runs the CLI on args and returns the exit status and the one line to write to stderr ("" for
+// none).
+func runApp(args []string) (int, string) {
 	cliArgs = args
 	err := newApp().Run(args)
 	if err == nil {
-		return 0
+		return 0, ""
 	}
 	if errors.Is(err, syscall.EPIPE) { // stdout closed under a write: SIGPIPE's status, whichever came first
 		atomicfile.RemoveInflight()
-		return signalStatus(syscall.SIGPIPE)
+		return signalStatus(syscall.SIGPIPE), ""
 	}
-	if msg := err.Error(); msg != "" { // data-parallel ranks other than 0 end quietly (train_dist.go)
-		// One line, whatever the error joined (errors.Join, a quoted CSV field).
-		fmt.Fprintln(os.Stderr, strings.ReplaceAll(strings.TrimRight(msg, "\n"), "\n", "; "))
-	}
+	// One line, whatever the error joined (errors.Join, a quoted CSV field); data-parallel ranks other
+	// than 0 end quietly (an empty message, train_dist.go).
+	msg := strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", "; ")
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
-		return ec.ExitCode()
+		return ec.ExitCode(), msg
 	}
-	return 1
+	return 1, msg
 }
 
 // reportPanic writes a recovered panic's trace to a file and says, in one
