@@ -124,7 +124,7 @@ func (d *Device) conv2dGradWeight(op tensor.Op, out *tensor.Tensor, in []*tensor
 		if op.Beta == 0 {
 			return d.launch("hg_fill", grid1D(out.Len()), new(args).i32(out.Len()).f32(0).ptr(o))
 		}
-		return d.launch("hg_unary", grid1D(out.Len()), new(args).i32(out.Len()).i32(codeMulScalar).f32(op.Beta).ptr(o).ptr(o))
+		return d.launch("hg_unary", grid1D(out.Len()), new(args).i32(out.Len()).i32(unaryCodes[tensor.OpMulScalar]).f32(op.Beta).ptr(o).ptr(o))
 	}
 	return s.chunks(func(n0, b int) error {
 		beta := float32(1)

@@ -180,17 +180,6 @@ func (d *Device) ptrs(ts ...*tensor.Tensor) ([]uintptr, error) {
 	return out, nil
 }
 
-var unaryCodes = map[tensor.OpKind]int{
-	tensor.OpNeg: codeNeg, tensor.OpExp: codeExp, tensor.OpLog: codeLog, tensor.OpSqrt: codeSqrt,
-	tensor.OpSquare: codeSquare, tensor.OpTanh: codeTanh, tensor.OpSigmoid: codeSigmoid, tensor.OpSiLU: codeSiLU,
-	tensor.OpAddScalar: codeAddScalar, tensor.OpMulScalar: codeMulScalar, tensor.OpSin: codeSin,
-}
-
-var binaryCodes = map[tensor.OpKind]int{
-	tensor.OpAdd: codeAdd, tensor.OpSub: codeSub, tensor.OpMul: codeMul, tensor.OpDiv: codeDiv, tensor.OpEq: codeEq,
-	tensor.OpSiLUGrad: codeSiLUGrad, tensor.OpTanhGrad: codeTanhGrad, tensor.OpSigmoidGrad: codeSigmoidGrad,
-}
-
 // Exec runs one op of the tensor op list. Tensors of 2³¹ elements or more return
 // tensor.ErrUnsupported; there is never a silent fallback to another device.
 func (d *Device) Exec(op tensor.Op, out *tensor.Tensor, in ...*tensor.Tensor) error {
@@ -210,9 +199,7 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		return err
 	}
 	n := out.Len()
-	switch op.Kind {
-	case tensor.OpFillNormal, tensor.OpDropout, tensor.OpFourierEmbedding, tensor.OpPositionalEmbedding, tensor.OpAdam,
-		tensor.OpEMA, tensor.OpSumSq, tensor.OpScoreLoss, tensor.OpPerturb, tensor.OpBlockAffine:
+	if op.Kind.Class() == tensor.ClassFused {
 		if n >= 1<<31 {
 			return fmt.Errorf("%d elements: %w", n, tensor.ErrUnsupported)
 		}
@@ -223,6 +210,14 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 	}
 	if n >= 1<<31 {
 		return fmt.Errorf("%d elements: %w", n, tensor.ErrUnsupported)
+	}
+	// The element-wise ops run on hg_unary and hg_binary with their op codes (opcodes_gen.go,
+	// generated from the op table like the kernels' kernels/ops_gen.h).
+	if code, ok := unaryCodes[op.Kind]; ok {
+		return d.launch("hg_unary", grid1D(n), new(args).i32(n).i32(code).f32(op.Scalar).ptr(ip[0]).ptr(o))
+	}
+	if code, ok := binaryCodes[op.Kind]; ok {
+		return d.binary(code, out, in[0], in[1], o, ip[0], ip[1])
 	}
 	switch op.Kind {
 	case tensor.OpFill:
@@ -235,12 +230,6 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 			return nil
 		}
 		return d.be.CopyDtoD(o, ip[0], 4*n)
-	case tensor.OpNeg, tensor.OpExp, tensor.OpLog, tensor.OpSqrt, tensor.OpSquare, tensor.OpTanh, tensor.OpSigmoid,
-		tensor.OpSiLU, tensor.OpAddScalar, tensor.OpMulScalar, tensor.OpSin:
-		return d.launch("hg_unary", grid1D(n), new(args).i32(n).i32(unaryCodes[op.Kind]).f32(op.Scalar).ptr(ip[0]).ptr(o))
-	case tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv, tensor.OpEq,
-		tensor.OpSiLUGrad, tensor.OpTanhGrad, tensor.OpSigmoidGrad:
-		return d.binary(binaryCodes[op.Kind], out, in[0], in[1], o, ip[0], ip[1])
 	case tensor.OpMatMul:
 		return d.matMul(op, out, in[0], in[1], o, ip[0], ip[1])
 	case tensor.OpSum, tensor.OpMax:

@@ -66,7 +66,7 @@ func TestShimUnaryInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.release(buf)
-	if err := d.launch("hg_unary", grid1D(len(x)), new(args).i32(len(x)).i32(codeMulScalar).f32(0.5).ptr(buf.ptr).ptr(buf.ptr)); err != nil {
+	if err := d.launch("hg_unary", grid1D(len(x)), new(args).i32(len(x)).i32(unaryCodes[tensor.OpMulScalar]).f32(0.5).ptr(buf.ptr).ptr(buf.ptr)); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]float32, len(x))

@@ -13,32 +13,6 @@ const (
 	gemmTile  = 64      // hg_sgemm output tile (HG_GEMM_BM = HG_GEMM_BN)
 )
 
-// Unary and binary op codes of elementwise.cu.
-const (
-	codeNeg = iota
-	codeExp
-	codeLog
-	codeSqrt
-	codeSquare
-	codeTanh
-	codeSigmoid
-	codeSiLU
-	codeAddScalar
-	codeMulScalar
-	codeSin
-)
-
-const (
-	codeAdd = iota
-	codeSub
-	codeMul
-	codeDiv
-	codeEq
-	codeSiLUGrad
-	codeTanhGrad
-	codeSigmoidGrad
-)
-
 // Reduction kinds of reduce.cu.
 const (
 	reduceSum = 0

@@ -6,68 +6,51 @@
 // activation gradients, which cancel, in double.
 //
 //   hg_fill        y = v
-//   hg_unary       y = f(x) for the unary op codes below (s is the scalar of AddScalar/MulScalar)
-//   hg_binary      y = g(a, b), same shape
+//   hg_unary       y = f(x) for the HG_UNARY_* op codes (s is the scalar of AddScalar/MulScalar)
+//   hg_binary      y = g(a, b) for the HG_BINARY_* op codes, same shape
 //   hg_binary_bcast y = g(a[off_a(i)], b[off_b(i)]): out index i decomposed over shape d0..d5,
 //                  per-operand strides (0 on a broadcast dimension)
 #include "common.cuh"
 
-// Unary op codes (cuda/kernels.go mirrors them).
-#define HG_NEG 0
-#define HG_EXP 1
-#define HG_LOG 2
-#define HG_SQRT 3
-#define HG_SQUARE 4
-#define HG_TANH 5
-#define HG_SIGMOID 6
-#define HG_SILU 7
-#define HG_ADD_SCALAR 8
-#define HG_MUL_SCALAR 9
-#define HG_SIN 10
-
-// Binary op codes.
-#define HG_ADD 0
-#define HG_SUB 1
-#define HG_MUL 2
-#define HG_DIV 3
-#define HG_EQ 4
-#define HG_SILU_GRAD 5    // a = x, b = dy
-#define HG_TANH_GRAD 6    // a = tanh(x), b = dy
-#define HG_SIGMOID_GRAD 7 // a = sigmoid(x), b = dy
+// The op codes (HG_UNARY_*, HG_BINARY_*) are generated from the op table, tensor/optable.go
+// (go generate ./tensor). An unknown code yields NaN, which the backend table reports.
+#include "ops_gen.h"
 
 static __device__ __forceinline__ float hg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 static __device__ __forceinline__ float hg_unary_op(int op, float s, float x) {
 	switch (op) {
-	case HG_NEG: return -x;
-	case HG_EXP: return expf(x);
-	case HG_LOG: return logf(x);
-	case HG_SQRT: return sqrtf(x);
-	case HG_SQUARE: return x * x;
-	case HG_TANH: return tanhf(x);
-	case HG_SIGMOID: return hg_sigmoid(x);
-	case HG_SILU: return x / (1.0f + expf(-x));
-	case HG_ADD_SCALAR: return x + s;
-	case HG_SIN: return sinf(x); // accurate sinf: full argument reduction (Fourier features reach |x| ~ 10²)
-	default: return x * s; // HG_MUL_SCALAR
+	case HG_UNARY_Neg: return -x;
+	case HG_UNARY_Exp: return expf(x);
+	case HG_UNARY_Log: return logf(x);
+	case HG_UNARY_Sqrt: return sqrtf(x);
+	case HG_UNARY_Square: return x * x;
+	case HG_UNARY_Tanh: return tanhf(x);
+	case HG_UNARY_Sigmoid: return hg_sigmoid(x);
+	case HG_UNARY_SiLU: return x / (1.0f + expf(-x));
+	case HG_UNARY_AddScalar: return x + s;
+	case HG_UNARY_MulScalar: return x * s;
+	case HG_UNARY_Sin: return sinf(x); // accurate sinf: full argument reduction (Fourier features reach |x| ~ 10²)
+	default: return nanf("");
 	}
 }
 
 static __device__ __forceinline__ float hg_binary_op(int op, float a, float b) {
 	switch (op) {
-	case HG_ADD: return a + b;
-	case HG_SUB: return a - b;
-	case HG_MUL: return a * b;
-	case HG_DIV: return a / b;
-	case HG_EQ: return a == b ? 1.0f : 0.0f;
+	case HG_BINARY_Add: return a + b;
+	case HG_BINARY_Sub: return a - b;
+	case HG_BINARY_Mul: return a * b;
+	case HG_BINARY_Div: return a / b;
+	case HG_BINARY_Eq: return a == b ? 1.0f : 0.0f;
 	// The activation gradients run in double: silu'(x) = σ(1 + x(1−σ)) cancels near its root
 	// x ≈ −1.28 and 1 − y² near |y| = 1, where float32 loses most digits.
-	case HG_SILU_GRAD: {
+	case HG_BINARY_SiLUGrad: {
 		double x = a, sg = 1.0 / (1.0 + exp(-x));
 		return (float)((double)b * sg * (1.0 + x * (1.0 - sg)));
 	}
-	case HG_TANH_GRAD: return (float)((double)b * (1.0 - (double)a * a));
-	default: return (float)((double)b * a * (1.0 - (double)a)); // HG_SIGMOID_GRAD
+	case HG_BINARY_TanhGrad: return (float)((double)b * (1.0 - (double)a * a));
+	case HG_BINARY_SigmoidGrad: return (float)((double)b * a * (1.0 - (double)a));
+	default: return nanf("");
 	}
 }
 

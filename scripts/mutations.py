@@ -373,7 +373,7 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "Sigmoid ref dy·y(1−y) ×1.001",
-  "file": "tensor/ref.go",
+  "file": "tensor/optable.go",
   "old": "return b * a * (1 - a)",
   "new": "return 1.001 * b * a * (1 - a)",
   "pkg": "./autograd",
@@ -391,7 +391,7 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "Tanh ref term y² ×1.001",
-  "file": "tensor/ref.go",
+  "file": "tensor/optable.go",
   "old": "return b * (1 - a*a)",
   "new": "return b * (1 - 1.001*a*a)",
   "pkg": "./autograd",
@@ -409,7 +409,7 @@ MUTATIONS = json.loads(r"""
  },
  {
   "label": "SiLU ref term x(1−σ) ×1.001",
-  "file": "tensor/ref.go",
+  "file": "tensor/optable.go",
   "old": "return b * sg * (1 + a*(1-sg))",
   "new": "return b * sg * (1 + 1.001*a*(1-sg))",
   "pkg": "./autograd",

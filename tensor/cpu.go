@@ -28,50 +28,57 @@ const grain = 1 << 14
 // optional transposes): blocked, with AVX-512/AVX2 microkernels.
 var sgemm = gemm.Sgemm
 
+// Exec dispatches op by its class (optable.go).
 func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
+	if op.Kind >= numOps {
+		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
+	}
 	o := out.data
-	switch op.Kind {
-	case OpFill:
+	switch opTable[op.Kind].class {
+	case ClassFill:
 		v := op.Scalar
 		parallel.For(len(o), grain, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				o[i] = v
 			}
 		})
-	case OpCopy:
+	case ClassCopy:
 		a := in[0].data
 		parallel.For(len(o), grain, func(lo, hi int) { copy(o[lo:hi], a[lo:hi]) })
-	case OpNeg, OpExp, OpLog, OpSqrt, OpSquare, OpTanh, OpSigmoid, OpSiLU, OpAddScalar, OpMulScalar, OpSin:
+	case ClassUnary:
 		a, f := in[0].data, unaryFunc(op)
 		parallel.For(len(o), grain, func(lo, hi int) { f(o[lo:hi], a[lo:hi]) })
-	case OpSiLUGrad, OpTanhGrad, OpSigmoidGrad:
+	case ClassPair:
 		a, b, f := in[0].data, in[1].data, pairFunc(op.Kind)
 		parallel.For(len(o), grain, func(lo, hi int) { f(o[lo:hi], a[lo:hi], b[lo:hi]) })
-	case OpAdd, OpSub, OpMul, OpDiv, OpEq:
+	case ClassBinary:
 		cpuBinary(op.Kind, out, in[0], in[1])
-	case OpMatMul:
+	case ClassMatMul:
 		cpuMatMul(op, out, in[0], in[1])
-	case OpSum, OpMax:
+	case ClassReduce:
 		cpuReduce(op, out, in[0])
-	case OpPermute:
-		cpuPermute(op.Axes, out, in[0])
-	case OpConcat:
-		cpuConcat(op.Axis, out, in)
-	case OpSlice, OpSliceAdd:
-		cpuSlice(op, out, in[0])
-	case OpGather, OpScatterAdd:
-		cpuRows(op, out, in[0])
-	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d, OpGroupNormSiLU, OpGroupNormSiLUGrad:
-		cpuImageOp(op, out, in) // cpu_conv.go, cpu_norm.go, cpu_fir.go
-	default:
-		if isFused(op.Kind) { // the plain loops of fused.go
-			in32 := make([][]float32, len(in))
-			for i, t := range in {
-				in32[i] = t.data
-			}
-			fusedExec(op, o, out, in, in32)
-			return nil
+	case ClassLayout:
+		switch op.Kind {
+		case OpPermute:
+			cpuPermute(op.Axes, out, in[0])
+		case OpConcat:
+			cpuConcat(op.Axis, out, in)
+		case OpSlice, OpSliceAdd:
+			cpuSlice(op, out, in[0])
+		case OpGather, OpScatterAdd:
+			cpuRows(op, out, in[0])
+		default:
+			return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
 		}
+	case ClassImage:
+		cpuImageOp(op, out, in) // cpu_conv.go, cpu_norm.go, cpu_fir.go
+	case ClassFused: // the plain loops of fused.go
+		in32 := make([][]float32, len(in))
+		for i, t := range in {
+			in32[i] = t.data
+		}
+		fusedExec(op, o, out, in, in32)
+	default:
 		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
 	}
 	return nil
@@ -120,7 +127,18 @@ func unaryFunc(op Op) func(o, a []float32) {
 	case OpMulScalar:
 		return func(o, a []float32) { vec.Scale(o, a[:len(o)], s) }
 	}
-	panic("tensor: no unary kernel for " + op.Kind.String())
+	return refKernel1(op)
+}
+
+// refKernel1 runs an element-wise op without a fast kernel through its row's reference function
+// (float64, rounded once): a new op works on the CPU device from its row alone.
+func refKernel1(op Op) func(o, a []float32) {
+	f, s := opTable[op.Kind].unary, float64(op.Scalar)
+	return func(o, a []float32) {
+		for i, v := range a[:len(o)] {
+			o[i] = float32(f(s, float64(v)))
+		}
+	}
 }
 
 // pairFunc returns the slice kernel of a same-shape two-operand op.
@@ -141,7 +159,12 @@ func pairFunc(k OpKind) func(o, a, b []float32) {
 			}
 		}
 	}
-	panic("tensor: no pair kernel for " + k.String())
+	f := opTable[k].binary // no fast kernel: the row's reference function
+	return func(o, a, b []float32) {
+		for i, v := range a[:len(o)] {
+			o[i] = float32(f(float64(v), float64(b[i])))
+		}
+	}
 }
 
 func binaryFunc(k OpKind) func(a, b float32) float32 {
@@ -162,7 +185,8 @@ func binaryFunc(k OpKind) func(a, b float32) float32 {
 			return 0
 		}
 	}
-	panic("tensor: no binary kernel for " + k.String())
+	f := opTable[k].binary // no fast kernel: the row's reference function
+	return func(a, b float32) float32 { return float32(f(float64(a), float64(b))) }
 }
 
 // binaryRow applies k to contiguous rows o = a ∘ b; a or b may be a single

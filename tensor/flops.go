@@ -20,29 +20,13 @@ import "sync/atomic"
 //     This understates the transcendental and normalisation ops, which take
 //     several instructions per element, but they are bound by memory, not by
 //     arithmetic, and a small share of a convolutional network's FLOPs.
+//
+// Each op's rule is its row's flops function in the op table (optable.go).
 func FLOPs(op Op, out *Tensor, in ...*Tensor) int64 {
-	switch op.Kind {
-	case OpFill, OpCopy, OpPermute, OpConcat, OpSlice, OpGather:
-		return 0
-	case OpMatMul: // out (…, M, N), in0 (…, M, K) or (…, K, M) under TransA
-		a := in[0].shape
-		k := a[len(a)-1]
-		if op.TransA {
-			k = a[len(a)-2]
+	if op.Kind < numOps {
+		if f := opTable[op.Kind].flops; f != nil {
+			return f(op, out, in)
 		}
-		return 2 * int64(out.Len()) * int64(k)
-	case OpConv2d, OpConv2dGradInput: // out / in0: y or dy (N, O, Ho, Wo); in1: w (O, C, KH, KW)
-		y, w := out, in[1]
-		if op.Kind == OpConv2dGradInput {
-			y = in[0]
-		}
-		return 2 * int64(y.Len()) * int64(w.Len()/w.shape[0])
-	case OpConv2dGradWeight: // out: dw (O, C, KH, KW); in1: dy (N, O, Ho, Wo)
-		return 2 * int64(in[1].Len()) * int64(out.Len()/out.shape[0])
-	case OpUpFIRDn2d:
-		return 2 * int64(out.Len()) * 16 / int64(op.Up*op.Up)
-	case OpSliceAdd, OpScatterAdd:
-		return int64(in[0].Len())
 	}
 	n := out.Len()
 	for _, t := range in {
@@ -50,6 +34,43 @@ func FLOPs(op Op, out *Tensor, in ...*Tensor) int64 {
 	}
 	return int64(n)
 }
+
+// flopsNone is the rule of data movement.
+func flopsNone(Op, *Tensor, []*Tensor) int64 { return 0 }
+
+// flopsMatMul: out (…, M, N), in0 (…, M, K) or (…, K, M) under TransA.
+func flopsMatMul(op Op, out *Tensor, in []*Tensor) int64 {
+	a := in[0].shape
+	k := a[len(a)-1]
+	if op.TransA {
+		k = a[len(a)-2]
+	}
+	return 2 * int64(out.Len()) * int64(k)
+}
+
+// flopsConv2d: out y (N, O, Ho, Wo); in1 w (O, C, KH, KW).
+func flopsConv2d(_ Op, out *Tensor, in []*Tensor) int64 {
+	w := in[1]
+	return 2 * int64(out.Len()) * int64(w.Len()/w.shape[0])
+}
+
+// flopsConv2dGradInput: in0 dy (N, O, Ho, Wo); in1 w (O, C, KH, KW).
+func flopsConv2dGradInput(_ Op, _ *Tensor, in []*Tensor) int64 {
+	w := in[1]
+	return 2 * int64(in[0].Len()) * int64(w.Len()/w.shape[0])
+}
+
+// flopsConv2dGradWeight: out dw (O, C, KH, KW); in1 dy (N, O, Ho, Wo).
+func flopsConv2dGradWeight(_ Op, out *Tensor, in []*Tensor) int64 {
+	return 2 * int64(in[1].Len()) * int64(out.Len()/out.shape[0])
+}
+
+func flopsFIR(op Op, out *Tensor, _ []*Tensor) int64 {
+	return 2 * int64(out.Len()) * 16 / int64(op.Up*op.Up)
+}
+
+// flopsAdded is the rule of SliceAdd and ScatterAdd: one per element added.
+func flopsAdded(_ Op, _ *Tensor, in []*Tensor) int64 { return int64(in[0].Len()) }
 
 var execObserver atomic.Pointer[func(Op, *Tensor, []*Tensor)]
 

@@ -322,8 +322,6 @@ func fusedExec(op Op, o []float32, out *Tensor, in []*Tensor, in32 [][]float32) 
 	}
 }
 
-func isFused(k OpKind) bool { return k >= OpFillNormal && k <= OpBlockAffine }
-
 func finiteStep(stats []float32) bool {
 	l, sq := Float64At(stats, statsLoss), math.Sqrt(Float64At(stats, statsSumSq))
 	return l-l == 0 && sq-sq == 0

@@ -83,6 +83,22 @@ func TanhGrad(out, y, dy *Tensor) *Tensor { return pairwise(OpTanhGrad, out, y, 
 // SigmoidGrad returns dy·y·(1-y) for y = sigmoid(x).
 func SigmoidGrad(out, y, dy *Tensor) *Tensor { return pairwise(OpSigmoidGrad, out, y, dy) }
 
+// Apply runs the element-wise op kind: a ClassUnary op on in[0] with scalar s, a ClassPair op on
+// two inputs of one shape, a ClassBinary op on two inputs with broadcasting. It is the generic form
+// of Neg, Exp, …, SiLUGrad, …, Add, …, by which the backend table (tensor/optest) runs every
+// element-wise op of the list from its row in the op table (optable.go).
+func Apply(kind OpKind, out *Tensor, s float32, in ...*Tensor) *Tensor {
+	switch c := kind.Class(); {
+	case c == ClassUnary && len(in) == 1:
+		return unary(kind, s, out, in[0])
+	case c == ClassPair && len(in) == 2:
+		return pairwise(kind, out, in[0], in[1])
+	case c == ClassBinary && len(in) == 2:
+		return broadcastOp(kind, out, in[0], in[1])
+	}
+	panic(fmt.Sprintf("tensor: Apply: %v (class %v) with %d inputs is not an element-wise op", kind, kind.Class(), len(in)))
+}
+
 // BroadcastShape returns the NumPy broadcast of shapes a and b.
 func BroadcastShape(a, b []int) ([]int, error) {
 	r := max(len(a), len(b))

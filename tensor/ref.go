@@ -77,150 +77,109 @@ func offset(shape, idx []int) int {
 	return off
 }
 
-func refUnary(k OpKind, s, x float64) float64 {
-	switch k {
-	case OpNeg:
-		return -x
-	case OpExp:
-		return math.Exp(x)
-	case OpLog:
-		return math.Log(x)
-	case OpSqrt:
-		return math.Sqrt(x)
-	case OpSquare:
-		return x * x
-	case OpTanh:
-		return math.Tanh(x)
-	case OpSin:
-		return math.Sin(x)
-	case OpSigmoid:
-		return 1 / (1 + math.Exp(-x))
-	case OpSiLU:
-		return x / (1 + math.Exp(-x))
-	case OpAddScalar:
-		return x + s
-	case OpMulScalar:
-		return x * s
-	}
-	panic("unreachable")
-}
-
-func refBinary(k OpKind, a, b float64) float64 {
-	switch k {
-	case OpAdd:
-		return a + b
-	case OpSub:
-		return a - b
-	case OpMul:
-		return a * b
-	case OpDiv:
-		return a / b
-	case OpEq:
-		if a == b {
-			return 1
-		}
-		return 0
-	case OpSiLUGrad: // a = x, b = dy
-		sg := 1 / (1 + math.Exp(-a))
-		return b * sg * (1 + a*(1-sg))
-	case OpTanhGrad:
-		return b * (1 - a*a)
-	case OpSigmoidGrad:
-		return b * a * (1 - a)
-	}
-	panic("unreachable")
-}
-
 func (refDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
+	if op.Kind >= numOps {
+		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
+	}
+	row := &opTable[op.Kind]
 	o := refData(out)
-	switch op.Kind {
-	case OpFill:
-		for i := range o {
-			o[i] = op.Scalar
-		}
-	case OpCopy:
-		copy(o, refData(in[0]))
-	case OpNeg, OpExp, OpLog, OpSqrt, OpSquare, OpTanh, OpSigmoid, OpSiLU, OpAddScalar, OpMulScalar, OpSin:
+	switch row.class {
+	case ClassUnary:
 		for i, v := range refData(in[0]) {
-			o[i] = float32(refUnary(op.Kind, float64(op.Scalar), float64(v)))
+			o[i] = float32(row.unary(float64(op.Scalar), float64(v)))
 		}
-	case OpAdd, OpSub, OpMul, OpDiv, OpEq, OpSiLUGrad, OpTanhGrad, OpSigmoidGrad:
+	case ClassPair, ClassBinary:
 		a, b := refData(in[0]), refData(in[1])
 		forEach(out.shape, func(idx []int) {
-			o[offset(out.shape, idx)] = float32(refBinary(op.Kind,
-				float64(a[offset(in[0].shape, idx)]), float64(b[offset(in[1].shape, idx)])))
+			o[offset(out.shape, idx)] = float32(row.binary(float64(a[offset(in[0].shape, idx)]), float64(b[offset(in[1].shape, idx)])))
 		})
-	case OpMatMul:
-		refMatMul(op, out, in[0], in[1])
-	case OpSum, OpMax:
-		refReduce(op, out, in[0])
-	case OpPermute:
-		a := refData(in[0])
-		src := make([]int, len(op.Axes))
-		forEach(out.shape, func(idx []int) {
-			for i, ax := range op.Axes {
-				src[(ax+len(src))%len(src)] = idx[i]
-			}
-			o[offset(out.shape, idx)] = a[offset(in[0].shape, src)]
-		})
-	case OpConcat:
-		base := 0
-		for _, t := range in {
-			a := refData(t)
-			forEach(t.shape, func(idx []int) {
-				dst := append([]int(nil), idx...)
-				dst[op.Axis] += base
-				o[offset(out.shape, dst)] = a[offset(t.shape, idx)]
-			})
-			base += t.shape[op.Axis]
-		}
-	case OpSlice, OpSliceAdd:
-		small, big := out, in[0]
-		if op.Kind == OpSliceAdd {
-			small, big = in[0], out
-		}
-		s, b := refData(small), refData(big)
-		forEach(small.shape, func(idx []int) {
-			src := append([]int(nil), idx...)
-			src[op.Axis] += op.Lo
-			if op.Kind == OpSlice {
-				s[offset(small.shape, idx)] = b[offset(big.shape, src)]
-			} else {
-				b[offset(big.shape, src)] += s[offset(small.shape, idx)]
-			}
-		})
-	case OpGather, OpScatterAdd:
-		rows, many := in[0], out
-		if op.Kind == OpGather {
-			rows, many = out, in[0]
-		}
-		r, m := refData(rows), refData(many)
-		forEach(rows.shape, func(idx []int) {
-			src := append([]int(nil), idx...)
-			src[0] = op.Index[idx[0]]
-			if op.Kind == OpGather {
-				r[offset(rows.shape, idx)] = m[offset(many.shape, src)]
-			} else {
-				m[offset(many.shape, src)] += r[offset(rows.shape, idx)]
-			}
-		})
-	case OpConv2d, OpConv2dGradInput, OpConv2dGradWeight, OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpSoftmax, OpSoftmaxGrad, OpUpFIRDn2d, OpGroupNormSiLU, OpGroupNormSiLUGrad:
-		refImageOp(op, out, in) // ref_image.go
 	default:
-		if isFused(op.Kind) { // fused.go's plain loops are their own reference
-			in32 := make([][]float32, len(in))
-			for i, t := range in {
-				in32[i] = refData(t)
-			}
-			fusedExec(op, o, out, in, in32)
-			return nil
-		}
-		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
+		row.ref(op, out, in) // the row's kernel (optable.go)
 	}
 	return nil
 }
 
-func refMatMul(op Op, out, a, b *Tensor) {
+func refFill(op Op, out *Tensor, _ []*Tensor) {
+	o := refData(out)
+	for i := range o {
+		o[i] = op.Scalar
+	}
+}
+
+func refCopy(_ Op, out *Tensor, in []*Tensor) { copy(refData(out), refData(in[0])) }
+
+func refPermute(op Op, out *Tensor, in []*Tensor) {
+	o, a := refData(out), refData(in[0])
+	src := make([]int, len(op.Axes))
+	forEach(out.shape, func(idx []int) {
+		for i, ax := range op.Axes {
+			src[(ax+len(src))%len(src)] = idx[i]
+		}
+		o[offset(out.shape, idx)] = a[offset(in[0].shape, src)]
+	})
+}
+
+func refConcat(op Op, out *Tensor, in []*Tensor) {
+	o := refData(out)
+	base := 0
+	for _, t := range in {
+		a := refData(t)
+		forEach(t.shape, func(idx []int) {
+			dst := append([]int(nil), idx...)
+			dst[op.Axis] += base
+			o[offset(out.shape, dst)] = a[offset(t.shape, idx)]
+		})
+		base += t.shape[op.Axis]
+	}
+}
+
+// refSlice runs OpSlice and OpSliceAdd.
+func refSlice(op Op, out *Tensor, in []*Tensor) {
+	small, big := out, in[0]
+	if op.Kind == OpSliceAdd {
+		small, big = in[0], out
+	}
+	s, b := refData(small), refData(big)
+	forEach(small.shape, func(idx []int) {
+		src := append([]int(nil), idx...)
+		src[op.Axis] += op.Lo
+		if op.Kind == OpSlice {
+			s[offset(small.shape, idx)] = b[offset(big.shape, src)]
+		} else {
+			b[offset(big.shape, src)] += s[offset(small.shape, idx)]
+		}
+	})
+}
+
+// refRows runs OpGather and OpScatterAdd.
+func refRows(op Op, out *Tensor, in []*Tensor) {
+	rows, many := in[0], out
+	if op.Kind == OpGather {
+		rows, many = out, in[0]
+	}
+	r, m := refData(rows), refData(many)
+	forEach(rows.shape, func(idx []int) {
+		src := append([]int(nil), idx...)
+		src[0] = op.Index[idx[0]]
+		if op.Kind == OpGather {
+			r[offset(rows.shape, idx)] = m[offset(many.shape, src)]
+		} else {
+			m[offset(many.shape, src)] += r[offset(rows.shape, idx)]
+		}
+	})
+}
+
+// refFused runs a fused family: fused.go's plain loops are their own reference.
+func refFused(op Op, out *Tensor, in []*Tensor) {
+	in32 := make([][]float32, len(in))
+	for i, t := range in {
+		in32[i] = refData(t)
+	}
+	fusedExec(op, refData(out), out, in, in32)
+}
+
+func refMatMul(op Op, out *Tensor, in []*Tensor) {
+	a, b := in[0], in[1]
 	o, ad, bd := refData(out), refData(a), refData(b)
 	r := len(out.shape)
 	ar, br := len(a.shape), len(b.shape)
@@ -255,7 +214,8 @@ func refMatMul(op Op, out, a, b *Tensor) {
 	})
 }
 
-func refReduce(op Op, out, a *Tensor) {
+func refReduce(op Op, out *Tensor, in []*Tensor) {
+	a := in[0]
 	o, ad := refData(out), refData(a)
 	acc := make([]float64, len(o))
 	for i := range acc {

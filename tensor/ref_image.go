@@ -5,23 +5,6 @@ import "math"
 // Plain reference kernels of the image ops (conv.go, norm.go, fir.go):
 // direct loops over the definitions, float64 accumulation.
 
-func refImageOp(op Op, out *Tensor, in []*Tensor) {
-	switch op.Kind {
-	case OpConv2d:
-		refConv2d(op, out, in)
-	case OpConv2dGradInput:
-		refConv2dGradInput(op, out, in[0], in[1])
-	case OpConv2dGradWeight:
-		refConv2dGradWeight(op, out, in[0], in[1])
-	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpGroupNormSiLU, OpGroupNormSiLUGrad:
-		refGroupNorm(op, out, in)
-	case OpSoftmax, OpSoftmaxGrad:
-		refSoftmax(op, out, in)
-	case OpUpFIRDn2d:
-		refUpFIRDn2d(op, out, in[0])
-	}
-}
-
 // convTap calls f for every (input index, weight index, output index) triple
 // of a convolution with input shape xs, weight shape ws, output shape ys.
 func convTap(xs, ws, ys []int, stride, pad int, f func(xi, wi, yi int)) {
@@ -69,7 +52,8 @@ func refConv2d(op Op, out *Tensor, in []*Tensor) {
 	}
 }
 
-func refConv2dGradInput(op Op, out, dy, w *Tensor) {
+func refConv2dGradInput(op Op, out *Tensor, in []*Tensor) {
+	dy, w := in[0], in[1]
 	dx, g, wd := refData(out), refData(dy), refData(w)
 	acc := make([]float64, len(dx))
 	convTap(out.shape, w.shape, dy.shape, op.Stride, op.Pad, func(xi, wi, yi int) {
@@ -80,7 +64,8 @@ func refConv2dGradInput(op Op, out, dy, w *Tensor) {
 	}
 }
 
-func refConv2dGradWeight(op Op, out, x, dy *Tensor) {
+func refConv2dGradWeight(op Op, out *Tensor, in []*Tensor) {
+	x, dy := in[0], in[1]
 	dw, xd, g := refData(out), refData(x), refData(dy)
 	acc := make([]float64, len(dw))
 	convTap(x.shape, out.shape, dy.shape, op.Stride, op.Pad, func(xi, wi, yi int) {
@@ -215,7 +200,8 @@ func refSoftmax(op Op, out *Tensor, in []*Tensor) {
 }
 
 // refUpFIRDn2d is the two-dimensional definition, one output at a time.
-func refUpFIRDn2d(op Op, out, x *Tensor) {
+func refUpFIRDn2d(op Op, out *Tensor, in []*Tensor) {
+	x := in[0]
 	o, a := refData(out), refData(x)
 	h, w := x.shape[2], x.shape[3]
 	oh, ow := out.shape[2], out.shape[3]

@@ -116,15 +116,7 @@ func baseCases() map[tensor.OpKind][]opCase {
 		tensor.OpCopy: {{"Copy", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 			return tensor.Copy(d(tensor.Zeros(6, 5)), d(tensor.RandN(r, 30)))
 		}}},
-		tensor.OpNeg:     unaryCase("Neg", tensor.Neg, false),
-		tensor.OpExp:     unaryCase("Exp", tensor.Exp, false),
-		tensor.OpLog:     unaryCase("Log", tensor.Log, true),
-		tensor.OpSqrt:    unaryCase("Sqrt", tensor.Sqrt, true),
-		tensor.OpSquare:  unaryCase("Square", tensor.Square, false),
-		tensor.OpTanh:    unaryCase("Tanh", tensor.Tanh, false),
-		tensor.OpSin:     append(unaryCase("Sin", tensor.Sin, false), scaledCase("Sin×100", tensor.Sin, 100)),
-		tensor.OpSigmoid: unaryCase("Sigmoid", tensor.Sigmoid, false),
-		tensor.OpSiLU:    unaryCase("SiLU", tensor.SiLU, false),
+		tensor.OpSin: append(unaryCase("Sin", tensor.Sin, false), scaledCase("Sin×100", tensor.Sin, 100)),
 		tensor.OpAddScalar: unaryCase("AddScalar", func(o, a *tensor.Tensor) *tensor.Tensor {
 			return tensor.AddScalar(o, a, -1.25)
 		}, false),
@@ -184,6 +176,20 @@ func baseCases() map[tensor.OpKind][]opCase {
 		tensor.OpScatterAdd: {{"ScatterAdd", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 			return tensor.ScatterAdd(d(tensor.RandN(r, 6, 2, 3)), d(tensor.RandN(r, 4, 2, 3)), []int{5, 0, 0, 3})
 		}}},
+	}
+	// Every other element-wise op of the list gets the cases of its class, from the op table.
+	for _, k := range tensor.Ops() {
+		if len(m[k]) > 0 {
+			continue
+		}
+		switch k.Class() {
+		case tensor.ClassUnary:
+			m[k] = unaryCase(k.String(), func(o, a *tensor.Tensor) *tensor.Tensor { return tensor.Apply(k, o, 0, a) }, k.Positive())
+		case tensor.ClassPair:
+			m[k] = grad(k.String(), func(o, a, b *tensor.Tensor) *tensor.Tensor { return tensor.Apply(k, o, 0, a, b) })
+		case tensor.ClassBinary:
+			m[k] = binaryCases(k.String(), func(o, a, b *tensor.Tensor) *tensor.Tensor { return tensor.Apply(k, o, 0, a, b) })
+		}
 	}
 	extraCases(m)
 	return m
