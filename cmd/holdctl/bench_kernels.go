@@ -12,26 +12,21 @@ import (
 // bandwidth, and the fused Lie–Trotter step against the unfused sequence. Needs a -tags cuda
 // build and a GPU (or the host shim of a -tags cudashim build).
 func benchKernelsCommand() *cli.Command {
-	return &cli.Command{
+	// 0 or a negative size used to fall back to the defaults silently; 2^40 elements or a GEMM of 2^16
+	// are beyond any device (and the byte counts stay far from overflow).
+	cfg := struct {
+		Device   string `flag:"device" help:"GPU to time: cuda or cuda:N"`
+		Elements int    `flag:"elements" min:"1" max:"1099511627776" help:"elements of the streaming workloads"`
+		Gemm     int    `flag:"gemm" min:"1" max:"65536" help:"M = N = K of the GEMM workloads"`
+		Reps     int    `flag:"reps" min:"1" max:"1048576" help:"timed repetitions per kernel (the median is reported)"`
+	}{Device: "cuda", Elements: 1 << 24, Gemm: 4096, Reps: 20}
+	return withConfig(&cli.Command{
 		Name:  "kernels",
 		Usage: "time every CUDA kernel on the GPU (needs a build with -tags cuda)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "device", Value: "cuda", Usage: "GPU to time: cuda or cuda:N"},
-			&cli.IntFlag{Name: "elements", Value: 1 << 24, Usage: "elements of the streaming workloads"},
-			&cli.IntFlag{Name: "gemm", Value: 4096, Usage: "M = N = K of the GEMM workloads"},
-			&cli.IntFlag{Name: "reps", Value: 20, Usage: "timed repetitions per kernel (the median is reported)"},
-		},
 		Action: func(c *cli.Context) error {
-			// 0 or a negative size used to fall back to the defaults silently; 2^40 elements or a
-			// GEMM of 2^16 are beyond any device (and the byte counts below stay far from overflow).
-			if err := checkInts(c, intRange{name: "elements", lo: 1, hi: 1 << 40}, intRange{name: "gemm", lo: 1, hi: maxBenchSide},
-				intRange{name: "reps", lo: 1, hi: maxBenchRepeats}); err != nil {
-				return err
-			}
-			return benchKernels(c.App.Writer, c.String("device"),
-				benchOptions{Elements: c.Int("elements"), GemmSize: c.Int("gemm"), Reps: c.Int("reps")})
+			return benchKernels(c.App.Writer, cfg.Device, benchOptions{Elements: cfg.Elements, GemmSize: cfg.Gemm, Reps: cfg.Reps})
 		},
-	}
+	}, &cfg)
 }
 
 // checkKernelMemory refuses (exit 2) a kernel benchmark whose buffers would not fit the memory

@@ -18,16 +18,17 @@ import (
 )
 
 func benchNCSNppCommand() *cli.Command {
-	return &cli.Command{
+	cfg := struct {
+		Models  string `flag:"models" help:"comma-separated presets"`
+		Threads int    `flag:"threads" min:"0" max:"256" note:"0: all cores" help:"worker threads (holdgo and torch)"`
+		Repeats int    `flag:"repeats" min:"1" max:"1048576" help:"timed repeats after one warm-up (the median is reported)"`
+		Rounds  int    `flag:"rounds" min:"1" max:"1048576" help:"run holdgo and PyTorch this many times, alternating; report the median round and the median of the rounds' speed-ups (robust to a shared machine's slow spells)"`
+	}{Models: "ncsnpp-small,ncsnpp-cifar10", Threads: 2, Repeats: 3, Rounds: 1}
+	return withConfig(&cli.Command{
 		Name: "ncsnpp",
 		Usage: "NCSN++ forward and forward+backward time per image (ncsnpp-small at batch 32, ncsnpp-cifar10 at batch 4), " +
 			"and the same network in PyTorch CPU (scripts/bench_ncsnpp.py) in the same run",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "models", Value: "ncsnpp-small,ncsnpp-cifar10", Usage: "comma-separated presets"},
-			&cli.IntFlag{Name: "threads", Value: 2, Usage: "worker threads (holdgo and torch)"},
-			&cli.IntFlag{Name: "repeats", Value: 3, Usage: "timed repeats after one warm-up (the median is reported)"},
-			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "run holdgo and PyTorch this many times, alternating; " +
-				"report the median round and the median of the rounds' speed-ups (robust to a shared machine's slow spells)"},
 			&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "interpreter with torch (empty: skip PyTorch)"},
 			&cli.StringFlag{Name: "script", Value: "scripts/bench_ncsnpp.py", Usage: "PyTorch benchmark script"},
 			&cli.StringFlag{Name: "onednn-isa", Value: "ALL",
@@ -38,12 +39,9 @@ func benchNCSNppCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "let --cpuprofile replace an existing file of another kind (never an input, nor a run's own files)"},
 		},
 		Action: func(c *cli.Context) error {
-			cases, err := bench.NCSNppCasesFor(strings.Split(c.String("models"), ","))
+			cases, err := bench.NCSNppCasesFor(strings.Split(cfg.Models, ","))
 			if err != nil {
 				return usageErr("--models: %v", err)
-			}
-			if err := checkThreads(c); err != nil {
-				return err
 			}
 			for _, bc := range cases { // a training step's activations, as train and bench train check them
 				cfg, err := layers.NCSNppPreset(bc.Model, bc.In, 0, 0)
@@ -55,14 +53,11 @@ func benchNCSNppCommand() *cli.Command {
 					return usageErr("%v", err)
 				}
 			}
-			if c.Int("rounds") < 1 {
-				return usageErr("--rounds %d: want at least 1", c.Int("rounds"))
-			}
 			isas, err := bench.OneDNNISAs(c.String("onednn-isa"))
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			defer parallel.SetThreads(parallel.SetThreads(c.Int("threads")))
+			defer parallel.SetThreads(parallel.SetThreads(cfg.Threads))
 			// --cpuprofile: checked by the output guard first (never a run's file, an input, a link or
 			// another kind of file without --force), collected in memory, written atomically at the end.
 			var profile *bytes.Buffer
@@ -81,7 +76,7 @@ func benchNCSNppCommand() *cli.Command {
 			if profile != nil {
 				w = profile
 			}
-			rows, err := bench.NCSNppAll(cases, max(1, c.Int("repeats")), c.Int("rounds"), torch, w)
+			rows, err := bench.NCSNppAll(cases, cfg.Repeats, cfg.Rounds, torch, w)
 			if err != nil {
 				return err
 			}
@@ -96,5 +91,5 @@ func benchNCSNppCommand() *cli.Command {
 			bench.WriteNCSNpp(c.App.Writer, rows)
 			return nil
 		},
-	}
+	}, &cfg)
 }

@@ -8,37 +8,32 @@ import (
 	"holdgo/bench"
 )
 
+type benchPeakConfig struct {
+	Threads  int           `flag:"threads" min:"0" max:"256" note:"0: all cores" help:"the many-thread column (0: all cores)"`
+	Duration time.Duration `flag:"duration" gt:"0" max:"3.6e12" help:"per FMA measurement (the best of 5 windows is reported)"` // (0, 1h]
+	TriadN   int           `flag:"triad-n" min:"1" max:"2147483648" help:"elements per triad array (3 float32 arrays, much larger than the caches)"`
+	Repeats  int           `flag:"repeats" min:"1" max:"1048576" help:"timed triad repeats (the median is reported)"`
+	JSON     bool          `flag:"json" help:"print the report as JSON"`
+}
+
 func benchPeakCommand() *cli.Command {
-	return &cli.Command{
+	cfg := benchPeakConfig{Duration: time.Second, TriadN: 1 << 24, Repeats: 15}
+	return withConfig(&cli.Command{
 		Name: "peak",
 		Usage: "the machine's peak: FMA throughput of a register-only loop per instruction-set level (GFLOP/s, 1 and N threads) " +
 			"and the triad bandwidth (GB/s); bench gemm, mlp, ncsnpp and model info --batch print % of this FMA peak",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "threads", Usage: "the many-thread column (0: all cores)"},
-			&cli.DurationFlag{Name: "duration", Value: time.Second, Usage: "per FMA measurement (the best of 5 windows is reported)"},
-			&cli.IntFlag{Name: "triad-n", Value: 1 << 24, Usage: "elements per triad array (3 float32 arrays, much larger than the caches)"},
-			&cli.IntFlag{Name: "repeats", Value: 15, Usage: "timed triad repeats (the median is reported)"},
-			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-		},
-		Action: benchPeak,
-	}
+		Action: func(c *cli.Context) error { return benchPeak(c, cfg) },
+	}, &cfg)
 }
 
-func benchPeak(c *cli.Context) error {
-	if err := checkInts(c, intRange{name: "threads", lo: 0, hi: maxThreads, note: "0: all cores"},
-		intRange{name: "triad-n", lo: 1, hi: 1 << 31}, intRange{name: "repeats", lo: 1, hi: maxBenchRepeats}); err != nil {
+func benchPeak(c *cli.Context, p benchPeakConfig) error {
+	if err := checkBudget("triad-n", 3*int64(p.TriadN), 4); err != nil {
 		return err
 	}
-	if d := c.Duration("duration"); d <= 0 || d > time.Hour {
-		return usageErr("bench peak: --duration must be in (0, 1h], got %v", d)
-	}
-	if err := checkBudget("triad-n", 3*int64(c.Int("triad-n")), 4); err != nil {
-		return err
-	}
-	cfg := bench.PeakConfig{Threads: c.Int("threads"), Duration: c.Duration("duration"), TriadN: c.Int("triad-n"), Repeats: c.Int("repeats")}
+	cfg := bench.PeakConfig{Threads: p.Threads, Duration: p.Duration, TriadN: p.TriadN, Repeats: p.Repeats}
 	r, err := bench.MeasurePeak(cfg)
 	if err != nil {
 		return err
 	}
-	return bench.WritePeak(c.App.Writer, cfg, r, c.Bool("json"))
+	return bench.WritePeak(c.App.Writer, cfg, r, p.JSON)
 }

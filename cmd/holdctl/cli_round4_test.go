@@ -526,7 +526,7 @@ func TestRound4AdversarialTable(t *testing.T) {
 		{[]string{"experiment", "samplers", "--samplers", "hold-ode", "--nfe", "10", "--grids", "uniform", "--samples", "100", "--floor-reps", "1", "--ode-tols", "0"}, "--ode-tols 0"},
 		{[]string{"experiment", "nfe", "--end-time", "hold=Inf"}, "hold=Inf"},
 		{[]string{"experiment", "samplers", "--samplers", "hold-lt", "--nfe", "10", "--grids", "uniform", "--end-time", "hold=+Inf"}, "hold=+Inf"},
-		{[]string{"bench", "ops", "--tol", "+Inf"}, "--tol +Inf"},
+		{[]string{"bench", "ops", "--tol", "+Inf"}, "--tol must be finite and ≥ 0, got +Inf"},
 		{[]string{"demo", "--out", f("demo"), "--lr", "NaN", "--steps", "1"}, "lr must be positive and finite, got NaN"},
 		{[]string{"demo", "--out", f("demo"), "--lr", "-1", "--steps", "1"}, "got -1"},
 		{[]string{"demo", "--out", f("demo"), "--times", "sometimes", "--steps", "1"}, `"sometimes"`},

@@ -23,8 +23,7 @@ import (
 var notYetBound = []string{
 	"demo", "sample", "restore", "serve", "eval", "nll", "plot flow", "plot blocks", "plot trajectory", "plot loss",
 	"plot moments", "experiment samplers", "experiment nfe", "experiment restore", "model info", "model x0", "sde",
-	"bench gemm", "bench triad", "bench mlp", "bench kernels", "bench ncsnpp", "bench ops", "bench peak",
-	"bench sample", "bench train", "classifier train", "fid",
+	"bench sample", "classifier train", "fid",
 }
 
 // leafCommands lists the commands that run (not the groups) under cmds, with their full names.
