@@ -11,6 +11,7 @@ import (
 
 	"holdgo/checkpoint"
 	"holdgo/data"
+	"holdgo/internal/cliconf"
 )
 
 // TestValidateRejectsEveryBadNumber: each numeric key, set to NaN, ±Inf or
@@ -254,4 +255,39 @@ func FuzzRunConfig(f *testing.F) {
 			t.Fatalf("YAML round trip of %+v: %+v, %v", c, again, err)
 		}
 	})
+}
+
+// TestRunConfigTagsMatchCaps: the bounds written in RunConfig's tags are the exported caps.
+func TestRunConfigTagsMatchCaps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*RunConfig, int)
+		cap  int
+	}{
+		{"hidden", func(c *RunConfig, v int) { c.Hidden = v }, MaxWidth},
+		{"fourier", func(c *RunConfig, v int) { c.Fourier = v }, MaxWidth},
+		{"layers", func(c *RunConfig, v int) { c.Layers = v }, MaxLayers},
+		{"batch", func(c *RunConfig, v int) { c.Batch = v }, MaxBatch},
+		{"nf", func(c *RunConfig, v int) { c.NF = v }, MaxChannels},
+		{"res-blocks", func(c *RunConfig, v int) { c.ResBlocks = v }, MaxResBlocks},
+	} {
+		c := DefaultRunConfig()
+		tc.set(&c, tc.cap)
+		if err := cliconf.Check(&c); err != nil {
+			t.Errorf("%s at its cap %d: %v", tc.name, tc.cap, err)
+		}
+		tc.set(&c, tc.cap+1)
+		if err := cliconf.Check(&c); err == nil || !strings.Contains(err.Error(), "--"+tc.name+" ") {
+			t.Errorf("%s past its cap %d: got %v", tc.name, tc.cap, err)
+		}
+	}
+	c := DefaultRunConfig()
+	c.FourierScale = MaxFourierScale
+	if err := cliconf.Check(&c); err != nil {
+		t.Errorf("fourier-scale at its cap: %v", err)
+	}
+	c.FourierScale = math.Nextafter(MaxFourierScale, math.Inf(1))
+	if err := cliconf.Check(&c); err == nil {
+		t.Error("fourier-scale past its cap accepted")
+	}
 }
