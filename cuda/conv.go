@@ -90,7 +90,7 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 	if in[2].Len() > s.o { // per-sample bias (N, O): bias[(i/P) mod N·O] as N = 1, O = N·O
 		n, o2 = 1, s.n*s.o
 	}
-	return d.launch("hg_conv_bias", grid1D(out.Len()), new(args).i32(n).i32(o2).i32(s.p).ptr(ip[2]).ptr(o))
+	return d.hgConvBias(grid1D(out.Len()), n, o2, s.p, ip[2], o)
 }
 
 // conv2dGradInput runs OpConv2dGradInput: out = dx, in = dy, w.
@@ -122,9 +122,9 @@ func (d *Device) conv2dGradWeight(op tensor.Op, out *tensor.Tensor, in []*tensor
 	s := d.convShape(in[0].Shape(), out.Shape(), in[1].Shape(), op)
 	if s.n == 0 || s.p == 0 { // no terms: dw = β·dw
 		if op.Beta == 0 {
-			return d.launch("hg_fill", grid1D(out.Len()), new(args).i32(out.Len()).f32(0).ptr(o))
+			return d.hgFill(grid1D(out.Len()), out.Len(), 0, o)
 		}
-		return d.launch("hg_unary", grid1D(out.Len()), new(args).i32(out.Len()).i32(unaryCodes[tensor.OpMulScalar]).f32(op.Beta).ptr(o).ptr(o))
+		return d.hgUnary(grid1D(out.Len()), out.Len(), unaryCodes[tensor.OpMulScalar], op.Beta, o, o)
 	}
 	return s.chunks(func(n0, b int) error {
 		beta := float32(1)

@@ -214,7 +214,7 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 	// The element-wise ops run on hg_unary and hg_binary with their op codes (opcodes_gen.go,
 	// generated from the op table like the kernels' kernels/ops_gen.h).
 	if code, ok := unaryCodes[op.Kind]; ok {
-		return d.launch("hg_unary", grid1D(n), new(args).i32(n).i32(code).f32(op.Scalar).ptr(ip[0]).ptr(o))
+		return d.hgUnary(grid1D(n), n, code, op.Scalar, ip[0], o)
 	}
 	if code, ok := binaryCodes[op.Kind]; ok {
 		return d.binary(code, out, in[0], in[1], o, ip[0], ip[1])
@@ -224,7 +224,7 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		if op.Scalar == 0 && !math.Signbit(float64(op.Scalar)) { // a memset, no launch (zeroing gradients)
 			return d.be.Zero(o, 4*n)
 		}
-		return d.launch("hg_fill", grid1D(n), new(args).i32(n).f32(op.Scalar).ptr(o))
+		return d.hgFill(grid1D(n), n, op.Scalar, o)
 	case tensor.OpCopy:
 		if o == ip[0] {
 			return nil
@@ -250,10 +250,10 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		return d.rows(op, out, in[0], o, ip[0])
 	case tensor.OpSoftmax:
 		rows, cols := lastAxis(out)
-		return d.launch("hg_softmax_fwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(op.Scalar).ptr(ip[0]).ptr(o))
+		return d.hgSoftmaxFwd(gridRows(rows), rows, cols, op.Scalar, ip[0], o)
 	case tensor.OpSoftmaxGrad:
 		rows, cols := lastAxis(out)
-		return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(o))
+		return d.hgSoftmaxBwd(gridRows(rows), rows, cols, op.Scalar, ip[0], ip[1], o)
 	case tensor.OpConv2d:
 		return d.conv2d(op, out, in, o, ip)
 	case tensor.OpConv2dGradInput:
@@ -268,12 +268,10 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		return d.groupNormParamGrad(op, in[0], o, ip)
 	case tensor.OpGroupNormSiLU:
 		n, c, spatial := groupShape(in[0])
-		return d.launch("hg_group_norm_silu", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
-			f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o))
+		return d.hgGroupNormSilu(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], o)
 	case tensor.OpGroupNormSiLUGrad:
 		n, c, spatial := groupShape(in[0])
-		return d.launch("hg_group_norm_silu_dz", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
-			f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(ip[3]).ptr(o))
+		return d.hgGroupNormSiluDz(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], ip[3], o)
 	case tensor.OpUpFIRDn2d:
 		return d.firOp(op, out, in[0], o, ip[0])
 	}
@@ -292,8 +290,7 @@ func groupShape(x *tensor.Tensor) (n, c, spatial int) {
 // and the tape (an extra read of x per group-norm backward is the price).
 func (d *Device) groupNormGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
 	n, c, spatial := groupShape(x)
-	return d.launch("hg_group_norm_bwd", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
-		f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o))
+	return d.hgGroupNormBwd(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], o)
 }
 
 // groupNormParamGrad runs OpGroupNormParamGrad (in = x, dy; out (2, C) = dγ, dβ): the group
@@ -301,7 +298,7 @@ func (d *Device) groupNormGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []u
 func (d *Device) groupNormParamGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
 	n, c, spatial := groupShape(x)
 	if n*spatial == 0 {
-		return d.launch("hg_fill", grid1D(2*c), new(args).i32(2*c).f32(0).ptr(o))
+		return d.hgFill(grid1D(2*c), 2*c, 0, o)
 	}
 	ng := n * op.Groups
 	stats, err := d.scratch(2 * 4 * ng)
@@ -310,12 +307,10 @@ func (d *Device) groupNormParamGrad(op tensor.Op, x *tensor.Tensor, o uintptr, i
 	}
 	defer d.release(stats)
 	mean, rstd := stats.ptr, stats.ptr+uintptr(4*ng)
-	if err := d.launch("hg_group_stats", gridRows(ng), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
-		f32(op.Scalar).ptr(ip[0]).ptr(mean).ptr(rstd)); err != nil {
+	if err := d.hgGroupStats(gridRows(ng), n, c, spatial, op.Groups, op.Scalar, ip[0], mean, rstd); err != nil {
 		return err
 	}
-	return d.launch("hg_group_norm_param_grad", gridRows(c), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
-		ptr(mean).ptr(rstd).ptr(ip[0]).ptr(ip[1]).ptr(o))
+	return d.hgGroupNormParamGrad(gridRows(c), n, c, spatial, op.Groups, mean, rstd, ip[0], ip[1], o)
 }
 
 // groupNormOp runs OpGroupNorm; the saved statistics go to scratch memory.
@@ -327,8 +322,8 @@ func (d *Device) groupNormOp(op tensor.Op, out, x *tensor.Tensor, o uintptr, ip 
 		return err
 	}
 	defer d.release(stats)
-	return d.launch("hg_group_norm", gridRows(n*op.Groups), new(args).i32(n).i32(c).i32(spatial).i32(op.Groups).
-		f32(op.Scalar).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]).ptr(o).ptr(stats.ptr).ptr(stats.ptr+uintptr(4*n*op.Groups)))
+	return d.hgGroupNorm(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], o, stats.ptr,
+		stats.ptr+uintptr(4*n*op.Groups))
 }
 
 // firOp runs OpUpFIRDn2d with the separable filter K = t·tᵀ·Scalar, t = tensor.FIRTaps, passed
@@ -336,7 +331,6 @@ func (d *Device) groupNormOp(op tensor.Op, out, x *tensor.Tensor, o uintptr, ip 
 func (d *Device) firOp(op tensor.Op, out, x *tensor.Tensor, o, px uintptr) error {
 	h, w, oh, ow := x.Dim(2), x.Dim(3), out.Dim(2), out.Dim(3)
 	t := tensor.FIRTaps
-	return d.launch("hg_upfirdn2d_sep", grid1D(out.Len()), new(args).i32(x.Dim(0)*x.Dim(1)).i32(h).i32(w).
-		i32(max(op.Up, 1)).i32(max(op.Down, 1)).i32(op.Pad).i32(oh).i32(ow).
-		f32(t[0]).f32(t[1]).f32(t[2]).f32(t[3]).f32(op.Scalar).ptr(px).ptr(o))
+	return d.hgUpfirdn2dSep(grid1D(out.Len()), x.Dim(0)*x.Dim(1), h, w, max(op.Up, 1), max(op.Down, 1), op.Pad, oh, ow,
+		t[0], t[1], t[2], t[3], op.Scalar, px, o)
 }

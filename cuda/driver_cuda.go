@@ -176,6 +176,9 @@ func (d *driver) open(ordinal int) error {
 	if err != nil {
 		return err
 	}
+	if err := checkKernelParams(mods); err != nil {
+		return err
+	}
 	for fam, ptx := range mods {
 		m, err := loadPTX(ptx)
 		if err != nil {

@@ -87,7 +87,7 @@ type fakeGemmer struct{ *fakeBackend }
 func (f fakeGemmer) Sgemm(g Gemm) error { f.gemms = append(f.gemms, g); return nil }
 
 func TestArgsPacking(t *testing.T) {
-	a := new(args).i32(-3).f32(1.5).f64(-2.25).i64(1<<40).ptr(0xdeadbeef).bool32(true).ints([]int{7, 8}, 1)
+	a := new(args).i32(-3).f32(1.5).f64(-2.25).i64(1<<40).ptr(0xdeadbeef).i32(boolInt(true)).ints([]int{7, 8}, 1)
 	want := []uint64{uint64(uint32(0xfffffffd)), uint64(math.Float32bits(1.5)), math.Float64bits(-2.25), 1 << 40, 0xdeadbeef, 1,
 		7, 8, 1, 1, 1, 1}
 	if !slices.Equal(a.slots, want) || a.err != nil {

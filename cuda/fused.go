@@ -48,7 +48,7 @@ func (d *Device) Softmax(y, x *tensor.Tensor) error {
 	if rows == 0 {
 		return nil
 	}
-	return d.launch("hg_softmax_fwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(1).ptr(p[0]).ptr(p[1]))
+	return d.hgSoftmaxFwd(gridRows(rows), rows, cols, 1, p[0], p[1])
 }
 
 // SoftmaxBackward sets dx = y ⊙ (dy − Σ_last dy ⊙ y) for y = softmax(x).
@@ -64,7 +64,7 @@ func (d *Device) SoftmaxBackward(dx, y, dy *tensor.Tensor) error {
 	if rows == 0 {
 		return nil
 	}
-	return d.launch("hg_softmax_bwd", gridRows(rows), new(args).i32(rows).i32(cols).f32(1).ptr(p[0]).ptr(p[1]).ptr(p[2]))
+	return d.hgSoftmaxBwd(gridRows(rows), rows, cols, 1, p[0], p[1], p[2])
 }
 
 // GroupNorm normalises x of shape (N, C, spatial…) over groups of C/groups channels:
@@ -95,8 +95,7 @@ func (d *Device) GroupNorm(y, mean, rstd, x, gamma, beta *tensor.Tensor, groups 
 	if n == 0 || spatial == 0 {
 		return nil
 	}
-	return d.launch("hg_group_norm", gridRows(n*groups), new(args).i32(n).i32(c).i32(spatial).i32(groups).f32(eps).
-		ptr(p[0]).ptr(p[1]).ptr(p[2]).ptr(p[3]).ptr(p[4]).ptr(p[5]))
+	return d.hgGroupNorm(gridRows(n*groups), n, c, spatial, groups, eps, p[0], p[1], p[2], p[3], p[4], p[5])
 }
 
 // Conv2D is the geometry of a 2-D convolution's im2col.
@@ -144,12 +143,6 @@ func (d *Device) im2col(name string, x, col *tensor.Tensor, c Conv2D) error {
 	return d.col2imLaunch(c, n, ch, h, w, oh, ow, 0, p[1], p[0])
 }
 
-// convArgs packs the geometry arguments hg_im2col and hg_col2im share.
-func convArgs(c Conv2D, n, ch, h, w, oh, ow int) *args {
-	return new(args).i32(n).i32(ch).i32(h).i32(w).i32(c.KH).i32(c.KW).i32(c.PadH).i32(c.PadW).
-		i32(c.StrideH).i32(c.StrideW).i32(c.DilH).i32(c.DilW).i32(oh).i32(ow)
-}
-
 // im2colLaunch unfolds n images at x into col, element (sample i, row r, column p) at
 // col[i·sn + r·sr + p] (kernels/im2col.cu).
 func (d *Device) im2colLaunch(c Conv2D, n, ch, h, w, oh, ow, sn, sr int, x, col uintptr) error {
@@ -157,7 +150,8 @@ func (d *Device) im2colLaunch(c Conv2D, n, ch, h, w, oh, ow, sn, sr int, x, col 
 	if total == 0 {
 		return nil
 	}
-	return d.launch("hg_im2col", grid1D(total), convArgs(c, n, ch, h, w, oh, ow).i64(sn).i64(sr).ptr(x).ptr(col))
+	return d.hgIm2col(grid1D(total), n, ch, h, w, c.KH, c.KW, c.PadH, c.PadW, c.StrideH, c.StrideW, c.DilH, c.DilW, oh, ow,
+		sn, sr, x, col)
 }
 
 // col2imLaunch sets x = col2im(col) + beta·x for n images in the per-sample layout.
@@ -165,7 +159,8 @@ func (d *Device) col2imLaunch(c Conv2D, n, ch, h, w, oh, ow int, beta float32, c
 	if n*ch*h*w == 0 {
 		return nil
 	}
-	return d.launch("hg_col2im", grid1D(n*ch*h*w), convArgs(c, n, ch, h, w, oh, ow).f32(beta).ptr(col).ptr(x))
+	return d.hgCol2im(grid1D(n*ch*h*w), n, ch, h, w, c.KH, c.KW, c.PadH, c.PadW, c.StrideH, c.StrideW, c.DilH, c.DilW, oh, ow,
+		beta, col, x)
 }
 
 // Im2Col unfolds x (N, C, H, W) into col (N, C·KH·KW, OH·OW).
@@ -213,8 +208,8 @@ func (d *Device) UpFirDn2D(y, x, k *tensor.Tensor, f FIR) error {
 		return nil
 	}
 	planes := y.Len() / (oh * ow)
-	return d.launch("hg_upfirdn2d", grid1D(y.Len()), new(args).i32(planes).i32(h).i32(w).i32(max(f.Up, 1)).
-		i32(max(f.Down, 1)).i32(f.Pad0).i32(f.Pad1).i32(kh).i32(kw).i32(oh).i32(ow).ptr(p[0]).ptr(p[1]).ptr(p[2]))
+	return d.hgUpfirdn2d(grid1D(y.Len()), planes, h, w, max(f.Up, 1), max(f.Down, 1), f.Pad0, f.Pad1, kh, kw, oh, ow,
+		p[0], p[1], p[2])
 }
 
 func sameLen(what string, ts ...*tensor.Tensor) error {
@@ -242,8 +237,8 @@ func (d *Device) Adam(params, grads, m, v *tensor.Tensor, beta1, beta2, eps, lr 
 	}
 	bc1 := 1 - math.Pow(beta1, float64(step))
 	bc2 := 1 - math.Pow(beta2, float64(step))
-	return d.launch("hg_adam", grid1D(n), new(args).i32(n).f32(float32(beta1)).f32(float32(beta2)).f32(float32(eps)).
-		f32(float32(lr/bc1)).f32(float32(math.Sqrt(bc2))).ptr(p[0]).ptr(p[1]).ptr(p[2]).ptr(p[3]))
+	return d.hgAdam(grid1D(n), n, float32(beta1), float32(beta2), float32(eps), float32(lr/bc1), float32(math.Sqrt(bc2)),
+		p[0], p[1], p[2], p[3])
 }
 
 // EMA moves shadow towards params: shadow −= (1 − decay)·(shadow − params).
@@ -259,5 +254,5 @@ func (d *Device) EMA(shadow, params *tensor.Tensor, decay float64) error {
 	if n == 0 {
 		return nil
 	}
-	return d.launch("hg_ema", grid1D(n), new(args).i32(n).f32(float32(1-decay)).ptr(p[0]).ptr(p[1]))
+	return d.hgEma(grid1D(n), n, float32(1-decay), p[0], p[1])
 }

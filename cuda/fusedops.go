@@ -28,18 +28,17 @@ func (d *Device) fusedOp(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, 
 		return d.PositionalEmbedding(out, in[0], out.Dim(1))
 	case tensor.OpAdam:
 		c := op.Coef
-		return d.launch("hg_clip_adam", gridFlat(out.Len()), new(args).i32(out.Len()).f32(float32(c[0])).f32(float32(c[1])).
-			f32(float32(c[2])).f32(float32(c[3])).f32(float32(c[4])).f64(c[5]).ptr64(ip[3]).ptr(o).ptr(ip[0]).ptr(ip[1]).ptr(ip[2]))
+		return d.hgClipAdam(gridFlat(out.Len()), out.Len(), float32(c[0]), float32(c[1]), float32(c[2]), float32(c[3]),
+			float32(c[4]), c[5], ip[3], o, ip[0], ip[1], ip[2])
 	case tensor.OpEMA:
-		return d.launch("hg_ema_guard", gridFlat(out.Len()), new(args).i32(out.Len()).f32(float32(1-op.Coef[0])).
-			ptr64(ip[1]).ptr(o).ptr(ip[0]))
+		return d.hgEmaGuard(gridFlat(out.Len()), out.Len(), float32(1-op.Coef[0]), ip[1], o, ip[0])
 	case tensor.OpSumSq:
 		return d.reduceInto(o, 1, 1, func(g [3]int, partial uintptr) error {
-			return d.launch("hg_sumsq", g, new(args).i32(in[0].Len()).ptr(ip[0]).ptr64(partial))
+			return d.hgSumsq(g, in[0].Len(), ip[0], partial)
 		}, in[0].Len())
 	case tensor.OpScoreLoss:
 		return d.reduceInto(ip[2], 0, 1/op.Coef[0], func(g [3]int, partial uintptr) error {
-			return d.launch("hg_score_loss", g, new(args).i32(out.Len()).i32(int(op.Coef[0])).ptr(ip[0]).ptr(ip[1]).ptr(o).ptr(partial))
+			return d.hgScoreLoss(g, out.Len(), int(op.Coef[0]), ip[0], ip[1], o, partial)
 		}, out.Len())
 	case tensor.OpPerturb:
 		var aux *tensor.Tensor
@@ -65,14 +64,14 @@ func (d *Device) reduceInto(stats uintptr, slot int, scale float64, first func(g
 	if err := first(g, partial.ptr); err != nil {
 		return err
 	}
-	return d.launch("hg_finish", gridRows(1), new(args).i32(g[0]).ptr64(partial.ptr).f64(scale).ptr64(stats).i32(slot))
+	return d.hgFinish(gridRows(1), g[0], partial.ptr, scale, stats, slot)
 }
 
 func (d *Device) fillNormal(n int, s rng.Stream, p uintptr) error {
 	if n == 0 {
 		return nil
 	}
-	return d.launch("hg_philox_normal", grid1D((n+1)/2), new(args).i64(n).stream(s).ptr(p))
+	return d.hgPhiloxNormal(grid1D((n+1)/2), n, s.Key, s.Step, s.ID, p)
 }
 
 func (d *Device) dropout(n int, s rng.Stream, p float64, first uint64, x, y uintptr) error {
@@ -82,8 +81,7 @@ func (d *Device) dropout(n int, s rng.Stream, p float64, first uint64, x, y uint
 	if n == 0 {
 		return nil
 	}
-	return d.launch("hg_dropout", grid1D(n), new(args).i64(n).u64(first).stream(s).f32(float32(p)).
-		f32(rng.DropoutKeep(p)).ptr(x).ptr(y))
+	return d.hgDropout(grid1D(n), n, first, s.Key, s.Step, s.ID, float32(p), rng.DropoutKeep(p), x, y)
 }
 
 // blockAffine runs OpBlockAffine: hg_lt_step for a B update followed by A-halves, hg_lt_b for a B
@@ -103,14 +101,13 @@ func (d *Device) blockAffine(op tensor.Op, x *tensor.Tensor, px uintptr, ip []ui
 	score := len(ip) > op.Halves
 	switch {
 	case score && op.Halves == 0:
-		return d.launch("hg_lt_b", g, new(args).i32(batch).i32(n).i32(dim).ptr64(coef.ptr).ptr(ip[0]).ptr(px))
+		return d.hgLtB(g, batch, n, dim, coef.ptr, ip[0], px)
 	case score:
 		z2 := ip[len(ip)-1]
-		return d.launch("hg_lt_step", g, new(args).i32(batch).i32(n).i32(dim).i32(op.Halves).
-			ptr(coef.ptr).ptr(ip[0]).ptr(ip[1]).ptr(z2).ptr(px))
+		return d.hgLtStep(g, batch, n, dim, op.Halves, coef.ptr, ip[0], ip[1], z2, px)
 	}
 	for half := range op.Halves {
-		if err := d.launch("hg_lt_a", g, new(args).i32(batch).i32(n).i32(dim).i32(half).ptr64(coef.ptr).ptr(ip[half]).ptr(px)); err != nil {
+		if err := d.hgLtA(g, batch, n, dim, half, coef.ptr, ip[half], px); err != nil {
 			return err
 		}
 	}

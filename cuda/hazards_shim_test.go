@@ -66,7 +66,7 @@ func TestShimUnaryInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.release(buf)
-	if err := d.launch("hg_unary", grid1D(len(x)), new(args).i32(len(x)).i32(unaryCodes[tensor.OpMulScalar]).f32(0.5).ptr(buf.ptr).ptr(buf.ptr)); err != nil {
+	if err := d.hgUnary(grid1D(len(x)), len(x), unaryCodes[tensor.OpMulScalar], 0.5, buf.ptr, buf.ptr); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]float32, len(x))
@@ -89,7 +89,7 @@ func TestShimMisalignedDouble(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.release(buf)
-	err = d.launch("hg_finish", gridRows(1), new(args).i32(1).ptr64(at(buf.ptr, 1)).f64(1).ptr64(at(buf.ptr, 8)).i32(0))
+	err = d.hgFinish(gridRows(1), 1, at(buf.ptr, 1), 1, at(buf.ptr, 8), 0)
 	if err == nil || !strings.Contains(err.Error(), "hg_finish") || !strings.Contains(err.Error(), "not 8-byte aligned") {
 		t.Errorf("misaligned double*: %v", err)
 	}

@@ -27,8 +27,7 @@ func (d *Device) perturb(batch, n, dim int, coef uintptr, q0, eps, aux, x, targe
 	if dim == 0 || batch == 0 {
 		return nil
 	}
-	return d.launch("hg_hold_perturb", grid1D(batch*dim), new(args).i32(batch).i32(n).i32(dim).ptr64(coef).
-		ptr(p[0]).ptr(p[1]).ptr(pAux).ptr(p[2]).ptr(p[3]))
+	return d.hgHoldPerturb(grid1D(batch*dim), batch, n, dim, coef, p[0], p[1], pAux, p[2], p[3])
 }
 
 // LieTrotterUnfused runs the step a of tensor.BlockStep (a score and a.Halves ≥ 1 noises) as

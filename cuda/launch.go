@@ -3,6 +3,9 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"strings"
+
+	"holdgo/kernels"
 )
 
 // Launch configuration shared with the kernels (kernels/common.cuh).
@@ -64,12 +67,12 @@ func (a *args) f64(v float64) *args {
 	return a
 }
 
-// bool32 appends a C int that is 1 for true.
-func (a *args) bool32(v bool) *args {
+// boolInt is the C int of a flag: 1 for true.
+func boolInt(v bool) int {
 	if v {
-		return a.i32(1)
+		return 1
 	}
-	return a.i32(0)
+	return 0
 }
 
 // ints appends up to maxRank C ints, padding with pad.
@@ -101,6 +104,32 @@ func (d *Device) launch(name string, grid [3]int, a *args) error {
 	}
 	if err := d.be.Launch(name, grid, block1D, 0, a.slots); err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", name, err)
+	}
+	return nil
+}
+
+// checkKernelParams checks the kernels of PTX modules (by family) against the launchers of
+// launch_gen.go, which are generated from the kernels' C declarations: every kernel has a
+// launcher, every launcher a kernel, and their parameter types agree. A PTX left stale after a
+// kernel's parameters changed thus fails when the device loads it, not when the launch runs.
+func checkKernelParams(mods map[string]string) error {
+	seen := map[string]bool{}
+	for fam, ptx := range mods {
+		for name, params := range kernels.Params(ptx) {
+			want, ok := kernelParams[name]
+			if !ok {
+				return fmt.Errorf("cuda: %s.ptx: kernel %s has no launcher (go generate ./tensor)", fam, name)
+			}
+			if got := strings.Join(params, " "); got != want {
+				return fmt.Errorf("cuda: %s.ptx: kernel %s takes (%s), its launcher packs (%s): the PTX is stale (make ptx)", fam, name, got, want)
+			}
+			seen[name] = true
+		}
+	}
+	for name := range kernelParams {
+		if !seen[name] {
+			return fmt.Errorf("cuda: kernel %s has a launcher but is in no PTX module (make ptx)", name)
+		}
 	}
 	return nil
 }

@@ -110,13 +110,13 @@ func at(p uintptr, off int) uintptr { return p + uintptr(4*off) }
 func (d *Device) binary(code int, out, a, b *tensor.Tensor, o, pa, pb uintptr) error {
 	n := out.Len()
 	if tensor.SameShape(a, b) && tensor.SameShape(a, out) {
-		return d.launch("hg_binary", grid1D(n), new(args).i32(n).i32(code).ptr(pa).ptr(pb).ptr(o))
+		return d.hgBinary(grid1D(n), n, code, pa, pb, o)
 	}
 	r := out.Rank()
 	dims, st := coalesce(out.Shape(), bcastStrides(a.Shape(), r), bcastStrides(b.Shape(), r), strides(out.Shape()))
 	return forStrided(dims, st, func(n int, dims []int, st [][]int, offs []int) error {
-		return d.launch("hg_binary_bcast", grid1D(n), new(args).i32(n).i32(code).ints(dims, 1).ints(st[0], 0).
-			ints(st[1], 0).ptr(at(pa, offs[0])).ptr(at(pb, offs[1])).ptr(at(o, offs[2])))
+		return d.hgBinaryBcast(grid1D(n), n, code, [maxRank]int(dims), [maxRank]int(st[0]), [maxRank]int(st[1]),
+			at(pa, offs[0]), at(pb, offs[1]), at(o, offs[2]))
 	})
 }
 
@@ -136,8 +136,8 @@ func (d *Device) stridedCopy(shape, srcStrides, dstStrides []int, src, dst uintp
 	}
 	dims, st := coalesce(shape, srcStrides, dstStrides)
 	return forStrided(dims, st, func(n int, dims []int, st [][]int, offs []int) error {
-		return d.launch("hg_strided_copy", grid1D(n), new(args).i32(n).bool32(accumulate).ints(dims, 1).
-			ints(st[0], 0).ints(st[1], 0).ptr(at(src, offs[0])).ptr(at(dst, offs[1])))
+		return d.hgStridedCopy(grid1D(n), n, boolInt(accumulate), [maxRank]int(dims), [maxRank]int(st[0]), [maxRank]int(st[1]),
+			at(src, offs[0]), at(dst, offs[1]))
 	})
 }
 
@@ -218,9 +218,9 @@ func (d *Device) rows(op tensor.Op, out, a *tensor.Tensor, o, pa uintptr) error 
 	defer d.release(s)
 	rows := len(op.Index)
 	if op.Kind == tensor.OpGather {
-		return d.launch("hg_gather_rows", grid1D(rows*cols), new(args).i32(rows).i32(cols).ptr(s.ptr).ptr(pa).ptr(o))
+		return d.hgGatherRows(grid1D(rows*cols), rows, cols, s.ptr, pa, o)
 	}
-	return d.launch("hg_scatter_rows", grid1D(cols), new(args).i32(rows).i32(cols).ptr(s.ptr).ptr(pa).ptr(o))
+	return d.hgScatterRows(grid1D(cols), rows, cols, s.ptr, pa, o)
 }
 
 // reduce reduces over axes (sorted, distinct). Adjacent reduced axes form one (outer, r, inner)
@@ -278,9 +278,9 @@ func (d *Device) reduce(kind int, axes []int, shape []int, o, src uintptr) error
 		if outer*inner > 0 {
 			var err error
 			if inner == 1 {
-				err = d.launch("hg_reduce_rows", gridRows(outer), new(args).i32(outer).i32(r).i32(kind).ptr(src).ptr(dst))
+				err = d.hgReduceRows(gridRows(outer), outer, r, kind, src, dst)
 			} else {
-				err = d.launch("hg_reduce_cols", grid1D(outer*inner), new(args).i32(outer).i32(r).i32(inner).i32(kind).ptr(src).ptr(dst))
+				err = d.hgReduceCols(grid1D(outer*inner), outer, r, inner, kind, src, dst)
 			}
 			if err != nil {
 				return err
@@ -361,9 +361,8 @@ func (d *Device) kernelSgemm(g Gemm) error {
 		}
 		c.C = at(g.C, m0*g.Ldc)
 		grid := [3]int{(c.N + gemmTile - 1) / gemmTile, (c.M + gemmTile - 1) / gemmTile, c.Batch}
-		a := new(args).i32(c.M).i32(c.N).i32(c.K).bool32(c.TransA).bool32(c.TransB).f32(c.Alpha).
-			ptr(c.A).i32(c.Lda).i64(c.StrideA).ptr(c.B).i32(c.Ldb).i64(c.StrideB).f32(c.Beta).ptr(c.C).i32(c.Ldc).i64(c.StrideC)
-		if err := d.launch("hg_sgemm", grid, a); err != nil {
+		if err := d.hgSgemm(grid, c.M, c.N, c.K, boolInt(c.TransA), boolInt(c.TransB), c.Alpha, c.A, c.Lda, c.StrideA, c.B, c.Ldb,
+			c.StrideB, c.Beta, c.C, c.Ldc, c.StrideC); err != nil {
 			return err
 		}
 	}

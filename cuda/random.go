@@ -14,11 +14,6 @@ func (a *args) u32(v uint32) *args { a.slots = append(a.slots, uint64(v)); retur
 
 func (a *args) u64(v uint64) *args { a.slots = append(a.slots, v); return a }
 
-func (a *args) stream(s rng.Stream) *args {
-	a.slots = append(a.slots, s.Key)
-	return a.u32(s.Step).u32(s.ID)
-}
-
 // FillNormal sets dst to the standard normal draws of s (rng.Stream.FillNormal; tensor.FillNormal).
 func (d *Device) FillNormal(dst *tensor.Tensor, s rng.Stream) error {
 	p, err := d.ptrOf(dst)
@@ -34,7 +29,7 @@ func (d *Device) FillUniform(dst *tensor.Tensor, s rng.Stream) error {
 	if err != nil || dst.Len() == 0 {
 		return err
 	}
-	return d.launch("hg_philox_uniform", grid1D(dst.Len()), new(args).i64(dst.Len()).stream(s).ptr(p))
+	return d.hgPhiloxUniform(grid1D(dst.Len()), dst.Len(), s.Key, s.Step, s.ID, p)
 }
 
 // Dropout sets y = x·mask with mask_j = 1/(1−p) where uniform j of s is ≥ p, else 0

@@ -30,6 +30,5 @@ func (d *Device) timeEmbed(out, t, w *tensor.Tensor, mode, half int, scale float
 	if out.Len() == 0 {
 		return nil
 	}
-	return d.launch("hg_time_embed", grid1D(t.Len()*half), new(args).i32(t.Len()).i32(half).i32(mode).f64(scale).
-		ptr(p[1]).ptr(p[2]).ptr(p[0]))
+	return d.hgTimeEmbed(grid1D(t.Len()*half), t.Len(), half, mode, scale, p[1], p[2], p[0])
 }

@@ -68,3 +68,34 @@ func Entries(ptx string) []string {
 	sort.Strings(names)
 	return names
 }
+
+// Params returns the parameter types of every kernel of a PTX module (".u32", ".f64", … without
+// the dot), by kernel name.
+func Params(ptx string) map[string][]string {
+	out := map[string][]string{}
+	var cur string
+	for _, line := range strings.Split(ptx, "\n") {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, ".visible .entry "); ok {
+			cur = ""
+			if i := strings.IndexByte(rest, '('); i > 0 {
+				cur = rest[:i]
+				out[cur] = []string{}
+			}
+			continue
+		}
+		if cur == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, ".param ."); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				out[cur] = append(out[cur], f[0])
+			}
+			continue
+		}
+		if strings.HasPrefix(line, ")") {
+			cur = ""
+		}
+	}
+	return out
+}

@@ -1409,8 +1409,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "hg_dropout offset off by one (first-1 for first > 0)",
   "file": "cuda/fusedops.go",
-  "old": "new(args).i64(n).u64(first).stream(s)",
-  "new": "new(args).i64(n).u64(max(first, 1)-1).stream(s)",
+  "old": "d.hgDropout(grid1D(n), n, first, s.Key",
+  "new": "d.hgDropout(grid1D(n), n, max(first, 1)-1, s.Key",
   "pkg": "./cuda",
   "run": "TestShimKernels",
   "tags": "cudashim"
@@ -1418,8 +1418,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "hg_dropout offset cut to 32 bits",
   "file": "cuda/fusedops.go",
-  "old": "new(args).i64(n).u64(first).stream(s)",
-  "new": "new(args).i64(n).u64(uint64(uint32(first))).stream(s)",
+  "old": "d.hgDropout(grid1D(n), n, first, s.Key",
+  "new": "d.hgDropout(grid1D(n), n, uint64(uint32(first)), s.Key",
   "pkg": "./cuda",
   "run": "TestShimKernels",
   "tags": "cudashim"

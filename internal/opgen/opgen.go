@@ -5,7 +5,11 @@
 //     and their names;
 //   - kernels/ops_gen.h: the op codes of the element-wise CUDA kernels (hg_unary: the ClassUnary
 //     rows in order; hg_binary and hg_binary_bcast: the ClassBinary rows, then the ClassPair rows);
-//   - cuda/opcodes_gen.go: the same codes for the CUDA device's dispatch.
+//   - cuda/opcodes_gen.go: the same codes for the CUDA device's dispatch;
+//   - cuda/launch_gen.go: one typed Go launcher per CUDA kernel (HG_KERNEL in kernels/*.cu), with
+//     the kernel's C parameter list, so that a launch with the wrong arguments does not compile,
+//     and the kernels' PTX parameter types, which the CUDA device checks against the PTX it
+//     loads (a stale PTX fails at load time; TestKernelSignatures checks the committed PTX).
 //
 // It parses the table's source (go/parser, no type checking), so it runs while the tensor package
 // does not compile yet: after a row is added, before its constant exists. Run it with
@@ -22,6 +26,8 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -100,10 +106,19 @@ func generate(root string) ([]file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("format opcodes_gen.go: %w", err)
 	}
+	ks, err := readKernels(filepath.Join(root, "kernels"))
+	if err != nil {
+		return nil, err
+	}
+	goLaunch, err := format.Source(launchGo(ks))
+	if err != nil {
+		return nil, fmt.Errorf("format launch_gen.go: %w", err)
+	}
 	return []file{
 		{"tensor/ops_gen.go", goOps},
 		{"kernels/ops_gen.h", codesC(rows)},
 		{"cuda/opcodes_gen.go", goCodes},
+		{"cuda/launch_gen.go", goLaunch},
 	}, nil
 }
 
@@ -235,5 +250,160 @@ func codesGo(rows []row) []byte {
 		}
 		b.WriteString("}\n\n")
 	}
+	return b.Bytes()
+}
+
+// kernel is one HG_KERNEL(name)(params) of a kernels/*.cu family.
+type kernel struct {
+	name, family string
+	params       []param
+}
+
+// param is one kernel parameter, or a run of HG_MAX_RANK int parameters x0…x5 taken as one
+// [maxRank]int array xs.
+type param struct {
+	cDecl string // as declared, for the comment
+	name  string // Go name
+	c     string // C type without const and __restrict__: int, long long, float*, …
+	rank  bool   // the run x0…x5
+}
+
+// cTypes maps a kernel parameter's C type to its Go type, its args packer (launch.go) and its PTX
+// parameter type.
+var cTypes = map[string]struct{ goType, pack, ptx string }{
+	"int":                {"int", "i32", "u32"},
+	"long long":          {"int", "i64", "u64"},
+	"unsigned int":       {"uint32", "u32", "u32"},
+	"unsigned long long": {"uint64", "u64", "u64"},
+	"float":              {"float32", "f32", "f32"},
+	"double":             {"float64", "f64", "f64"},
+	"float*":             {"uintptr", "ptr", "u64"},
+	"int*":               {"uintptr", "ptr", "u64"},
+	"double*":            {"uintptr", "ptr64", "u64"}, // checked 8-byte aligned
+}
+
+const maxRank = 6 // HG_MAX_RANK
+
+var kernelRE = regexp.MustCompile(`HG_KERNEL\((\w+)\)\(([^)]*)\)`)
+
+// readKernels parses every HG_KERNEL declaration of dir/*.cu, sorted by name.
+func readKernels(dir string) ([]kernel, error) {
+	srcs, err := filepath.Glob(filepath.Join(dir, "*.cu"))
+	if err != nil {
+		return nil, err
+	}
+	var ks []kernel
+	for _, src := range srcs {
+		text, err := os.ReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range kernelRE.FindAllStringSubmatch(string(text), -1) {
+			k := kernel{name: m[1], family: filepath.Base(src)}
+			for _, decl := range strings.Split(m[2], ",") {
+				decl = strings.Join(strings.Fields(decl), " ")
+				f := strings.Fields(strings.NewReplacer("__restrict__", " ", "const ", " ", "*", "* ").Replace(decl))
+				if len(f) < 2 {
+					return nil, fmt.Errorf("%s: %s: parameter %q has no name", src, k.name, decl)
+				}
+				c := strings.ReplaceAll(strings.Join(f[:len(f)-1], " "), " *", "*")
+				if _, ok := cTypes[c]; !ok {
+					return nil, fmt.Errorf("%s: %s: parameter %q: C type %q has no Go launcher type", src, k.name, decl, c)
+				}
+				k.params = append(k.params, param{cDecl: decl, name: f[len(f)-1], c: c})
+			}
+			k.params = groupRanks(k.params)
+			ks = append(ks, k)
+		}
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].name < ks[j].name })
+	return ks, nil
+}
+
+// groupRanks joins each run of int parameters x0, x1, …, x5 into one rank parameter xs.
+func groupRanks(ps []param) []param {
+	var out []param
+	for i := 0; i < len(ps); i++ {
+		p := ps[i]
+		if base, ok := strings.CutSuffix(p.name, "0"); ok && p.c == "int" && i+maxRank <= len(ps) {
+			run := true
+			for j := 1; j < maxRank; j++ {
+				if q := ps[i+j]; q.c != "int" || q.name != base+strconv.Itoa(j) {
+					run = false
+				}
+			}
+			if run {
+				out = append(out, param{cDecl: "int " + base + "0…" + base + strconv.Itoa(maxRank-1), name: base + "s", c: "int", rank: true})
+				i += maxRank - 1
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// goName turns hg_group_norm_silu into hgGroupNormSilu.
+func goName(c string) string {
+	parts := strings.Split(c, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// reserved are the names a kernel parameter must not take in a launcher: the receiver, the grid,
+// what the body calls, and Go's keywords.
+var reserved = map[string]bool{"dev": true, "grid": true, "args": true, "new": true, "type": true, "func": true,
+	"range": true, "map": true, "var": true, "go": true, "default": true, "select": true, "case": true, "chan": true,
+	"const": true, "continue": true, "defer": true, "else": true, "for": true, "goto": true, "if": true, "import": true,
+	"interface": true, "package": true, "return": true, "struct": true, "switch": true, "break": true, "fallthrough": true}
+
+func launchGo(ks []kernel) []byte {
+	var b bytes.Buffer
+	b.WriteString("// Code generated by internal/opgen from kernels/*.cu. DO NOT EDIT.\n\npackage cuda\n\n")
+	b.WriteString("// The typed launchers of the CUDA kernels, one per HG_KERNEL of kernels/*.cu, with the kernel's\n" +
+		"// parameters in order (a run x0…x5 of ints is one [maxRank]int xs): a call with the wrong arguments\n" +
+		"// does not compile. C int arguments are checked to fit 32 bits and double* to be 8-byte aligned\n" +
+		"// (args, launch.go).\n\n")
+	for _, k := range ks {
+		var decls, pack, cdecl []string
+		for _, p := range k.params {
+			cdecl = append(cdecl, p.cDecl)
+			name := p.name
+			if reserved[name] {
+				name += "_"
+			}
+			if p.rank {
+				decls = append(decls, name+" [maxRank]int")
+				pack = append(pack, fmt.Sprintf(".ints(%s[:], 0)", name))
+				continue
+			}
+			t := cTypes[p.c]
+			decls = append(decls, name+" "+t.goType)
+			pack = append(pack, fmt.Sprintf(".%s(%s)", t.pack, name))
+		}
+		fmt.Fprintf(&b, "// %s launches %s (kernels/%s):\n//\n//\t%s(%s)\n", goName(k.name), k.name, k.family, k.name, strings.Join(cdecl, ", "))
+		fmt.Fprintf(&b, "func (dev *Device) %s(grid [3]int, %s) error {\n", goName(k.name), strings.Join(decls, ", "))
+		fmt.Fprintf(&b, "\treturn dev.launch(%q, grid, new(args)%s)\n}\n\n", k.name, strings.Join(pack, ""))
+	}
+	b.WriteString("// kernelParams are the PTX parameter types of every kernel, as its launcher packs them; the\n" +
+		"// device checks them against the PTX it loads (checkKernelParams).\nvar kernelParams = map[string]string{\n")
+	for _, k := range ks {
+		var ptx []string
+		for _, p := range k.params {
+			n := 1
+			if p.rank {
+				n = maxRank
+			}
+			for range n {
+				ptx = append(ptx, cTypes[p.c].ptx)
+			}
+		}
+		fmt.Fprintf(&b, "\t%q: %q,\n", k.name, strings.Join(ptx, " "))
+	}
+	b.WriteString("}\n")
 	return b.Bytes()
 }
