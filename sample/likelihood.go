@@ -40,6 +40,10 @@ type LikelihoodConfig struct {
 	// Gauge is the deterministic flow integrated: GaugeKernel (default "") the probability-flow ODE of
 	// the state, GaugeAligned the aligned gauge's flow of the sufficient statistic (likelihood_aligned.go).
 	Gauge string
+	// Clip > 0 integrates the flow of the clipped denoiser (x̂₀ thresholded to [−Clip, Clip];
+	// ClippedScorer, its VJP included): the likelihood of the model the samplers' --clip draws from.
+	// 0 integrates the network's own flow.
+	Clip float64
 }
 
 // The flows NLL can integrate.
@@ -115,6 +119,13 @@ func NLL(sde *hold.SDE, score DivScorer, data []float64, d int, cfg LikelihoodCo
 	case EstimatorRademacher, EstimatorGaussian, EstimatorExact:
 	default:
 		return nil, fmt.Errorf("sample: NLL: unknown estimator %q (want rademacher, gaussian or exact)", cfg.Estimator)
+	}
+	if cfg.Clip != 0 {
+		cs, err := NewClippedScorer(sde, score, cfg.Clip)
+		if err != nil {
+			return nil, fmt.Errorf("sample: NLL: %w", err)
+		}
+		score = cs
 	}
 	chunk := nllChunk
 	switch cfg.Gauge {
