@@ -14,7 +14,7 @@ var Differentiable = []string{
 	"Add", "AddScaled", "Sub", "Mul", "Div", "MatMul", "Linear", "Sum", "Mean", "Max",
 	"Reshape", "Permute", "Transpose", "Concat", "Slice", "Split", "Gather", "ScalarLoss",
 	"Conv2d", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention", "UpFIRDn2d", "Dropout", // conv.go, attention.go
-	"Sin",
+	"Sin", "Softplus",
 }
 
 // unary records an element-wise op whose backward computes dx from
@@ -83,6 +83,13 @@ func (g *Tape) Sin(x *Value) *Value {
 	return g.unary("Sin", x, tensor.Sin(g.out(x.Shape()...), x.T), func(d, x, _, dy *tensor.Tensor) {
 		tensor.Sin(d, tensor.AddScalar(d, x, math.Pi/2))
 		tensor.Mul(d, d, dy)
+	}, x.T)
+}
+
+// Softplus returns log(1 + exp(x)); its backward is dy·sigmoid(x).
+func (g *Tape) Softplus(x *Value) *Value {
+	return g.unary("Softplus", x, tensor.Softplus(g.out(x.Shape()...), x.T), func(d, x, _, dy *tensor.Tensor) {
+		tensor.Mul(d, tensor.Sigmoid(d, x), dy)
 	}, x.T)
 }
 

@@ -17,6 +17,7 @@ var unaryCodes = map[tensor.OpKind]int{
 	tensor.OpAddScalar: 8,  // HG_UNARY_AddScalar
 	tensor.OpMulScalar: 9,  // HG_UNARY_MulScalar
 	tensor.OpSin:       10, // HG_UNARY_Sin
+	tensor.OpSoftplus:  11, // HG_UNARY_Softplus
 }
 
 // binaryCodes are the op codes of hg_binary and hg_binary_bcast (kernels/ops_gen.h).

@@ -31,6 +31,7 @@ static __device__ __forceinline__ float hg_unary_op(int op, float s, float x) {
 	case HG_UNARY_AddScalar: return x + s;
 	case HG_UNARY_MulScalar: return x * s;
 	case HG_UNARY_Sin: return sinf(x); // accurate sinf: full argument reduction (Fourier features reach |x| ~ 10²)
+	case HG_UNARY_Softplus: return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
 	default: return nanf("");
 	}
 }

@@ -17,7 +17,8 @@
 #define HG_UNARY_AddScalar 8 // out = in0 + Scalar
 #define HG_UNARY_MulScalar 9 // out = in0 · Scalar
 #define HG_UNARY_Sin 10 // out = sin(in0) (Fourier features; cos x = sin(x + π/2))
-#define HG_UNARY_COUNT 11
+#define HG_UNARY_Softplus 11 // out = log(1 + exp(in0)), as max(in0, 0) + log1p(exp(−|in0|))
+#define HG_UNARY_COUNT 12
 
 // hg_binary, hg_binary_bcast
 #define HG_BINARY_Add 0 // out = in0 + in1, broadcasting

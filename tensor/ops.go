@@ -59,6 +59,9 @@ func Sigmoid(out, a *Tensor) *Tensor { return unary(OpSigmoid, 0, out, a) }
 // SiLU returns a·sigmoid(a).
 func SiLU(out, a *Tensor) *Tensor { return unary(OpSiLU, 0, out, a) }
 
+// Softplus returns log(1 + exp(a)), a smooth ReLU (its derivative is sigmoid(a)).
+func Softplus(out, a *Tensor) *Tensor { return unary(OpSoftplus, 0, out, a) }
+
 // AddScalar returns a + s.
 func AddScalar(out, a *Tensor, s float32) *Tensor { return unary(OpAddScalar, s, out, a) }
 

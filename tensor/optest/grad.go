@@ -78,6 +78,7 @@ func gradTable() map[string][]gradCase {
 		"Square":    unaryGC((*autograd.Tape).Square, false),
 		"Tanh":      unaryGC((*autograd.Tape).Tanh, false),
 		"Sin":       unaryGC((*autograd.Tape).Sin, false),
+		"Softplus":  unaryGC((*autograd.Tape).Softplus, false),
 		"Sigmoid":   unaryGC((*autograd.Tape).Sigmoid, false),
 		"SiLU":      unaryGC((*autograd.Tape).SiLU, false),
 		"AddScalar": unaryGC(func(g *autograd.Tape, x *autograd.Value) *autograd.Value { return g.AddScalar(x, 0.75) }, false),
@@ -219,7 +220,7 @@ func GradCases() []GradCase {
 // GradStep is the relative finite-difference step of an op (see the gradient mode above).
 func GradStep(op string) float64 {
 	switch op {
-	case "Exp", "Log", "Sqrt", "Tanh", "Sin", "Sigmoid", "SiLU", "Div", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention":
+	case "Exp", "Log", "Sqrt", "Tanh", "Sin", "Softplus", "Sigmoid", "SiLU", "Div", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention":
 		return 0.1
 	case "Max":
 		return 1e-2
