@@ -1,11 +1,11 @@
 package tensor
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"holdgo/internal/gemm"
+	"holdgo/internal/hugepage"
 	"holdgo/internal/parallel"
 	"holdgo/internal/vec"
 )
@@ -17,9 +17,9 @@ type cpuDevice struct{}
 
 func (cpuDevice) Name() string { return "cpu" }
 
-func (cpuDevice) Alloc(int) (Buffer, error) {
-	return nil, errors.New("host tensors own Go slices; use Zeros")
-}
+// Alloc returns host memory (New and Zeros make host tensors over such memory; Tensor.Buffer
+// shows a host tensor's memory as a Buffer).
+func (cpuDevice) Alloc(n int) (Buffer, error) { return &cpuBuffer{hugepage.Make(n)}, nil }
 
 // grain is the smallest chunk of elements worth handing to another core.
 const grain = 1 << 14
@@ -72,12 +72,12 @@ func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 		}
 	case ClassImage:
 		cpuImageOp(op, out, in) // cpu_conv.go, cpu_norm.go, cpu_fir.go
-	case ClassFused: // the plain loops of fused.go
+	case ClassFused: // cpu_fused.go
 		in32 := make([][]float32, len(in))
 		for i, t := range in {
 			in32[i] = t.data
 		}
-		fusedExec(op, o, out, in, in32)
+		cpuFused(op, o, out, in, in32)
 	default:
 		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
 	}

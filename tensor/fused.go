@@ -8,8 +8,9 @@ import (
 )
 
 // The fused families of the op list: the work of a training step and of a device-resident sampler
-// that is not a network layer. Every device implements them like any other op (CPU and Reference
-// with the plain loops of this file, cuda with its fused kernels), so train, sample, layers and
+// that is not a network layer. Every device implements them like any other op (the Reference with
+// the plain loops of this file, the CPU with internal/vec's kernels where optim and hold have them
+// (cpu_fused.go) and these loops elsewhere, cuda with its fused kernels), so train, sample, layers and
 // autograd issue them through Device alone. Ops that update several tensors name the first as
 // out and update the others in place; those are documented at the op.
 //
@@ -131,7 +132,8 @@ type AdamStep struct {
 // Adam is optim.ClipGradNorm followed by optim.Adam.Update on flat buffers: with the gradient
 // norm √stats[1] (SumSq), grads are scaled by maxNorm/(norm + 1e-6) when that is below 1, then
 // m, v and params are updated in place in float32. A step whose loss (stats[0]) or norm is not
-// finite changes nothing and is counted in stats[2].
+// finite changes nothing and is counted in stats[2]. When it clips, a device may leave grads
+// scaled (the CPU scales them in place, as optim.ClipGradNorm); they are not read after.
 func Adam(params, grads, m, v, stats *Tensor, a AdamStep) *Tensor {
 	sameLens("Adam", params, grads, m, v)
 	checkStats("Adam", stats)
@@ -274,8 +276,8 @@ func View(t *Tensor, offset int, shape ...int) (*Tensor, error) {
 	return &Tensor{shape: append([]int(nil), shape...), buf: b}, nil
 }
 
-// The plain implementations, shared by the CPU and Reference devices: o is out's storage, in the
-// inputs'.
+// The plain implementations: the Reference device's, and the CPU's for the ops cpu_fused.go does not
+// take. o is out's storage, in the inputs'.
 
 func fusedExec(op Op, o []float32, out *Tensor, in []*Tensor, in32 [][]float32) {
 	switch op.Kind {

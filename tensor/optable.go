@@ -164,7 +164,8 @@ var opTable = [numOps]opInfo{
 		unary: func(_, x float64) float64 { return math.Sin(x) }},
 	OpSoftplus: {doc: "out = log(1 + exp(in0)), as max(in0, 0) + log1p(exp(−|in0|))", class: ClassUnary, in: exactly(1),
 		unary: func(_, x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }},
-	// The fused families (fused.go): their plain loops (fusedExec) are the reference and the CPU kernels.
+	// The fused families (fused.go): their plain loops (fusedExec) are the reference; the CPU runs
+	// Adam, EMA, SumSq and Perturb with internal/vec (cpu_fused.go).
 	OpFillNormal: {doc: "out = normal draws of Stream (rng.Stream.FillNormal)", class: ClassFused, in: exactly(0), ref: refFused},
 	OpDropout: {doc: "out = in0·mask of Stream from element First, p = Coef[0] (rng.Stream.DropoutFrom)", class: ClassFused,
 		in: exactly(1), ref: refFused},

@@ -105,9 +105,14 @@ func (t *Tensor) Data() []float32 {
 	return t.data
 }
 
-// Buffer returns the device storage (nil for a host tensor). Devices use it
-// in their Exec implementations.
-func (t *Tensor) Buffer() Buffer { return t.buf }
+// Buffer returns the device storage; for a host tensor, its host memory as a Buffer of the CPU
+// device (Read and Write of that very memory copy nothing).
+func (t *Tensor) Buffer() Buffer {
+	if t.buf == nil {
+		return &cpuBuffer{t.data}
+	}
+	return t.buf
+}
 
 // Item returns the single element of a one-element host tensor.
 func (t *Tensor) Item() float32 {
