@@ -1810,6 +1810,15 @@ MUTATIONS = json.loads(r"""
   "pkg": "./tensor",
   "run": "TestWinogradWeightGradTransform43",
   "tags": ""
+ },
+ {
+  "label": "clipped score VJP: the clipped pixels' −u·r term 0.1 % too large",
+  "file": "sample/clipscore.go",
+  "old": "vjp[b*n*d+k*d+i] -= u[j] * r[k]",
+  "new": "vjp[b*n*d+k*d+i] -= 1.001 * u[j] * r[k]",
+  "pkg": "./sample",
+  "run": "TestClippedScorerVJP",
+  "tags": ""
  }
 ]
 """)
