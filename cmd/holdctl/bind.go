@@ -119,3 +119,23 @@ var boundFlags sync.Map
 // checkOnly stops every command after its flags are parsed, bound and checked, before its action
 // runs (for that test: a legal value does no work).
 var checkOnly bool
+
+// setUsage gives cmd's flag name the help text usage, for a field whose help is computed (a list of
+// names) and so cannot be a tag.
+func setUsage(cmd *cli.Command, name, usage string) {
+	for _, f := range cmd.Flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			if f.Name == name {
+				f.Usage = usage
+				return
+			}
+		case *cli.StringSliceFlag:
+			if f.Name == name {
+				f.Usage = usage
+				return
+			}
+		}
+	}
+	panic("setUsage: no flag --" + name)
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -17,11 +16,23 @@ import (
 // offline feature network of `holdctl fid --features CKPT`:
 //
 //	holdctl classifier train --data fashion-mnist:/usr/share/datasets/fashion-mnist --out fmnist-classifier.safetensors
+//
+// classifierOptions are holdctl classifier train's numeric settings.
+type classifierOptions struct {
+	Epochs int     `flag:"epochs" min:"1" max:"100000" help:"passes over the training images"`
+	Batch  int     `flag:"batch" min:"1" max:"65536" help:"batch size"`
+	LR     float64 `flag:"lr" gt:"0" max:"10" help:"peak learning rate (cosine decay to 0)"`
+	Limit  int     `flag:"limit" min:"0" max:"2147483647" note:"0: all" help:"use at most this many training images (0: all)"`
+	Seed   uint64  `flag:"seed" help:"seed of the initialisation and the shuffling"`
+	threadsOption
+}
+
 func classifierCommand() *cli.Command {
+	opt := classifierOptions{Epochs: 5, Batch: 128, LR: 2e-3, Seed: 1}
 	return &cli.Command{
 		Name:  "classifier",
 		Usage: "a small CNN classifier: the offline feature network for 'holdctl fid --features CKPT'",
-		Subcommands: []*cli.Command{{
+		Subcommands: []*cli.Command{withConfig(&cli.Command{
 			Name:  "train",
 			Usage: "train the classifier on a labelled image data set and report its test accuracy",
 			Description: "Trains conv(32)–conv(64, stride 2)–conv(64, stride 2)–Linear(128)–Linear(classes), SiLU, with\n" +
@@ -31,39 +42,21 @@ func classifierCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "data", Usage: "labelled images: fashion-mnist:DIR, mnist:DIR, cifar10:DIR or images:DIR (class = sub-folder)"},
 				&cli.StringFlag{Name: "test", Usage: "test data (default: the #test split of --data)"},
-				&cli.IntFlag{Name: "epochs", Value: 5, Usage: "passes over the training images"},
-				&cli.IntFlag{Name: "batch", Value: 128, Usage: "batch size"},
-				&cli.Float64Flag{Name: "lr", Value: 2e-3, Usage: "peak learning rate (cosine decay to 0)"},
-				&cli.IntFlag{Name: "limit", Usage: "use at most this many training images (0: all)"},
-				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the initialisation and the shuffling"},
 				&cli.StringFlag{Name: "out", Value: "classifier.safetensors", Usage: "checkpoint to write"},
-				&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 				forceFlag(),
 			},
-			Action: runClassifierTrain,
-		}},
+			Action: func(c *cli.Context) error { return runClassifierTrain(c, opt) },
+		}, &opt)},
 	}
 }
 
-func runClassifierTrain(c *cli.Context) error {
+func runClassifierTrain(c *cli.Context, opt classifierOptions) error {
 	spec := c.String("data")
 	if spec == "" || !imagedata.IsSpec(spec) {
 		return usageErr("classifier train: --data KIND:DIR with labels, KIND one of %v (got %q)", imagedata.Kinds, spec)
 	}
-	epochs, batch, lr := c.Int("epochs"), c.Int("batch"), c.Float64("lr")
-	if epochs < 1 || batch < 1 || !(lr > 0) || c.Int("limit") < 0 {
-		return usageErr("classifier train: --epochs and --batch must be ≥ 1, --lr > 0, --limit ≥ 0")
-	}
-	if err := checkInts(c, intRange{name: "epochs", lo: 1, hi: 100000}, intRange{name: "batch", lo: 1, hi: 1 << 16},
-		intRange{name: "limit", lo: 0, hi: math.MaxInt32, note: "0: all"}); err != nil {
-		return err
-	}
-	if err := checkFloats(c, floatRange{name: "lr", lo: 0, hi: 10, openLo: true}); err != nil {
-		return err
-	}
-	if err := setThreads(c); err != nil {
-		return err
-	}
+	epochs, batch, lr := opt.Epochs, opt.Batch, opt.LR
+	opt.apply()
 	guard := outpath.New(c.Bool("force"))
 	guardData(guard, spec, c.String("test"))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {
@@ -73,7 +66,7 @@ func runClassifierTrain(c *cli.Context) error {
 	if err != nil {
 		return cliError(err)
 	}
-	run, err := train.NewClassifierRun(trainSet, testSet, train.ClassifierOptions{Epochs: epochs, Batch: batch, LR: lr, Limit: c.Int("limit"), Seed: c.Uint64("seed")})
+	run, err := train.NewClassifierRun(trainSet, testSet, train.ClassifierOptions{Epochs: epochs, Batch: batch, LR: lr, Limit: opt.Limit, Seed: opt.Seed})
 	if err != nil {
 		return err
 	}

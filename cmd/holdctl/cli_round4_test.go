@@ -453,7 +453,7 @@ func TestRound4AdversarialTable(t *testing.T) {
 	} {
 		add("plot loss --run "+c.dir, 2, c.want, "plot", "loss", "--run", "a="+f(c.dir), "--out", f("loss.png"))
 	}
-	add("plot loss --smooth 0", 2, "--smooth 0", "plot", "loss", "--run", R, "--smooth", "0", "--out", f("loss.png"))
+	add("plot loss --smooth 0", 2, "--smooth must be in [1, 10000] (1: none), got 0", "plot", "loss", "--run", R, "--smooth", "0", "--out", f("loss.png"))
 	add("plot loss --out onto a run's log", 2, "png", "plot", "loss", "--run", R, "--out", filepath.Join(R, logName))
 	add("plot loss --out a directory", 2, "directory", "plot", "loss", "--run", R, "--out", f("im-subdir/a.png"))
 	for _, c := range []struct{ file, want string }{
@@ -498,10 +498,10 @@ func TestRound4AdversarialTable(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sde", "--t", "0.5", "--m-inv", "NaN"}, "--m-inv NaN"},
-		{[]string{"sde", "--t", "0.5", "--friction", "Inf"}, "--friction +Inf"},
-		{[]string{"sde", "--t", "0.5", "--beta-min", "-Inf"}, "--beta-min -Inf"},
-		{[]string{"sde", "--t", "0.5", "--sigma-max", "NaN"}, "--sigma-max NaN"},
+		{[]string{"sde", "--t", "0.5", "--m-inv", "NaN"}, "--m-inv must be finite, got NaN"},
+		{[]string{"sde", "--t", "0.5", "--friction", "Inf"}, "--friction must be finite, got +Inf"},
+		{[]string{"sde", "--t", "0.5", "--beta-min", "-Inf"}, "--beta-min must be finite, got -Inf"},
+		{[]string{"sde", "--t", "0.5", "--sigma-max", "NaN"}, "--sigma-max must be finite, got NaN"},
 		{[]string{"sde", "--t", "0.5", "--horizon", "0"}, "got 0"},
 		{[]string{"sde", "--t", "0.5", "--beta", "-1"}, "-1"},
 		{[]string{"sde", "--astep", "-0.01"}, ""},
@@ -513,12 +513,12 @@ func TestRound4AdversarialTable(t *testing.T) {
 		{rst("--clip", "-1"), "--clip"},
 		{rst("--sigma-min", "0"), "--sigma-min"},
 		{rst("--drop", "Inf", "--task", "inpaint-random"), "--drop"},
-		{traj("--clip", "NaN"), "--clip NaN"},
-		{traj("--eps", "-1"), "--eps -1"},
-		{traj("--sigma-min", "Inf", "--grid", "edm"), "--sigma-min +Inf"},
-		{fidc("--samples", E, "--clip", "-1"), "--clip -1"},
-		{fidc("--samples", E, "--eta", "NaN"), "--eta NaN"},
-		{bsmp("--clip", "NaN"), "--clip NaN"},
+		{traj("--clip", "NaN"), "--clip must be finite and ≥ 0 (0: off), got NaN"},
+		{traj("--eps", "-1"), "--eps must be positive and finite (below the horizon T), got -1"},
+		{traj("--sigma-min", "Inf", "--grid", "edm"), "--sigma-min must be finite and ≥ 0 (0: the default), got +Inf"},
+		{fidc("--samples", E, "--clip", "-1"), "--clip must be finite and ≥ 0 (0: off), got -1"},
+		{fidc("--samples", E, "--eta", "NaN"), "--eta must be in [0, 1], got NaN"},
+		{bsmp("--clip", "NaN"), "--clip must be finite and ≥ 0 (0: off), got NaN"},
 		{bsmp("--eps", "Inf"), ""},
 		{x0("--sigma-min", "NaN"), "NaN"},
 		{[]string{"experiment", "samplers", "--samplers", "hold-ode", "--nfe", "10", "--grids", "uniform", "--samples", "100", "--floor-reps", "1", "--ode-tols", "NaN"}, "--ode-tols NaN"},

@@ -16,58 +16,58 @@ import (
 	"holdgo/train"
 )
 
-func demoCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "demo",
-		Usage: "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample (Lie–Trotter unless --sampler), score the samples",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "output directory (run files, samples.png, samples.npy)"},
-			&cli.IntFlag{Name: "steps", Value: train.DemoSteps, Usage: "training steps"},
-			&cli.Float64Flag{Name: "L", Value: hold.DefaultConfig(hold.KindHOLD).L, Usage: "HOLD prior precision L (the paper's Table 3 varies it)"},
-			&cli.Float64Flag{Name: "alpha", Value: hold.DefaultConfig(hold.KindHOLD).Alpha, Usage: "HOLD initial auxiliary variance factor α (Table 3)"},
-			&cli.IntFlag{Name: "n", Value: 5000, Usage: "samples drawn and fresh data points compared with"},
-			&cli.IntFlag{Name: "nfe", Value: 500, Usage: "score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"},
-			&cli.StringFlag{Name: "sampler", Value: "lt", Usage: "sampler: " + strings.Join(sample.MethodNames(), ", ") + " (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
-			&cli.StringFlag{Name: "times", Value: train.TimesMixed, Usage: fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", train.DemoTimesLogMin)},
-			&cli.Float64Flag{Name: "lr", Value: train.DemoLR, Usage: "Adam learning rate (cosine decay to 0 over --steps)"},
-			&cli.IntFlag{Name: "fourier", Value: train.DemoFourier, Usage: "Fourier features of the kernel's estimate x̂₀ that the network sees (0: none; the network still takes x̂₀ itself and log t, " +
-				"and the rate still decays, so 0 is this demo's recipe without features, not the paper's network: that one is holdctl train's defaults)"},
-			&cli.BoolFlag{Name: "force", Usage: "replace DIR/samples.png and DIR/samples.npy even if they hold another kind of file"},
-			deviceFlag(),
-		},
-		Before: oneProcess("demo"),
-		Action: runDemo,
-	}
+// demoOptions are holdctl demo's settings.
+type demoOptions struct {
+	Out     string  `flag:"out" help:"output directory (run files, samples.png, samples.npy)"`
+	Steps   int     `flag:"steps" min:"1" max:"1073741824" help:"training steps"`
+	L       float64 `flag:"L" gt:"0" help:"HOLD prior precision L (the paper's Table 3 varies it)"`
+	Alpha   float64 `flag:"alpha" min:"0" help:"HOLD initial auxiliary variance factor α (Table 3)"`
+	N       int     `flag:"n" min:"2" max:"16777216" help:"samples drawn and fresh data points compared with"`
+	NFE     int     `flag:"nfe" min:"1" max:"1048576" help:"score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"` // maxNFE
+	Sampler string  `flag:"sampler"`
+	Seed    uint64  `flag:"seed" help:"random seed"`
+	Times   string  `flag:"times"`
+	LR      float64 `flag:"lr" gt:"0" help:"Adam learning rate (cosine decay to 0 over --steps)"`
+	Fourier int     `flag:"fourier" min:"0" max:"65536" help:"Fourier features of the kernel's estimate x̂₀ that the network sees (0: none; the network still takes x̂₀ itself and log t, and the rate still decays, so 0 is this demo's recipe without features, not the paper's network: that one is holdctl train's defaults)"`
+	Force   bool    `flag:"force" help:"replace DIR/samples.png and DIR/samples.npy even if they hold another kind of file"`
 }
 
-func runDemo(c *cli.Context) error {
-	spec := experiment.DemoSamplerSpec(c.String("sampler"), c.Int("nfe"))
+func demoCommand() *cli.Command {
+	hc := hold.DefaultConfig(hold.KindHOLD)
+	opt := demoOptions{Out: "demo-out", Steps: train.DemoSteps, L: hc.L, Alpha: hc.Alpha, N: 5000, NFE: 500, Sampler: "lt",
+		Times: train.TimesMixed, LR: train.DemoLR, Fourier: train.DemoFourier}
+	cmd := withConfig(&cli.Command{
+		Name:   "demo",
+		Usage:  "the main job: train HOLD on the 2-D multi Swiss roll (CPU), sample (Lie–Trotter unless --sampler), score the samples",
+		Flags:  []cli.Flag{deviceFlag()},
+		Before: oneProcess("demo"),
+		Action: func(c *cli.Context) error { return runDemo(c, opt) },
+	}, &opt)
+	setUsage(cmd, "sampler", "sampler: "+strings.Join(sample.MethodNames(), ", ")+" (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)")
+	setUsage(cmd, "times", fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", train.DemoTimesLogMin))
+	return cmd
+}
+
+func runDemo(c *cli.Context, opt demoOptions) error {
+	spec := experiment.DemoSamplerSpec(opt.Sampler, opt.NFE)
 	if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
 		return usageErr("demo: --sampler/--nfe: %v", err)
 	}
 	hc := hold.DefaultConfig(hold.KindHOLD)
-	hc.L, hc.Alpha = c.Float64("L"), c.Float64("alpha")
+	hc.L, hc.Alpha = opt.L, opt.Alpha
 	if err := hc.Validate(); err != nil { // before anything is written
 		return usageErr("demo: %v", err)
 	}
 	begin := time.Now()
-	dir, n := c.String("out"), c.Int("n")
-	if n < 2 || c.Int("steps") < 1 {
-		return usageErr("demo: --n must be ≥ 2 and --steps ≥ 1")
-	}
-	if err := checkInts(c, intRange{name: "n", lo: 2, hi: 1 << 24}, intRange{name: "steps", lo: 1, hi: 1 << 30},
-		intRange{name: "nfe", lo: 1, hi: maxNFE}, intRange{name: "fourier", lo: 0, hi: 1 << 16}); err != nil {
-		return err
-	}
+	dir, n := opt.Out, opt.N
 	if err := checkBudget("n", int64(n)*3, 2*8*8); err != nil { // the state of every sample, float64, with scratch
 		return err
 	}
-	cfg := train.DemoConfig(c.Int("steps"), c.Uint64("seed"), c.String("times"), c.Float64("lr"), c.Int("fourier"), c.Float64("L"), c.Float64("alpha"))
+	cfg := train.DemoConfig(opt.Steps, opt.Seed, opt.Times, opt.LR, opt.Fourier, opt.L, opt.Alpha)
 	if err := cfg.Validate(); err != nil { // --lr, --times: before the run directory is made
 		return usageErr("demo: %v", err)
 	}
-	png, npy, runDir, lock, err := experiment.DemoDir(dir, outpath.New(c.Bool("force")))
+	png, npy, runDir, lock, err := experiment.DemoDir(dir, outpath.New(opt.Force))
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}

@@ -22,7 +22,8 @@ import (
 //	holdctl experiment nfe --samples 20000 --out table2.csv
 //	holdctl experiment nfe --hold runs/hold --cld runs/cld --vp runs/vp --ve runs/ve
 func experimentNFECommand() *cli.Command {
-	return &cli.Command{
+	opt := experimentNFEOptions{Samples: 20000, TrainedSamples: 2000, Seed: 1, FloorReps: 5, Workers: 1}
+	return withConfig(&cli.Command{
 		Name:  "nfe",
 		Usage: "the paper's Table 2 on toy data: sample quality of HOLD-LT, HOLD-EM, CLD-SSCS, VP-EM, VE-PC at fixed NFE",
 		Description: "Rows HOLD-LT, HOLD-EM, CLD-SSCS, VP-EM and VE-PC, columns NFE (the final denoising step counted),\n" +
@@ -35,9 +36,6 @@ func experimentNFECommand() *cli.Command {
 			"written as CSV (--out).",
 		Flags: []cli.Flag{
 			&cli.IntSliceFlag{Name: "nfe", Value: cli.NewIntSlice(50, 150, 500, 1000), Usage: "score evaluations per sample (denoising included)"},
-			&cli.IntFlag{Name: "samples", Value: 20000, Usage: "samples per oracle cell"},
-			&cli.IntFlag{Name: "trained-samples", Value: 2000, Usage: "samples per trained-model cell"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed (every cell uses it)"},
 			&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid of every row: uniform, quadratic, geometric, logsnr or edm"},
 			&cli.StringSliceFlag{Name: "end-time", Usage: "end time per SDE as kind=t (defaults hold=1e-3, cld=1e-3, vp=1e-5, ve=1e-5)"},
 			&cli.BoolFlag{Name: "no-denoise", Usage: "drop the final denoising step"},
@@ -46,22 +44,29 @@ func experimentNFECommand() *cli.Command {
 			&cli.StringFlag{Name: "vp", Usage: "VP checkpoint"},
 			&cli.StringFlag{Name: "ve", Usage: "VE checkpoint"},
 			&cli.BoolFlag{Name: "no-oracle", Usage: "skip the oracle table"},
-			&cli.IntFlag{Name: "floor-reps", Value: 5, Usage: "replicates of exact samples for the floor"},
-			&cli.IntFlag{Name: "workers", Value: 1, Usage: "chunks sampled in parallel (oracle table)"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads of the networks (default: all cores)"},
 			&cli.StringFlag{Name: "out", Value: "table2.csv", Usage: "CSV output file"},
 			forceFlag(),
 		},
-		Action: runExperimentNFE,
-	}
+		Action: func(c *cli.Context) error { return runExperimentNFE(c, opt) },
+	}, &opt)
 }
 
-func runExperimentNFE(c *cli.Context) error {
+// experimentNFEOptions are experiment nfe's numeric settings.
+type experimentNFEOptions struct {
+	Samples        int    `flag:"samples" min:"2" max:"16777216" help:"samples per oracle cell"`
+	TrainedSamples int    `flag:"trained-samples" min:"2" max:"16777216" help:"samples per trained-model cell"`
+	Seed           uint64 `flag:"seed" help:"seed (every cell uses it)"`
+	FloorReps      int    `flag:"floor-reps" min:"1" max:"1000" help:"replicates of exact samples for the floor"`
+	Workers        int    `flag:"workers" min:"1" max:"256" help:"chunks sampled in parallel (oracle table)"`
+	threadsOption
+}
+
+func runExperimentNFE(c *cli.Context, opt experimentNFEOptions) error {
 	if c.NArg() > 0 {
 		return usageErr("experiment nfe takes no arguments, got %q", c.Args().First())
 	}
-	set := experiment.Table2Config{NFEs: c.IntSlice("nfe"), Seed: c.Uint64("seed"), Grid: c.String("grid"), Denoise: !c.Bool("no-denoise"),
-		Workers: c.Int("workers"), Ends: hold.DefaultEndTimes()}
+	set := experiment.Table2Config{NFEs: c.IntSlice("nfe"), Seed: opt.Seed, Grid: c.String("grid"), Denoise: !c.Bool("no-denoise"),
+		Workers: opt.Workers, Ends: hold.DefaultEndTimes()}
 	if len(set.NFEs) == 0 {
 		return usageErr("experiment nfe: --nfe needs at least one value")
 	}
@@ -81,19 +86,12 @@ func runExperimentNFE(c *cli.Context) error {
 		}
 		set.Ends[kind] = v
 	}
-	if c.Int("samples") < 2 || c.Int("trained-samples") < 2 || c.Int("floor-reps") < 1 || set.Workers < 1 {
-		return usageErr("experiment nfe: --samples and --trained-samples must be ≥ 2, --floor-reps and --workers ≥ 1")
-	}
 	out := c.String("out")
 	if !strings.HasSuffix(out, ".csv") {
 		return usageErr("experiment nfe: --out %s: want a .csv file", out)
 	}
 	if err := checkWritableDir(out); err != nil {
 		return usageErr("experiment nfe: --out %s: %v", out, err)
-	}
-	if err := checkInts(c, intRange{name: "samples", lo: 2, hi: 1 << 24}, intRange{name: "trained-samples", lo: 2, hi: 1 << 24},
-		intRange{name: "floor-reps", lo: 1, hi: 1000}, intRange{name: "workers", lo: 1, hi: maxThreads}); err != nil {
-		return err
 	}
 	for _, n := range c.IntSlice("nfe") {
 		if n < 1 || n > maxNFE {
@@ -105,9 +103,7 @@ func runExperimentNFE(c *cli.Context) error {
 	if err := checkOutputs(guard, output{"out", out, outpath.Text}); err != nil {
 		return err
 	}
-	if err := setThreads(c); err != nil {
-		return err
-	}
+	opt.apply()
 	// Load every checkpoint before any sampling, so bad input fails fast.
 	ckpts := map[string]string{}
 	for _, kind := range hold.Kinds {
@@ -123,7 +119,7 @@ func runExperimentNFE(c *cli.Context) error {
 		return usageErr("experiment nfe: --no-oracle needs checkpoints (--hold, --cld, --vp, --ve)")
 	}
 	w := c.App.Writer
-	tables, err := experiment.Table2(set, models, !c.Bool("no-oracle"), c.Int("samples"), c.Int("trained-samples"), c.Int("floor-reps"), w)
+	tables, err := experiment.Table2(set, models, !c.Bool("no-oracle"), opt.Samples, opt.TrainedSamples, opt.FloorReps, w)
 	if err != nil {
 		return fmt.Errorf("experiment nfe: %w", err)
 	}

@@ -27,8 +27,15 @@ import (
 	"holdgo/train"
 )
 
+// experimentRestoreOptions are experiment restore's numeric settings.
+type experimentRestoreOptions struct {
+	restoreNumbers
+	PriorN int `flag:"prior-n" min:"0" max:"2147483647" note:"0: all" help:"images of --prior used (0: all)"`
+}
+
 func experimentRestoreCommand() *cli.Command {
-	return &cli.Command{
+	opt := experimentRestoreOptions{restoreNumbers: defaultRestoreNumbers(200)}
+	return withConfig(&cli.Command{
 		Name:  "restore",
 		Usage: "restoration study: models × tasks × σ_y × methods × NFE on the same images, with baselines and paired differences",
 		Description: "Runs holdctl restore for every cell on images first … first+n−1 of --in: every model sees the same images,\n" +
@@ -47,38 +54,20 @@ func experimentRestoreCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "tasks", Value: cli.NewStringSlice(restore.TaskInpaintBox, restore.TaskSR4, restore.TaskDenoise+":0.2"), Usage: "tasks as NAME or NAME:σ_y"},
 			&cli.StringSliceFlag{Name: "methods", Value: cli.NewStringSlice(restore.MethodDDNM), Usage: "replace, repaint, ddnm, pigdm, dps or none (denoise's exact start)"},
 			&cli.IntSliceFlag{Name: "nfe", Value: cli.NewIntSlice(50), Usage: "forward passes per sample (as restore's --nfe)"},
-			&cli.Float64Flag{Name: "noise", Usage: "σ_y of the tasks given without one"},
-			&cli.IntFlag{Name: "box", Value: 14, Usage: "inpaint-box: side of the missing square"},
 			&cli.StringFlag{Name: "box-pos", Value: restore.BoxCenter, Usage: "inpaint-box: center or random"},
-			&cli.Float64Flag{Name: "drop", Value: 0.7, Usage: "inpaint-random: probability that a pixel is missing"},
-			&cli.Float64Flag{Name: "blur-sigma", Value: 1, Usage: "deblur-gauss: σ_b in pixels"},
-			&cli.IntFlag{Name: "resample", Value: 4, Usage: "repaint: passes per block"},
-			&cli.IntFlag{Name: "jump", Value: 10, Usage: "repaint: steps per block"},
-			&cli.Float64Flag{Name: "eta", Value: restore.DefaultEta, Usage: "ddnm: η"},
-			&cli.Float64Flag{Name: "dps-scale", Value: restoreDPSScale, Usage: "dps: ζ (as restore's --dps-scale)"},
-			&cli.Float64Flag{Name: "pigdm-var", Value: 1, Usage: "pigdm: the data's per-pixel variance v"},
 			&cli.StringFlag{Name: "grid", Value: sample.GridVPMatched, Usage: "σ-grid"},
-			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ at which the grid ends"},
-			&cli.Float64Flag{Name: "clip", Value: 1, Usage: "threshold x̂₀ to [−clip, clip] (0: off)"},
 			&cli.StringFlag{Name: "in", Usage: "images: a data set (fashion-mnist:DIR#test, …) or a .npy of (n, C·H·W) values in [−1, 1]"},
-			&cli.IntFlag{Name: "first", Usage: "index in --in of the first image"},
-			&cli.IntFlag{Name: "n", Value: 200, Usage: "number of images"},
-			&cli.IntFlag{Name: "samples-per-image", Value: 1, Usage: "restorations K of each image"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed"},
 			&cli.StringFlag{Name: "features", Usage: "classifier checkpoint (models/fmnist-classifier.safetensors): feature distance, class agreement and KID"},
 			&cli.StringFlag{Name: "kid-ref", Usage: "data set of KID's reference images (default: --in's data set, all of it)"},
 			&cli.StringFlag{Name: "prior", Usage: "data set whose mean and covariance give the baselines (fashion-mnist:DIR, the training split)"},
-			&cli.IntFlag{Name: "prior-n", Usage: "images of --prior used (0: all)"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
 			&cli.StringFlag{Name: "json-out", Usage: "also write the study as JSON to this file (with --format markdown)"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
-			&cli.IntFlag{Name: "forward-mib", Usage: "memory for one forward pass's activations in MiB (0: passes of 64 samples)"},
 			forceFlag(),
 		},
 		Before: oneProcess("experiment restore"),
-		Action: runExperimentRestore,
-	}
+		Action: func(c *cli.Context) error { return runExperimentRestore(c, opt) },
+	}, &opt)
 }
 
 // restoreStudyModel is one --model.
@@ -168,26 +157,18 @@ type restoreStudy struct {
 	Version string              `json:"version"`
 }
 
-func runExperimentRestore(c *cli.Context) error {
+func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 	if c.NArg() > 0 {
 		return usageErr("experiment restore takes no arguments, got %q", c.Args().First())
 	}
-	if err := setThreads(c); err != nil {
-		return err
-	}
-	if err := checkRestoreFlags(c, false); err != nil {
-		return err
-	}
+	opt.apply()
 	if f := c.String("format"); f != "markdown" && f != "json" {
 		return usageErr("experiment restore: --format %q, want markdown or json", f)
 	}
 	if c.String("in") == "" || len(c.StringSlice("model")) == 0 {
 		return usageErr("experiment restore needs --model NAME=DIR (one or more) and --in IMAGES")
 	}
-	if err := checkInts(c, intRange{name: "prior-n", lo: 0, hi: math.MaxInt32}); err != nil {
-		return err
-	}
-	models, err := restoreStudyModels(c)
+	models, err := restoreStudyModels(c, opt.ForwardMiB)
 	if err != nil {
 		return err
 	}
@@ -195,7 +176,7 @@ func runExperimentRestore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tasks, err := restoreStudyTasks(c)
+	tasks, err := restoreStudyTasks(c, opt.Noise)
 	if err != nil {
 		return err
 	}
@@ -228,8 +209,8 @@ func runExperimentRestore(c *cli.Context) error {
 			return err
 		}
 	}
-	study := &restoreStudy{In: c.String("in"), First: c.Int("first"), N: c.Int("n"), K: c.Int("samples-per-image"),
-		Seed: c.Uint64("seed"), Models: models, Prior: c.String("prior"), Version: version}
+	study := &restoreStudy{In: c.String("in"), First: opt.First, N: opt.N, K: opt.K,
+		Seed: opt.Seed, Models: models, Prior: c.String("prior"), Version: version}
 	var kidRef []float32
 	if clf != nil {
 		study.KIDRef = c.String("kid-ref")
@@ -245,18 +226,18 @@ func runExperimentRestore(c *cli.Context) error {
 	}
 	var mean, cov []float64
 	if study.Prior != "" {
-		if mean, cov, err = restorePriorMoments(c, study.Prior, shape); err != nil {
+		if mean, cov, err = restorePriorMoments(c, opt.PriorN, study.Prior, shape); err != nil {
 			return err
 		}
 	}
-	base := restoreParams{RawWeights: false, Eta: c.Float64("eta"), Resample: c.Int("resample"), Jump: c.Int("jump"),
-		DPSScale: c.Float64("dps-scale"), PiGDMVar: c.Float64("pigdm-var"), Clip: c.Float64("clip"), Grid: c.String("grid"),
-		SigmaMin: c.Float64("sigma-min"), In: study.In, First: study.First, N: study.N, K: study.K, Seed: study.Seed}
+	base := restoreParams{RawWeights: false, Eta: opt.Eta, Resample: opt.Resample, Jump: opt.Jump,
+		DPSScale: opt.DPSScale, PiGDMVar: opt.PiGDMVar, Clip: opt.Clip, Grid: c.String("grid"),
+		SigmaMin: opt.SigmaMin, In: study.In, First: study.First, N: study.N, K: study.K, Seed: study.Seed}
 	warn := c.App.ErrWriter
 	for _, task := range tasks {
 		tp := base
-		tp.Task = restore.Task{Name: task.Name, Box: c.Int("box"), BoxPos: c.String("box-pos"), Drop: c.Float64("drop"),
-			BlurSigma: c.Float64("blur-sigma"), Noise: task.SigmaY}
+		tp.Task = restore.Task{Name: task.Name, Box: opt.Box, BoxPos: c.String("box-pos"), Drop: opt.Drop,
+			BlurSigma: opt.BlurSigma, Noise: task.SigmaY}
 		if mean != nil {
 			cells, err := restoreBaselines(tp, models[0].model, mean, cov)
 			if err != nil {
@@ -327,7 +308,7 @@ func runExperimentRestore(c *cli.Context) error {
 }
 
 // restoreStudyModels loads every --model NAME=DIR and checks they share one image shape.
-func restoreStudyModels(c *cli.Context) ([]restoreStudyModel, error) {
+func restoreStudyModels(c *cli.Context, forwardMiB int) ([]restoreStudyModel, error) {
 	var out []restoreStudyModel
 	seen := map[string]bool{}
 	for _, arg := range c.StringSlice("model") {
@@ -354,7 +335,7 @@ func restoreStudyModels(c *cli.Context) ([]restoreStudyModel, error) {
 					arg, shape.C, shape.H, shape.W, out[0].Name, s0.C, s0.H, s0.W)
 			}
 		}
-		if err := forwardMemory(c, m); err != nil {
+		if err := forwardMemory(forwardMiB, m); err != nil {
 			return nil, err
 		}
 		out = append(out, restoreStudyModel{Name: name, Dir: dir, SDE: m.Config.SDE, model: m})
@@ -391,7 +372,7 @@ var (
 )
 
 // restoreStudyTasks reads --tasks NAME[:σ_y] and checks --methods.
-func restoreStudyTasks(c *cli.Context) ([]restoreStudyTask, error) {
+func restoreStudyTasks(c *cli.Context, noise float64) ([]restoreStudyTask, error) {
 	for _, m := range c.StringSlice("methods") {
 		if !slices.Contains(studyMethods, m) {
 			return nil, usageErr("experiment restore: --methods %q, want some of %s", m, strings.Join(studyMethods, ", "))
@@ -403,7 +384,7 @@ func restoreStudyTasks(c *cli.Context) ([]restoreStudyTask, error) {
 		if !slices.Contains(studyTasks, name) {
 			return nil, usageErr("experiment restore: --tasks %q: unknown task %q, want one of %s (optionally :σ_y)", arg, name, strings.Join(studyTasks, ", "))
 		}
-		t := restoreStudyTask{Name: name, SigmaY: c.Float64("noise")}
+		t := restoreStudyTask{Name: name, SigmaY: noise}
 		if has {
 			v, err := strconv.ParseFloat(sy, 64)
 			if err != nil || !(v >= 0 && v <= 100) {
@@ -524,7 +505,7 @@ func restoreKIDReference(c *cli.Context, clf *layers.Classifier, spec string, sh
 
 // restorePriorMoments reads --prior (its first --prior-n images) and returns their mean and
 // covariance (+1e-6·I, as scripts/restore_baselines.py).
-func restorePriorMoments(c *cli.Context, spec string, shape *imagedata.Dataset) ([]float64, []float64, error) {
+func restorePriorMoments(c *cli.Context, priorN int, spec string, shape *imagedata.Dataset) ([]float64, []float64, error) {
 	ds, err := imagedata.Open(spec, imagedata.Options{})
 	if err != nil {
 		return nil, nil, usageErr("--prior: %v", err)
@@ -533,7 +514,7 @@ func restorePriorMoments(c *cli.Context, spec string, shape *imagedata.Dataset) 
 		return nil, nil, usageErr("--prior %s holds %d×%d×%d images, the models' are %d×%d×%d", spec, ds.C, ds.H, ds.W, shape.C, shape.H, shape.W)
 	}
 	n := ds.Len()
-	if k := c.Int("prior-n"); k > 0 {
+	if k := priorN; k > 0 {
 		n = min(n, k)
 	}
 	d := ds.C * ds.H * ds.W

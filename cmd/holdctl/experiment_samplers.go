@@ -20,8 +20,21 @@ import (
 // the exact score (experiment.MixtureStudy):
 //
 //	holdctl experiment samplers --nfe 25,50,100 --grids quadratic --samples 20000 --format markdown
+//
+// experimentSamplersOptions are experiment samplers' numeric settings.
+type experimentSamplersOptions struct {
+	Samples   int     `flag:"samples" min:"2" max:"16777216" help:"samples per run"`
+	Seed      uint64  `flag:"seed" help:"first seed (every cell uses the same seeds)"`
+	Seeds     int     `flag:"seeds" min:"1" max:"1000" help:"seeds per cell (seed, seed+1, …); cells report the mean"`
+	SigmaMin  float64 `flag:"sigma-min" gt:"0" lt:"1" help:"noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda, vplambda) end"`
+	FloorReps int     `flag:"floor-reps" min:"1" max:"1000" help:"replicates of exact samples for the Monte-Carlo floor"`
+	Workers   int     `flag:"workers" min:"1" max:"256" help:"chunks sampled in parallel"`
+	OracleN   int     `flag:"oracle-n" min:"2" max:"1048576" help:"images in the empirical oracle (--data)"`
+}
+
 func experimentSamplersCommand() *cli.Command {
-	return &cli.Command{
+	opt := experimentSamplersOptions{Samples: 20000, Seed: 1, Seeds: 1, SigmaMin: sample.DefaultSigmaMin, FloorReps: 5, Workers: 1, OracleN: 1000}
+	return withConfig(&cli.Command{
 		Name:  "samplers",
 		Usage: "W1 to the paper's 1-D mixture against NFE for the samplers, with the exact score",
 		Description: "Runs each sampler (kind-method, e.g. hold-lt, cld-lt (SSCS), vp-xdpm2; hold-ode is the adaptive RK45 solver,\n" +
@@ -38,38 +51,23 @@ func experimentSamplersCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "grids", Value: cli.NewStringSlice(sample.GridKinds...), Usage: "time grids: " + strings.Join(sample.GridKinds, ", ")},
 			&cli.StringSliceFlag{Name: "samplers", Value: cli.NewStringSlice(experiment.DefaultStudySamplers...), Usage: "samplers as sde-method"},
 			&cli.Float64SliceFlag{Name: "ode-tols", Value: cli.NewFloat64Slice(1e-2, 1e-3, 1e-4, 1e-5), Usage: "rtol = atol of the adaptive ODE runs"},
-			&cli.IntFlag{Name: "samples", Value: 20000, Usage: "samples per run"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "first seed (every cell uses the same seeds)"},
-			&cli.IntFlag{Name: "seeds", Value: 1, Usage: "seeds per cell (seed, seed+1, …); cells report the mean"},
 			&cli.BoolFlag{Name: "no-denoise", Usage: "drop the final denoising step"},
 			&cli.StringSliceFlag{Name: "end-time", Usage: "end time per SDE as kind=t (defaults hold=1e-3, cld=1e-3, vp=1e-5)"},
-			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda, vplambda) end"},
-			&cli.IntFlag{Name: "floor-reps", Value: 5, Usage: "replicates of exact samples for the Monte-Carlo floor"},
-			&cli.IntFlag{Name: "workers", Value: 1, Usage: "chunks sampled in parallel"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "output format: markdown or csv"},
 			&cli.StringFlag{Name: "out", Usage: "write to this file instead of standard output"},
 			&cli.StringFlag{Name: "data", Usage: "image data (fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH): the empirical-distribution oracle of its first --oracle-n images instead of the 1-D mixture"},
-			&cli.IntFlag{Name: "oracle-n", Value: 1000, Usage: "images in the empirical oracle (--data)"},
 			forceFlag(),
 		},
-		Action: runExperimentSamplers,
-	}
+		Action: func(c *cli.Context) error { return runExperimentSamplers(c, opt) },
+	}, &opt)
 }
 
-func runExperimentSamplers(c *cli.Context) error {
+func runExperimentSamplers(c *cli.Context, opt experimentSamplersOptions) error {
 	format := c.String("format")
 	if format != "markdown" && format != "csv" {
 		return paramErr("experiment samplers", "unknown format %q (want markdown or csv)", format)
 	}
-	if c.Int("samples") < 2 || c.Int("floor-reps") < 1 || c.Int("workers") < 1 || c.Int("seeds") < 1 {
-		return paramErr("experiment samplers", "samples (%d) must be ≥ 2, floor-reps (%d), workers (%d) and seeds (%d) ≥ 1", c.Int("samples"), c.Int("floor-reps"), c.Int("workers"), c.Int("seeds"))
-	}
-	if err := checkInts(c, intRange{name: "samples", lo: 2, hi: 1 << 24}, intRange{name: "floor-reps", lo: 1, hi: 1000},
-		intRange{name: "workers", lo: 1, hi: maxThreads}, intRange{name: "seeds", lo: 1, hi: 1000},
-		intRange{name: "oracle-n", lo: 2, hi: 1 << 20}); err != nil {
-		return err
-	}
-	if err := checkBudget("samples", int64(c.Int("samples"))*int64(max(c.Int("floor-reps"), 1)), 8*4); err != nil {
+	if err := checkBudget("samples", int64(opt.Samples)*int64(opt.FloorReps), 8*4); err != nil {
 		return err
 	}
 	for _, n := range c.IntSlice("nfe") {
@@ -96,17 +94,14 @@ func runExperimentSamplers(c *cli.Context) error {
 		}
 		ends[kind] = v
 	}
-	if v := c.Float64("sigma-min"); !(v > 0 && v < 1) {
-		return paramErr("experiment samplers", "--sigma-min %g: want a noise level in (0, 1)", v)
-	}
 	if spec := c.String("data"); spec != "" {
-		return runImageStudy(c, spec, ends)
+		return runImageStudy(c, opt, spec, ends)
 	}
 	cfg := experiment.StudyConfig{
 		NFEs: c.IntSlice("nfe"), Grids: c.StringSlice("grids"), Samplers: c.StringSlice("samplers"),
-		ODETols: c.Float64Slice("ode-tols"), Samples: c.Int("samples"), Seed: c.Uint64("seed"), Seeds: c.Int("seeds"),
-		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: c.Int("floor-reps"), Workers: c.Int("workers"),
-		SigmaMin: c.Float64("sigma-min"),
+		ODETols: c.Float64Slice("ode-tols"), Samples: opt.Samples, Seed: opt.Seed, Seeds: opt.Seeds,
+		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: opt.FloorReps, Workers: opt.Workers,
+		SigmaMin: opt.SigmaMin,
 	}
 	tab, err := experiment.MixtureStudy(cfg)
 	if err != nil {
@@ -129,9 +124,9 @@ func runExperimentSamplers(c *cli.Context) error {
 
 // runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,
 // --samples samples per cell on the first of --grids; Markdown only.
-func runImageStudy(c *cli.Context, spec string, ends map[string]float64) error {
-	tab, err := experiment.ImageStudyData(spec, c.Int("oracle-n"), experiment.ImageStudyConfig{Samplers: c.StringSlice("samplers"),
-		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: c.Int("samples"), Seed: c.Uint64("seed"), EndTime: ends, Workers: c.Int("workers")})
+func runImageStudy(c *cli.Context, opt experimentSamplersOptions, spec string, ends map[string]float64) error {
+	tab, err := experiment.ImageStudyData(spec, opt.OracleN, experiment.ImageStudyConfig{Samplers: c.StringSlice("samplers"),
+		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: opt.Samples, Seed: opt.Seed, EndTime: ends, Workers: opt.Workers})
 	if err != nil {
 		return studyErr(err)
 	}

@@ -17,8 +17,31 @@ import (
 // fidCommand computes FID and KID between two image sets:
 //
 //	holdctl fid --features fmnist-classifier.safetensors --ref fashion-mnist:DIR --samples run/ --nfe 150 --json
+//
+// fidOptions are holdctl fid's settings.
+type fidOptions struct {
+	Ref           string `flag:"ref" help:"reference images or statistics (.npz)"`
+	Samples       string `flag:"samples" help:"images to score, a trained run, or statistics (.npz)"`
+	Features      string `flag:"features" help:"inception:WEIGHTS.pth|.safetensors, or a classifier checkpoint"`
+	N             int    `flag:"n" min:"1" max:"1073741824" help:"samples to draw from a trained run; also caps the images taken from --samples"`
+	RefN          int    `flag:"ref-n" min:"0" max:"1073741824" note:"0: all" help:"use at most this many reference images (0: all)"`
+	ImageShape    string `flag:"image-shape" help:"C,H,W of .npy images (default: the classifier's input, or square with 1 or 3 channels); the other images of --ref and --samples must have it"`
+	SaveStats     string `flag:"save-stats" help:"write the reference statistics (mu, sigma) to this .npz"`
+	KIDOnly       bool   `flag:"kid-only" help:"report KID only (FD needs more images than feature dimensions)"`
+	Batch         int    `flag:"batch" min:"1" max:"4096" help:"images per feature-network batch"`
+	KIDSubsets    int    `flag:"kid-subsets" min:"1" max:"1048576" help:"KID subsets"`
+	KIDSubsetSize int    `flag:"kid-subset-size" min:"2" max:"1048576" help:"KID subset size"`
+	Seed          uint64 `flag:"seed" help:"seed of the sampler and of the KID subsets"`
+	RawWeights    bool   `flag:"raw-weights" help:"sample a run with its raw weights instead of the EMA"`
+	threadsOption
+	JSON bool `flag:"json" help:"print one JSON object: fid, kid, kid_se, n"`
+	samplerOptions
+}
+
 func fidCommand() *cli.Command {
-	return &cli.Command{
+	opt := fidOptions{N: 10000, Batch: 50, KIDSubsets: fid.DefaultKID.Subsets, KIDSubsetSize: fid.DefaultKID.SubsetSize, Seed: 1,
+		samplerOptions: defaultSampler()}
+	return sampleHelp(withConfig(&cli.Command{
 		Name:  "fid",
 		Usage: "Fréchet distance (FID) and kernel distance (KID) between reference images and samples",
 		Description: "Each of --ref and --samples is a data set (KIND:PATH as in 'holdctl train'), a folder of PNG/JPEG\n" +
@@ -28,50 +51,19 @@ func fidCommand() *cli.Command {
 			"Inception-v3; " + fid.InceptionHelp + ") or a classifier checkpoint from 'holdctl classifier train'.\n" +
 			"FD needs more images than the feature dimension; KID (clean-fid: unbiased MMD², cubic kernel, 100 subsets\n" +
 			"of ≤ 1000) needs 2, and is null when either side is a statistics file.",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "ref", Usage: "reference images or statistics (.npz)"},
-			&cli.StringFlag{Name: "samples", Usage: "images to score, a trained run, or statistics (.npz)"},
-			&cli.StringFlag{Name: "features", Usage: "inception:WEIGHTS.pth|.safetensors, or a classifier checkpoint"},
-			&cli.IntFlag{Name: "n", Value: 10000, Usage: "samples to draw from a trained run; also caps the images taken from --samples"},
-			&cli.IntFlag{Name: "ref-n", Usage: "use at most this many reference images (0: all)"},
-			&cli.StringFlag{Name: "image-shape", Usage: "C,H,W of .npy images (default: the classifier's input, or square with 1 or 3 channels); the other images of --ref and --samples must have it"},
-			&cli.StringFlag{Name: "save-stats", Usage: "write the reference statistics (mu, sigma) to this .npz"},
-			&cli.BoolFlag{Name: "kid-only", Usage: "report KID only (FD needs more images than feature dimensions)"},
-			&cli.IntFlag{Name: "batch", Value: 50, Usage: "images per feature-network batch"},
-			&cli.IntFlag{Name: "kid-subsets", Value: fid.DefaultKID.Subsets, Usage: "KID subsets"},
-			&cli.IntFlag{Name: "kid-subset-size", Value: fid.DefaultKID.SubsetSize, Usage: "KID subset size"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the sampler and of the KID subsets"},
-			&cli.BoolFlag{Name: "raw-weights", Usage: "sample a run with its raw weights instead of the EMA"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON object: fid, kid, kid_se, n"},
-			forceFlag(),
-			deviceFlag(),
-		}, samplerFlags()...),
+		Flags:  []cli.Flag{forceFlag(), deviceFlag()},
 		Before: oneProcess("fid"),
-		Action: runFID,
-	}
+		Action: func(c *cli.Context) error { return runFID(c, opt) },
+	}, &opt))
 }
 
-func runFID(c *cli.Context) error {
-	ref, samples, feat := c.String("ref"), c.String("samples"), c.String("features")
+func runFID(c *cli.Context, opt fidOptions) error {
+	ref, samples, feat := opt.Ref, opt.Samples, opt.Features
 	if ref == "" || samples == "" {
 		return usageErr("fid needs --ref and --samples (data sets, image folders, .npy images, a trained run or .npz statistics)")
 	}
-	if err := checkSamplerSizes(c); err != nil {
-		return err
-	}
-	if c.Int("n") < 1 || c.Int("ref-n") < 0 || c.Int("batch") < 1 || c.Int("kid-subsets") < 1 || c.Int("kid-subset-size") < 2 {
-		return usageErr("fid: --n, --batch and --kid-subsets must be ≥ 1, --kid-subset-size ≥ 2, --ref-n ≥ 0")
-	}
-	if err := checkInts(c, intRange{name: "n", lo: 1, hi: 1 << 30}, intRange{name: "ref-n", lo: 0, hi: 1 << 30, note: "0: all"},
-		intRange{name: "batch", lo: 1, hi: 4096}, intRange{name: "kid-subsets", lo: 1, hi: 1 << 20},
-		intRange{name: "kid-subset-size", lo: 2, hi: 1 << 20}); err != nil {
-		return err
-	}
-	if err := setThreads(c); err != nil {
-		return err
-	}
-	if path := c.String("save-stats"); path != "" {
+	opt.apply()
+	if path := opt.SaveStats; path != "" {
 		guard := outpath.New(c.Bool("force"))
 		guardData(guard, ref, samples)
 		guard.Input(strings.TrimPrefix(feat, "inception:"))
@@ -79,10 +71,10 @@ func runFID(c *cli.Context) error {
 			return err
 		}
 	}
-	rep, err := fid.Run(fid.Config{Ref: ref, Samples: samples, FeatureSpec: feat, RefN: c.Int("ref-n"), N: c.Int("n"),
-		Batch: c.Int("batch"), ImageShape: c.String("image-shape"), SaveStats: c.String("save-stats"), KIDOnly: c.Bool("kid-only"),
-		KID: fid.KIDOptions{Subsets: c.Int("kid-subsets"), SubsetSize: c.Int("kid-subset-size"), Seed: c.Uint64("seed")},
-		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: fidSampling(c).Sample})
+	rep, err := fid.Run(fid.Config{Ref: ref, Samples: samples, FeatureSpec: feat, RefN: opt.RefN, N: opt.N,
+		Batch: opt.Batch, ImageShape: opt.ImageShape, SaveStats: opt.SaveStats, KIDOnly: opt.KIDOnly,
+		KID: fid.KIDOptions{Subsets: opt.KIDSubsets, SubsetSize: opt.KIDSubsetSize, Seed: opt.Seed},
+		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: fidSampling(c, opt).Sample})
 	var ec cli.ExitCoder // an error of samplerOn
 	var ie *fid.InputError
 	switch {
@@ -93,20 +85,20 @@ func runFID(c *cli.Context) error {
 	case err != nil:
 		return err
 	}
-	return rep.Write(c.App.Writer, c.Bool("json"))
+	return rep.Write(c.App.Writer, opt.JSON)
 }
 
 // fidSampling draws --n samples of a trained image run with the sampler flags on --device.
-func fidSampling(c *cli.Context) experiment.FIDSampling {
-	return experiment.FIDSampling{Spec: samplerSpecFrom(c), N: c.Int("n"), Seed: c.Uint64("seed"), Raw: c.Bool("raw-weights"),
+func fidSampling(c *cli.Context, opt fidOptions) experiment.FIDSampling {
+	return experiment.FIDSampling{Spec: opt.spec(c.IsSet), N: opt.N, Seed: opt.Seed, Raw: opt.RawWeights,
 		Device: c.String("device"), Log: c.App.ErrWriter, Prepare: func(m *train.Model, spec *sample.Spec) error {
 			if d, ok := m.Source.(*imagedata.Dataset); ok { // --image-shape against the run's images, before any is drawn
-				if err := fid.CheckImageShape(c.String("image-shape"), "the trained run's images", d.C, d.H, d.W); err != nil {
+				if err := fid.CheckImageShape(opt.ImageShape, "the trained run's images", d.C, d.H, d.W); err != nil {
 					return usageErr("fid: %v", err)
 				}
 			}
-			imageDefaults(c, m, spec, c.App.ErrWriter, true)
-			return forwardMemory(c, m)
+			imageDefaults(c.IsSet, m, spec, c.App.ErrWriter, true)
+			return forwardMemory(opt.ForwardMiB, m)
 		},
 		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
 			return samplerOn(c.String("device"), s, m, c.App.ErrWriter)

@@ -1,14 +1,11 @@
 package main
 
-// The CLI's side of the output guard (internal/outpath) and of the one
-// validation path for numeric flags: every command that writes a file checks
-// each output with checkOutputs before it computes anything, and every
-// numeric flag goes through checkInts / checkFloats (range, NaN/Inf, upper
-// bounds), as --threads goes through checkThreads.
+// The CLI's side of the output guard (internal/outpath): every command that writes a file checks each
+// output with checkOutputs before it computes anything. (Numeric flags are checked where they are
+// declared: tags on a config struct, bind.go.)
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +15,6 @@ import (
 	"holdgo/imagedata"
 	"holdgo/internal/budget"
 	"holdgo/internal/outpath"
-	"holdgo/internal/parallel"
 )
 
 // forceFlag lets a command replace an existing file of another kind.
@@ -76,52 +72,6 @@ func checkOutputs(g *outpath.Guard, outs ...output) error {
 	return nil
 }
 
-// intRange is a bound on an integer flag: lo ≤ value ≤ hi.
-type intRange struct {
-	name   string
-	lo, hi int
-	note   string // what 0 (or another value) means, for the message
-}
-
-// checkInts checks each integer flag against its range (the checkThreads
-// pattern for every numeric flag).
-func checkInts(c *cli.Context, ranges ...intRange) error {
-	for _, r := range ranges {
-		if v := c.Int(r.name); v < r.lo || v > r.hi {
-			note := ""
-			if r.note != "" {
-				note = " (" + r.note + ")"
-			}
-			return usageErr("--%s must be in [%d, %d]%s, got %d", r.name, r.lo, r.hi, note, v)
-		}
-	}
-	return nil
-}
-
-// floatRange is a bound on a float flag: finite and lo ≤ value ≤ hi
-// (openLo: lo < value).
-type floatRange struct {
-	name   string
-	lo, hi float64
-	openLo bool
-}
-
-// checkFloats checks float flags: NaN and ±Inf are refused, and the range.
-func checkFloats(c *cli.Context, ranges ...floatRange) error {
-	for _, r := range ranges {
-		v := c.Float64(r.name)
-		bad := math.IsNaN(v) || math.IsInf(v, 0) || v < r.lo || v > r.hi || (r.openLo && v == r.lo)
-		if bad {
-			open := "["
-			if r.openLo {
-				open = "("
-			}
-			return usageErr("--%s must be finite and in %s%g, %g], got %v", r.name, open, r.lo, r.hi, v)
-		}
-	}
-	return nil
-}
-
 // checkBudget refuses a size flag whose allocation (count values of size
 // bytes) would exceed the memory budget.
 func checkBudget(flag string, count, size int64) error {
@@ -138,25 +88,4 @@ func inputErr(err error) error {
 		return usageErr("%v", err)
 	}
 	return err
-}
-
-// maxSamples bounds --n of the samplers: far beyond any study, far below
-// what a file can hold.
-const maxSamples = 1 << 40
-
-// setThreads applies --threads (0: all cores) after checking its range.
-func setThreads(c *cli.Context) error {
-	if err := checkThreads(c); err != nil {
-		return err
-	}
-	parallel.SetThreads(c.Int("threads"))
-	return nil
-}
-
-// checkThreads is the usage error for a --threads outside [0, maxThreads].
-func checkThreads(c *cli.Context) error {
-	if n := c.Int("threads"); n < 0 || n > maxThreads {
-		return usageErr("--threads must be in [0, %d] (0: all cores), got %d", maxThreads, n)
-	}
-	return nil
 }

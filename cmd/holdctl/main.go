@@ -79,6 +79,18 @@ func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 		c.Flags = append(c.Flags, &cli.StringFlag{Name: "max-memory",
 			Usage: "memory budget for what inputs and size flags may allocate, e.g. 2GiB (default: half of physical memory, at most half of ulimit -v)"})
 		required := optionalRequired(c.Flags)
+		// An integer written other than in decimal is refused before any bound is checked (withConfig's
+		// Before): --n -010 is not read as -8.
+		before := c.Before
+		c.Before = func(ctx *cli.Context) error {
+			if err := decimalInts(ctx.Command.Flags, cliArgs); err != nil {
+				return err
+			}
+			if before != nil {
+				return before(ctx)
+			}
+			return nil
+		}
 		action := c.Action
 		c.Action = func(ctx *cli.Context) error {
 			if s := ctx.String("max-memory"); s != "" {
@@ -87,9 +99,6 @@ func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 					return usageErr("--max-memory: %v", err)
 				}
 				budget.SetLimit(n)
-			}
-			if err := decimalInts(ctx.Command.Flags, cliArgs); err != nil {
-				return err
 			}
 			cmd := strings.TrimPrefix(ctx.Command.HelpName, "holdctl ") // "plot loss"
 			if ctx.Command.ArgsUsage == "" && ctx.Args().Present() {

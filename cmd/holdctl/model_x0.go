@@ -13,8 +13,18 @@ import (
 // holdctl model x0: how good a trained image network's data prediction x̂₀ is along the forward path,
 // noise level by noise level — the diagnosis behind the x̂₀ samplers' behaviour on images (docs/images.md).
 
+// modelX0Options are holdctl model x0's numeric settings.
+type modelX0Options struct {
+	N        int     `flag:"n" min:"1" max:"4096" help:"images"`
+	Levels   int     `flag:"levels" min:"2" max:"100" help:"noise levels"`
+	SigmaMin float64 `flag:"sigma-min" gt:"0" note:"below σ(T)" help:"smallest noise level"`
+	Seed     uint64  `flag:"seed" help:"seed of the forward noise"`
+	threadsOption
+}
+
 func modelX0Command() *cli.Command {
-	return &cli.Command{
+	opt := modelX0Options{N: 16, Levels: 12, SigmaMin: sample.DefaultSigmaMin, Seed: 1}
+	return withConfig(&cli.Command{
 		Name:  "x0",
 		Usage: "the error of a trained image model's x̂₀ = E[q0 | x_t] along the forward path from test images, per noise level",
 		Description: "Draws x_t = m_t q0 + L_t ε from the first --n images of --data (default: the test split of the run's\n" +
@@ -25,25 +35,15 @@ func modelX0Command() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ckpt", Required: true, Usage: "trained image run or shipped model"},
 			&cli.StringFlag{Name: "data", Usage: "images (default: the test split of the run's data)"},
-			&cli.IntFlag{Name: "n", Value: 16, Usage: "images"},
-			&cli.IntFlag{Name: "levels", Value: 12, Usage: "noise levels"},
-			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "smallest noise level"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the forward noise"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
 		},
-		Action: runModelX0,
-	}
+		Action: func(c *cli.Context) error { return runModelX0(c, opt) },
+	}, &opt)
 }
 
-func runModelX0(c *cli.Context) error {
-	n, levels := c.Int("n"), c.Int("levels")
-	if n < 1 || n > 4096 || levels < 2 || levels > 100 {
-		return usageErr("model x0: want --n in 1…4096 and --levels in 2…100, got %d and %d", n, levels)
-	}
-	if err := setThreads(c); err != nil {
-		return err
-	}
+func runModelX0(c *cli.Context, opt modelX0Options) error {
+	n, levels := opt.N, opt.Levels
+	opt.apply()
 	im, err := openImageModel(c, "model x0", n)
 	if err != nil {
 		return err
@@ -54,12 +54,12 @@ func runModelX0(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	smin := c.Float64("sigma-min")
+	smin := opt.SigmaMin
 	if !(smin > 0 && smin < smax) {
 		return usageErr("model x0: --sigma-min %g must be in (0, %g)", smin, smax)
 	}
 	title := fmt.Sprintf("x̂₀ of %s on %d images of %s (%s)", c.String("ckpt"), n, spec, m.Config.SDE)
-	err = experiment.X0Errors(m, test, n, levels, smax, smin, c.Uint64("seed"), experiment.X0Table(c.App.Writer, title, c.Bool("json")))
+	err = experiment.X0Errors(m, test, n, levels, smax, smin, opt.Seed, experiment.X0Table(c.App.Writer, title, c.Bool("json")))
 	var le *experiment.LevelError
 	if errors.As(err, &le) {
 		return usageErr("model x0: %v", le)

@@ -12,33 +12,36 @@ import (
 	"holdgo/train"
 )
 
+// nllOptions are holdctl nll's numeric settings.
+type nllOptions struct {
+	N     int     `flag:"n" min:"1" max:"1073741824" help:"images evaluated (the first n of the set); point data: held-out points (default 2000, at least 2)"`
+	Batch int     `flag:"batch" min:"1" max:"65536" help:"images per ODE solve (point data: points, default 1000)"`
+	Tol   float64 `flag:"tol" gt:"0" lt:"1" help:"rtol = atol of the ODE solver (CLD-SGM: 1e-5)"`
+	Eps   float64 `flag:"eps" gt:"0" note:"below the horizon T" help:"start time of the ODE"`
+	Seed  uint64  `flag:"seed" help:"seed of dequantisation, auxiliary variables and ε"`
+	threadsOption
+	DataSeed uint64 `flag:"data-seed" help:"point data: seed of the held-out draws of the run's data (default: derived from, never equal to, the training seed)"`
+}
+
 func nllCommand() *cli.Command {
-	return &cli.Command{
+	opt := nllOptions{N: 16, Batch: 16, Tol: 1e-5, Eps: 1e-5}
+	return withConfig(&cli.Command{
 		Name:  "nll",
 		Usage: "likelihood bound of held-out data (images: bits/dim; points: nats and bits/dim, mean ± s.e.) under a checkpoint (probability-flow ODE)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ckpt", Usage: "run directory or checkpoint file of holdctl train (image data)"},
 			&cli.StringFlag{Name: "data", Usage: "images to evaluate (default: the run's data set, test split: #test)"},
-			&cli.IntFlag{Name: "n", Value: 16, Usage: "images evaluated (the first n of the set)"},
-			&cli.IntFlag{Name: "batch", Value: 16, Usage: "images per ODE solve"},
-			&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the ODE solver (CLD-SGM: 1e-5)"},
-			&cli.Float64Flag{Name: "eps", Value: 1e-5, Usage: "start time of the ODE"},
 			&cli.StringFlag{Name: "estimator", Value: sample.EstimatorRademacher, Usage: "rademacher or gaussian"},
 			gaugeFlag(),
 			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of dequantisation, auxiliary variables and ε"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			trainDataFlag(),
-			&cli.Uint64Flag{Name: "data-seed", Usage: "point data: seed of the held-out draws of the run's data (default: derived from, never equal to, the training seed)"},
 			deviceFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if !c.IsSet("ckpt") {
 				return usageErr("nll needs --ckpt DIR (a run trained on images)")
 			}
-			if err := setThreads(c); err != nil {
-				return err
-			}
+			opt.apply()
 			if err := checkGauge(c); err != nil {
 				return err
 			}
@@ -62,26 +65,23 @@ func nllCommand() *cli.Command {
 				return usageErr("the score of %s has no vector–Jacobian product", c.String("ckpt"))
 			}
 			if !imagedata.IsSpec(m.Config.Data) { // point data: nll_points.go
-				return runPointNLL(c, m, div)
+				return runPointNLL(c, opt, m, div)
 			}
 			ds, spec, err := experiment.NLLImages(m, c.String("data"))
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			n := min(c.Int("n"), ds.Len())
+			n := min(opt.N, ds.Len())
 			if n < 1 {
 				return usageErr("--n must be ≥ 1")
-			}
-			if err := checkInts(c, intRange{name: "batch", lo: 1, hi: 1 << 16}); err != nil {
-				return err
 			}
 			if err := checkBudget("n", int64(n), int64(ds.Dimension())*8); err != nil {
 				return err
 			}
-			cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
-				Estimator: c.String("estimator"), MaxBatch: c.Int("batch"), Gauge: c.String("gauge")}
+			cfg := sample.LikelihoodConfig{Eps: opt.Eps, RTol: opt.Tol, ATol: opt.Tol,
+				Estimator: c.String("estimator"), MaxBatch: opt.Batch, Gauge: c.String("gauge")}
 			start := time.Now()
-			res, err := experiment.ImageNLL(m, div, ds, n, cfg, c.Uint64("seed"))
+			res, err := experiment.ImageNLL(m, div, ds, n, cfg, opt.Seed)
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ func nllCommand() *cli.Command {
 				c.String("ckpt"), n, spec, m.Config.SDE, gaugeNote(c), res.BitsPerDim, res.BitsPerDimAux, res.NFE, time.Since(start).Seconds())
 			return nil
 		},
-	}
+	}, &opt)
 }
 
 // gaugeFlag is nll's --gauge: which deterministic flow the likelihood integrates.

@@ -23,32 +23,29 @@ const (
 // fresh draws of the run's data with --data-seed (by default derived from, and never equal to, the
 // training seed), or the points of a .npy file (--data). For mixture data the exact −log p of the
 // same points is printed beside it.
-func runPointNLL(c *cli.Context, m *train.Model, div sample.DivScorer) error {
-	n, batch := c.Int("n"), c.Int("batch")
+func runPointNLL(c *cli.Context, opt nllOptions, m *train.Model, div sample.DivScorer) error {
+	n, batch := opt.N, opt.Batch
 	if !c.IsSet("n") {
 		n = pointNLLPoints
 	}
 	if !c.IsSet("batch") {
 		batch = pointNLLBatch
 	}
-	if n < 2 || batch < 1 {
-		return usageErr("nll: --n (%d) must be ≥ 2 and --batch (%d) ≥ 1", n, batch)
+	if n < 2 {
+		return usageErr("nll: --n must be ≥ 2 for point data, got %d", n)
 	}
 	switch c.String("estimator") {
 	case sample.EstimatorRademacher, sample.EstimatorGaussian, sample.EstimatorExact:
 	default:
 		return usageErr("nll: unknown --estimator %q (want rademacher, gaussian or exact)", c.String("estimator"))
 	}
-	if tol := c.Float64("tol"); !(tol > 0 && tol < 1) {
-		return usageErr("nll: --tol %g must be in (0, 1)", tol)
-	}
-	if eps := c.Float64("eps"); !(eps > 0 && eps < m.SDE.Horizon()) {
+	if eps := opt.Eps; !(eps > 0 && eps < m.SDE.Horizon()) {
 		return usageErr("nll: --eps %g must be in (0, T = %g)", eps, m.SDE.Horizon())
 	}
 	dim := m.Source.Dimension()
 	seed := experiment.HeldOutSeed(m.Config.Seed)
 	if c.IsSet("data-seed") {
-		seed = c.Uint64("data-seed")
+		seed = opt.DataSeed
 	}
 	if seed == m.Config.Seed && c.String("data") == "" {
 		return usageErr("nll: --data-seed %d is the training seed; held-out data need another", seed)
@@ -57,10 +54,10 @@ func runPointNLL(c *cli.Context, m *train.Model, div sample.DivScorer) error {
 	if err != nil {
 		return usageErr("nll: %v", err)
 	}
-	cfg := sample.LikelihoodConfig{Eps: c.Float64("eps"), RTol: c.Float64("tol"), ATol: c.Float64("tol"),
+	cfg := sample.LikelihoodConfig{Eps: opt.Eps, RTol: opt.Tol, ATol: opt.Tol,
 		Estimator: c.String("estimator"), MaxBatch: batch, Workers: 1, Gauge: c.String("gauge")}
 	start := time.Now()
-	res, err := sample.NLL(m.SDE, div, x, dim, cfg, c.Uint64("seed"))
+	res, err := sample.NLL(m.SDE, div, x, dim, cfg, opt.Seed)
 	if err != nil {
 		return fmt.Errorf("nll: %w", err)
 	}

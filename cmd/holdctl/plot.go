@@ -20,11 +20,14 @@ import (
 //	holdctl plot blocks --out fig4.png    # Figure 4: HOLD's q, p and s over the generation path
 //	holdctl plot moments --out fig5.png   # Figure 5: 2-D samples at six moments, CLD and HOLD
 func plotCommand() *cli.Command {
+	flow := plotFlowOptions{Paths: 30, Tol: 1e-5}
+	blocks := plotBlocksOptions{Steps: 500, Order: 3, Paths: 20}
+	moments := plotMomentsOptions{Steps: 1000, N: 2000}
 	return &cli.Command{
 		Name:  "plot",
 		Usage: "draw the paper's figures (1: flow, 4: blocks, 5: moments) as PNG",
 		Subcommands: []*cli.Command{
-			{
+			withConfig(&cli.Command{
 				Name: "flow", Aliases: []string{"fig1"},
 				Usage: "Figure 1: the 1-D marginal density over time with probability-flow ODE paths, for VP, CLD and HOLD",
 				Description: "Exact oracle score of the paper's 1-D mixture. The heat map is the closed-form density of the\n" +
@@ -33,14 +36,11 @@ func plotCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "out", Value: "fig1-flow.png", Usage: "output .png"},
 					&cli.StringSliceFlag{Name: "sdes", Value: cli.NewStringSlice(hold.KindVP, hold.KindCLD, hold.KindHOLD), Usage: "panels: vp, cld, hold"},
-					&cli.IntFlag{Name: "paths", Value: 30, Usage: "ODE paths per panel"},
-					&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the ODE paths"},
-					&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the paths' prior draws"},
 					forceFlag(),
 				},
-				Action: runPlotFlow,
-			},
-			{
+				Action: func(c *cli.Context) error { return runPlotFlow(c, flow) },
+			}, &flow),
+			withConfig(&cli.Command{
 				Name: "blocks", Aliases: []string{"fig4"},
 				Usage: "Figure 4: HOLD's position q, velocity p and acceleration s over time, density and generation paths",
 				Description: "Exact oracle score of the paper's 1-D mixture. One panel per block: its closed-form marginal\n" +
@@ -49,18 +49,14 @@ func plotCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "out", Value: "fig4-blocks.png", Usage: "output .png"},
 					&cli.StringFlag{Name: "sampler", Value: "lt", Usage: strings.Join(sample.MethodNames(), ", ")},
-					&cli.IntFlag{Name: "steps", Value: 500, Usage: "steps of fixed-step samplers"},
-					&cli.IntFlag{Name: "order", Value: 3, Usage: "HOLD order (2, 3 or 4)"},
-					&cli.IntFlag{Name: "paths", Value: 20, Usage: "paths per panel"},
-					&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed"},
 					forceFlag(),
 				},
-				Action: runPlotBlocks,
-			},
+				Action: func(c *cli.Context) error { return runPlotBlocks(c, blocks) },
+			}, &blocks),
 			plotNFECommand(),
 			plotTrajectoryCommand(),
 			plotLossCommand(),
-			{
+			withConfig(&cli.Command{
 				Name: "moments", Aliases: []string{"fig5"},
 				Usage: "Figure 5: 2-D samples at six moments (steps) of the generation path, CLD and HOLD",
 				Description: "With --cld and --hold (run directories of holdctl train on 2-D data) the trained networks are\n" +
@@ -71,14 +67,11 @@ func plotCommand() *cli.Command {
 					&cli.StringFlag{Name: "out", Value: "fig5-moments.png", Usage: "output .png"},
 					&cli.StringFlag{Name: "cld", Usage: "CLD checkpoint (run directory) on 2-D data; default: oracle"},
 					&cli.StringFlag{Name: "hold", Usage: "HOLD checkpoint (run directory) on 2-D data; default: oracle"},
-					&cli.IntFlag{Name: "steps", Value: 1000, Usage: "sampler steps"},
 					&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: uniform, quadratic or geometric"},
-					&cli.IntFlag{Name: "n", Value: 2000, Usage: "samples"},
-					&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed"},
 					forceFlag(),
 				},
-				Action: runPlotMoments,
-			},
+				Action: func(c *cli.Context) error { return runPlotMoments(c, moments) },
+			}, &moments),
 		},
 	}
 }
@@ -101,14 +94,28 @@ func checkPNGOut(force bool, flag, path string, inputs ...string) error {
 	return checkOutputs(g, output{flag, path, outpath.PNG})
 }
 
-// Upper bounds of the plot sizes: a figure of more paths or steps is
-// unreadable, and the paths are kept in memory.
-const (
-	maxPlotPaths = 10000
-	maxPlotSteps = 1 << 20
+// The numeric settings of plot flow, blocks and moments. The upper bounds of the sizes: a figure of
+// more than 10,000 paths or 2^20 steps is unreadable, and the paths are kept in memory.
+type (
+	plotFlowOptions struct {
+		Paths int     `flag:"paths" min:"1" max:"10000" help:"ODE paths per panel"`
+		Tol   float64 `flag:"tol" gt:"0" lt:"1" help:"rtol = atol of the ODE paths"`
+		Seed  uint64  `flag:"seed" help:"seed of the paths' prior draws"`
+	}
+	plotBlocksOptions struct {
+		Steps int    `flag:"steps" min:"1" max:"1048576" help:"steps of fixed-step samplers"`
+		Order int    `flag:"order" min:"2" max:"4" help:"HOLD order (2, 3 or 4)"`
+		Paths int    `flag:"paths" min:"1" max:"10000" help:"paths per panel"`
+		Seed  uint64 `flag:"seed" help:"seed"`
+	}
+	plotMomentsOptions struct {
+		Steps int    `flag:"steps" min:"5" max:"1048576" help:"sampler steps"`
+		N     int    `flag:"n" min:"1" max:"16777216" help:"samples"`
+		Seed  uint64 `flag:"seed" help:"seed"`
+	}
 )
 
-func runPlotFlow(c *cli.Context) error {
+func runPlotFlow(c *cli.Context, opt plotFlowOptions) error {
 	out := c.String("out")
 	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
 		return err
@@ -119,58 +126,43 @@ func runPlotFlow(c *cli.Context) error {
 			return usageErr("plot flow: unknown --sdes value %q (want vp, cld or hold)", k)
 		}
 	}
-	if len(kinds) == 0 || c.Int("paths") < 1 || !(c.Float64("tol") > 0 && c.Float64("tol") < 1) {
-		return usageErr("plot flow: want at least one SDE (--sdes), --paths ≥ 1 and --tol in (0, 1); got --paths %d --tol %g", c.Int("paths"), c.Float64("tol"))
+	if len(kinds) == 0 {
+		return usageErr("plot flow: want at least one SDE (--sdes)")
 	}
-	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}); err != nil {
-		return err
-	}
-	if err := experiment.FlowFigure(out, kinds, c.Int("paths"), c.Float64("tol"), c.Uint64("seed")); err != nil {
+	if err := experiment.FlowFigure(out, kinds, opt.Paths, opt.Tol, opt.Seed); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (%s; exact oracle score of the paper's 1-D mixture)\n", out, strings.Join(kinds, ", "))
 	return nil
 }
 
-func runPlotBlocks(c *cli.Context) error {
+func runPlotBlocks(c *cli.Context, opt plotBlocksOptions) error {
 	out := c.String("out")
 	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
 		return err
 	}
-	if c.Int("paths") < 1 || c.Int("steps") < 1 {
-		return usageErr("plot blocks: --paths and --steps must be ≥ 1, got --paths %d --steps %d", c.Int("paths"), c.Int("steps"))
-	}
-	if err := checkInts(c, intRange{name: "paths", lo: 1, hi: maxPlotPaths}, intRange{name: "steps", lo: 1, hi: maxPlotSteps}); err != nil {
-		return err
-	}
-	m, spec, err := experiment.BlocksModel(c.String("sampler"), c.Int("steps"), c.Int("order"))
+	m, spec, err := experiment.BlocksModel(c.String("sampler"), opt.Steps, opt.Order)
 	if err != nil {
 		return usageErr("plot blocks: %v", err)
 	}
-	if err := experiment.BlocksFigure(out, m, spec, c.Int("paths"), c.Uint64("seed")); err != nil {
+	if err := experiment.BlocksFigure(out, m, spec, opt.Paths, opt.Seed); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.SDE.Blocks(), spec.Method)
 	return nil
 }
 
-func runPlotMoments(c *cli.Context) error {
+func runPlotMoments(c *cli.Context, opt plotMomentsOptions) error {
 	out := c.String("out")
 	if err := checkPNGOut(c.Bool("force"), "out", out, c.String("cld"), c.String("hold")); err != nil {
 		return err
 	}
-	steps, n := c.Int("steps"), c.Int("n")
-	if steps < 5 || n < 1 {
-		return usageErr("plot moments: --steps must be ≥ 5 and --n ≥ 1, got --steps %d --n %d", c.Int("steps"), c.Int("n"))
-	}
-	if err := checkInts(c, intRange{name: "steps", lo: 5, hi: maxPlotSteps}, intRange{name: "n", lo: 1, hi: 1 << 24}); err != nil {
-		return err
-	}
+	steps, n := opt.Steps, opt.N
 	rows, err := experiment.MomentsRows(c.String(hold.KindCLD), c.String(hold.KindHOLD), steps, c.String("grid"))
 	if err != nil {
 		return usageErr("plot moments: %v", err)
 	}
-	if err := experiment.MomentsFigure(out, rows, steps, n, c.String("grid"), c.Uint64("seed")); err != nil {
+	if err := experiment.MomentsFigure(out, rows, steps, n, c.String("grid"), opt.Seed); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s (CLD: %s, HOLD: %s)\n", out, rows[0].Label, rows[1].Label)

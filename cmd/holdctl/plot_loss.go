@@ -14,27 +14,25 @@ import (
 )
 
 func plotLossCommand() *cli.Command {
-	return &cli.Command{
+	opt := struct {
+		Smooth int `flag:"smooth" min:"1" max:"10000" note:"1: none" help:"moving average over this many logged rows (1: none)"`
+	}{Smooth: 10}
+	return withConfig(&cli.Command{
 		Name:  "loss",
 		Usage: "training loss against step (log step axis), one line per run (the runs' log.csv), smoothed",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "run", Required: true, Usage: "run directory (repeat for several; NAME=DIR names the line)"},
-			&cli.IntFlag{Name: "smooth", Value: 10, Usage: "moving average over this many logged rows (1: none)"},
 			&cli.StringFlag{Name: "title", Usage: "plot title"},
 			&cli.StringFlag{Name: "out", Value: "loss.png", Usage: "output .png"},
 		},
-		Action: runPlotLoss,
-	}
+		Action: func(c *cli.Context) error { return runPlotLoss(c, opt.Smooth) },
+	}, &opt)
 }
 
-func runPlotLoss(c *cli.Context) error {
+func runPlotLoss(c *cli.Context, smooth int) error {
 	out := c.String("out")
 	if err := checkPNGOut(false, "out", out); err != nil {
 		return err
-	}
-	smooth := c.Int("smooth")
-	if smooth < 1 || smooth > 10000 {
-		return usageErr("plot loss: --smooth %d, want 1…10000", smooth)
 	}
 	runs, err := lossRuns(c.StringSlice("run"))
 	if err != nil {

@@ -15,8 +15,19 @@ import (
 // HOLD-4) of a few samples at about ten times along the sampling path, and the same along the forward
 // (noising) path from test images.
 
+// plotTrajectoryOptions are holdctl plot trajectory's settings beside --ckpt, --data and --out.
+type plotTrajectoryOptions struct {
+	samplerOptions
+	N     int    `flag:"n" min:"1" max:"64" help:"samples (and test images)"`
+	Times int    `flag:"times" min:"2" max:"40" help:"times along each path"`
+	Scale int    `flag:"scale" min:"1" max:"8" help:"pixel repetition of the tiles"`
+	Seed  uint64 `flag:"seed" help:"seed of the sampler and of the forward noise"`
+	threadsOption
+}
+
 func plotTrajectoryCommand() *cli.Command {
-	return &cli.Command{
+	opt := plotTrajectoryOptions{samplerOptions: defaultSampler(), N: 6, Times: 10, Scale: 2}
+	return sampleHelp(withConfig(&cli.Command{
 		Name:  "trajectory",
 		Usage: "Figures 8–9: every channel of the state of --n image samples along the sampling path and along the forward path from test images",
 		Description: "Two blocks of rows in one PNG: the reverse (sampling) path on top, the forward path from the first --n\n" +
@@ -25,35 +36,22 @@ func plotTrajectoryCommand() *cli.Command {
 			"level σ of the state's sufficient statistic. Each tile shows value / (2.5·std), std the channel's marginal\n" +
 			"standard deviation at that time (data variance taken as 1/3), so every channel uses the grey range.\n" +
 			"The times are printed.",
-		Flags: append(samplerFlags(),
+		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ckpt", Required: true, Usage: "trained image run or shipped model"},
 			&cli.StringFlag{Name: "data", Usage: "images for the forward path (default: the test split of the run's data)"},
-			&cli.IntFlag{Name: "n", Value: 6, Usage: "samples (and test images)"},
-			&cli.IntFlag{Name: "times", Value: 10, Usage: "times along each path"},
-			&cli.IntFlag{Name: "scale", Value: 2, Usage: "pixel repetition of the tiles"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "seed of the sampler and of the forward noise"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 			&cli.StringFlag{Name: "out", Value: "trajectory.png", Usage: "output .png"},
-		),
-		Action: runPlotTrajectory,
-	}
+		},
+		Action: func(c *cli.Context) error { return runPlotTrajectory(c, opt) },
+	}, &opt))
 }
 
-func runPlotTrajectory(c *cli.Context) error {
+func runPlotTrajectory(c *cli.Context, opt plotTrajectoryOptions) error {
 	out := c.String("out")
 	if err := checkPNGOut(false, "out", out); err != nil {
 		return err
 	}
-	if err := checkSamplerSizes(c); err != nil {
-		return err
-	}
-	n, nt, scale := c.Int("n"), c.Int("times"), c.Int("scale")
-	if n < 1 || n > 64 || nt < 2 || nt > 40 || scale < 1 || scale > 8 {
-		return usageErr("plot trajectory: want --n in 1…64, --times in 2…40, --scale in 1…8; got %d, %d, %d", n, nt, scale)
-	}
-	if err := setThreads(c); err != nil {
-		return err
-	}
+	n, nt, scale := opt.N, opt.Times, opt.Scale
+	opt.apply()
 	im, err := openImageModel(c, "plot trajectory", n)
 	if err != nil {
 		return err
@@ -65,13 +63,13 @@ func runPlotTrajectory(c *cli.Context) error {
 		return err
 	}
 	m := im.Model
-	spec := samplerSpecFrom(c)
-	imageDefaults(c, m, &spec, c.App.Writer, false)
+	spec := opt.spec(c.IsSet)
+	imageDefaults(c.IsSet, m, &spec, c.App.Writer, false)
 	s, err := spec.Build(m.SDE, m.Score, im.Data.Dimension())
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	times, res, err := im.TrajectoryFigure(out, s, nt, n, scale, c.Uint64("seed"))
+	times, res, err := im.TrajectoryFigure(out, s, nt, n, scale, opt.Seed)
 	if err != nil {
 		return err
 	}

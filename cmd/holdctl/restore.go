@@ -58,8 +58,44 @@ const restoreDPSScale = 3
 // cannot hold).
 const restorePSNRCap = 100.0
 
+// restoreNumbers are the numeric settings that holdctl restore and experiment restore share (the
+// bounds hold whatever the task and method use: a NaN or out-of-range value is refused even where it
+// would not be read).
+type restoreNumbers struct {
+	Box       int     `flag:"box" min:"1" max:"16384" help:"inpaint-box: side of the missing square in pixels"` // imagedata.MaxSide
+	Drop      float64 `flag:"drop" gt:"0" lt:"1" help:"inpaint-random: probability that a pixel is missing, in (0, 1)"`
+	BlurSigma float64 `flag:"blur-sigma" gt:"0" max:"3" help:"deblur-gauss: σ_b of the separable 7-tap Gaussian in pixels, in (0, 3]"`
+	Noise     float64 `flag:"noise" min:"0" max:"100" help:"measurement noise σ_y in the data's units ([−1, 1]; DDNM's and DDRM's [0, 1] values double)"`
+	Resample  int     `flag:"resample" min:"1" max:"1048576" help:"repaint: passes r over every block of --jump steps (r× the NFE per step)"`
+	Jump      int     `flag:"jump" min:"1" max:"1048576" help:"repaint: steps per block"`
+	Eta       float64 `flag:"eta" min:"0" max:"1" help:"ddnm: DDNM+'s η in [0, 1]"`
+	DPSScale  float64 `flag:"dps-scale" gt:"0" max:"1e6" help:"dps: step size ζ (VP's DPS in [−1, 1] units; tied to the NFE: 3 is the best of 0.3, 1, 3, 10 at NFE 50 on training images, DPS's 0.3 is for 1,000 steps)"`
+	PiGDMVar  float64 `flag:"pigdm-var" gt:"0" max:"1e6" help:"pigdm: the data's per-pixel variance v (1 in ΠGDM; 0.35 for Fashion-MNIST in [−1, 1])"`
+	SigmaMin  float64 `flag:"sigma-min" gt:"0" max:"100" help:"noise level σ at which the grid ends"`
+	Clip      float64 `flag:"clip" min:"0" max:"1e6" note:"0: off" help:"threshold x̂₀ to [−clip, clip] before conditioning (0: off)"`
+	First     int     `flag:"first" min:"0" max:"2147483647" help:"index in --in of the first image"`
+	N         int     `flag:"n" min:"1" max:"2147483647" help:"number of images"`
+	K         int     `flag:"samples-per-image" min:"1" max:"65536" help:"restorations K of each image"`
+	Seed      uint64  `flag:"seed" help:"random seed (image i's streams are keyed by it and i)"`
+	threadsOption
+	ForwardMiB int `flag:"forward-mib" min:"0" max:"1048576" note:"at most the memory budget" help:"memory for one forward pass's activations in MiB (0: passes of 64 samples)"`
+}
+
+// defaultRestoreNumbers are restoreNumbers' defaults, n images.
+func defaultRestoreNumbers(n int) restoreNumbers {
+	return restoreNumbers{Box: 14, Drop: 0.7, BlurSigma: 1, Resample: 4, Jump: 10, Eta: restore.DefaultEta, DPSScale: restoreDPSScale,
+		PiGDMVar: 1, SigmaMin: sample.DefaultSigmaMin, Clip: 1, N: n, K: 1, Seed: 1}
+}
+
+// restoreOptions are holdctl restore's numeric settings.
+type restoreOptions struct {
+	restoreNumbers
+	NFE int `flag:"nfe" min:"2" max:"1048576" note:"the read-out is one" help:"forward passes per sample, the read-out and RePaint's resampling included"` // maxNFE
+}
+
 func restoreCommand() *cli.Command {
-	return &cli.Command{
+	opt := restoreOptions{restoreNumbers: defaultRestoreNumbers(64), NFE: 50}
+	return withConfig(&cli.Command{
 		Name:  "restore",
 		Usage: "restore degraded images with a trained image model: inpainting, super-resolution, deblurring, denoising",
 		Description: "Measures y = A x + σ_y n of each image of --in (A from --task; the mask, the noise and the method's\n" +
@@ -73,37 +109,19 @@ func restoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "ckpt", Usage: "trained image model: a run directory, checkpoint file or export (models/fmnist-hold3)"},
 			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights (a run, not an export)"},
 			&cli.StringFlag{Name: "task", Usage: "inpaint-box, inpaint-random, sr2, sr4, deblur-gauss (needs --noise > 0) or denoise (needs --noise > 0)"},
-			&cli.IntFlag{Name: "box", Value: 14, Usage: "inpaint-box: side of the missing square in pixels"},
 			&cli.StringFlag{Name: "box-pos", Value: restore.BoxCenter, Usage: "inpaint-box: center or random (per image)"},
-			&cli.Float64Flag{Name: "drop", Value: 0.7, Usage: "inpaint-random: probability that a pixel is missing, in (0, 1)"},
-			&cli.Float64Flag{Name: "blur-sigma", Value: 1, Usage: "deblur-gauss: σ_b of the separable 7-tap Gaussian in pixels, in (0, 3]"},
-			&cli.Float64Flag{Name: "noise", Usage: "measurement noise σ_y in the data's units ([−1, 1]; DDNM's and DDRM's [0, 1] values double)"},
 			&cli.StringFlag{Name: "method", Usage: "replace, repaint, ddnm, pigdm or dps (default ddnm; for denoise none: the exact start at σ = σ_y)"},
-			&cli.IntFlag{Name: "resample", Value: 4, Usage: "repaint: passes r over every block of --jump steps (r× the NFE per step)"},
-			&cli.IntFlag{Name: "jump", Value: 10, Usage: "repaint: steps per block"},
-			&cli.Float64Flag{Name: "eta", Value: restore.DefaultEta, Usage: "ddnm: DDNM+'s η in [0, 1]"},
-			&cli.Float64Flag{Name: "dps-scale", Value: restoreDPSScale, Usage: "dps: step size ζ (VP's DPS in [−1, 1] units; tied to the NFE: 3 is the best of 0.3, 1, 3, 10 at NFE 50 on training images, DPS's 0.3 is for 1,000 steps)"},
-			&cli.Float64Flag{Name: "pigdm-var", Value: 1, Usage: "pigdm: the data's per-pixel variance v (1 in ΠGDM; 0.35 for Fashion-MNIST in [−1, 1])"},
 			&cli.StringFlag{Name: "sampler", Usage: "a-ddnm (ddnm only), a-anc, a-ddim or a-sde2 (not with repaint); default a-ddnm for ddnm, a-anc for replace and repaint, a-sde2 otherwise"},
 			&cli.StringFlag{Name: "grid", Value: sample.GridVPMatched, Usage: "σ-grid: edm, vpmatched, lambda or vplambda"},
-			&cli.IntFlag{Name: "nfe", Value: 50, Usage: "forward passes per sample, the read-out and RePaint's resampling included"},
-			&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ at which the grid ends"},
-			&cli.Float64Flag{Name: "clip", Value: 1, Usage: "threshold x̂₀ to [−clip, clip] before conditioning (0: off)"},
 			&cli.StringFlag{Name: "in", Usage: "images to degrade: a data set (fashion-mnist:DIR#test, idx:FILE, images:DIR, …) or a .npy of (n, C·H·W) values in [−1, 1]"},
-			&cli.IntFlag{Name: "first", Usage: "index in --in of the first image"},
-			&cli.IntFlag{Name: "n", Value: 64, Usage: "number of images"},
-			&cli.IntFlag{Name: "samples-per-image", Value: 1, Usage: "restorations K of each image"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed (image i's streams are keyed by it and i)"},
 			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("restored.npy"), Usage: "outputs: .npy (float32, (n·K, C·H·W), image-major) and/or .png (the grid)"},
 			&cli.StringFlag{Name: "features", Usage: "classifier checkpoint (models/fmnist-classifier.safetensors): report the feature distance and class agreement"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
-			&cli.IntFlag{Name: "forward-mib", Usage: "memory for one forward pass's activations in MiB (0: passes of 64 samples)"},
 			forceFlag(),
 		},
 		Before: oneProcess("restore"),
-		Action: runRestore,
-	}
+		Action: func(c *cli.Context) error { return runRestore(c, opt) },
+	}, &opt)
 }
 
 // restoreParams are the settings of one restoration run: restore's flags, or one cell of experiment
@@ -131,15 +149,15 @@ type restoreParams struct {
 	Outs       []string
 }
 
-// restoreParamsFrom reads restore's flags.
-func restoreParamsFrom(c *cli.Context) restoreParams {
+// restoreParamsFrom reads restore's flags: the strings from c, the numbers from o.
+func restoreParamsFrom(c *cli.Context, o restoreOptions) restoreParams {
 	return restoreParams{Ckpt: c.String("ckpt"), RawWeights: c.Bool("raw-weights"),
-		Task: restore.Task{Name: c.String("task"), Box: c.Int("box"), BoxPos: c.String("box-pos"), Drop: c.Float64("drop"),
-			BlurSigma: c.Float64("blur-sigma"), Noise: c.Float64("noise")},
-		Method: c.String("method"), Eta: c.Float64("eta"), Resample: c.Int("resample"), Jump: c.Int("jump"),
-		DPSScale: c.Float64("dps-scale"), PiGDMVar: c.Float64("pigdm-var"), Clip: c.Float64("clip"),
-		Sampler: c.String("sampler"), Grid: c.String("grid"), NFE: c.Int("nfe"), SigmaMin: c.Float64("sigma-min"),
-		In: c.String("in"), First: c.Int("first"), N: c.Int("n"), K: c.Int("samples-per-image"), Seed: c.Uint64("seed"),
+		Task: restore.Task{Name: c.String("task"), Box: o.Box, BoxPos: c.String("box-pos"), Drop: o.Drop,
+			BlurSigma: o.BlurSigma, Noise: o.Noise},
+		Method: c.String("method"), Eta: o.Eta, Resample: o.Resample, Jump: o.Jump,
+		DPSScale: o.DPSScale, PiGDMVar: o.PiGDMVar, Clip: o.Clip,
+		Sampler: c.String("sampler"), Grid: c.String("grid"), NFE: o.NFE, SigmaMin: o.SigmaMin,
+		In: c.String("in"), First: o.First, N: o.N, K: o.K, Seed: o.Seed,
 		Outs: c.StringSlice("out")}
 }
 
@@ -237,27 +255,22 @@ type restoreMethJSON struct {
 // ssimMinSide is the smallest image side restore.SSIM measures (its 11×11 Gaussian window).
 const ssimMinSide = 11
 
-func runRestore(c *cli.Context) error {
+func runRestore(c *cli.Context, opt restoreOptions) error {
 	if c.NArg() > 0 {
 		return usageErr("restore takes no arguments, got %q", c.Args().First())
 	}
-	if err := setThreads(c); err != nil {
-		return err
-	}
+	opt.apply()
 	for _, f := range []string{"ckpt", "task", "in"} {
 		if c.String(f) == "" {
 			return usageErr("restore needs --ckpt DIR (an image model), --task and --in IMAGES; --%s is missing", f)
 		}
 	}
-	if err := checkRestoreFlags(c, true); err != nil {
-		return err
-	}
-	p := restoreParamsFrom(c)
+	p := restoreParamsFrom(c, opt)
 	m, err := train.LoadModel(p.Ckpt, p.RawWeights, "")
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if err := forwardMemory(c, m); err != nil {
+	if err := forwardMemory(opt.ForwardMiB, m); err != nil {
 		return err
 	}
 	run, err := prepareRestore(p, m)
@@ -301,35 +314,6 @@ func runRestore(c *cli.Context) error {
 	}
 	fmt.Fprintln(c.App.Writer, rep.summary())
 	return nil
-}
-
-// checkRestoreFlags checks the numeric flags, whatever the task and method use (a NaN or out-of-range
-// value is refused even where it would not be read).
-func checkRestoreFlags(c *cli.Context, scalarNFE bool) error {
-	if err := checkFloats(c,
-		floatRange{name: "noise", lo: 0, hi: 100},
-		floatRange{name: "blur-sigma", lo: 0, hi: 3, openLo: true},
-		floatRange{name: "eta", lo: 0, hi: 1},
-		floatRange{name: "dps-scale", lo: 0, hi: 1e6, openLo: true},
-		floatRange{name: "pigdm-var", lo: 0, hi: 1e6, openLo: true},
-		floatRange{name: "sigma-min", lo: 0, hi: 100, openLo: true},
-		floatRange{name: "clip", lo: 0, hi: 1e6}); err != nil {
-		return err
-	}
-	if v := c.Float64("drop"); !(v > 0 && v < 1) {
-		return usageErr("--drop must be in (0, 1), got %v", v)
-	}
-	ints := []intRange{
-		{name: "box", lo: 1, hi: imagedata.MaxSide},
-		{name: "resample", lo: 1, hi: maxNFE},
-		{name: "jump", lo: 1, hi: maxNFE},
-		{name: "first", lo: 0, hi: math.MaxInt32},
-		{name: "n", lo: 1, hi: math.MaxInt32},
-		{name: "samples-per-image", lo: 1, hi: 1 << 16}}
-	if scalarNFE { // experiment restore's --nfe is a list, checked there
-		ints = append(ints, intRange{name: "nfe", lo: 2, hi: maxNFE, note: "the read-out is one"})
-	}
-	return checkInts(c, ints...)
 }
 
 // prepareRestore checks the task, the method and its sampler of p against the model m and builds the

@@ -22,43 +22,53 @@ import (
 	"holdgo/train"
 )
 
-func samplerFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "sampler", Value: "lt", Usage: strings.Join(sample.MethodNames(), ", ")},
-		&cli.IntFlag{Name: "nfe", Usage: "score evaluations (sets the steps of fixed-step samplers)"},
-		&cli.IntFlag{Name: "steps", Value: 150, Usage: "steps of fixed-step samplers (when --nfe is not given)"},
-		&cli.StringFlag{Name: "grid", Value: sample.GridQuadratic, Usage: "time grid: " + strings.Join(sample.GridKinds, ", ")},
-		&cli.Float64Flag{Name: "eps", Value: 1e-3, Usage: "end time ε of the reverse process (t-grids: uniform, quadratic, geometric, logsnr)"},
-		&cli.Float64Flag{Name: "sigma-min", Value: sample.DefaultSigmaMin, Usage: "noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda, vplambda) end"},
-		&cli.Float64Flag{Name: "clip", Usage: "threshold every x̂₀ to [−clip, clip] (1 for images; 0: off): inside the x̂₀ and aligned samplers, and for the others through the score of the clipped denoiser"},
-		&cli.BoolFlag{Name: "denoise", Usage: "final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"},
-		&cli.Float64Flag{Name: "tol", Value: 1e-5, Usage: "rtol = atol of the adaptive ODE sampler"},
-		&cli.Float64Flag{Name: "eta", Value: 1, Usage: "xanc: 1 the exact Gaussian-posterior step, 0 xddim, in between the DDIM-style blend"},
-		&cli.IntFlag{Name: "forward-mib", Usage: "trained networks: memory for one forward pass's activations in MiB, from which the forward batch is chosen (measured on a first pass of 8 samples; 0: passes of 64 samples)"},
-	}
+// samplerOptions are the sampler's settings of every command that samples a trained or oracle model
+// (sample, fid, plot trajectory, bench sample, serve): embedded in each command's options.
+type samplerOptions struct {
+	Sampler    string  `flag:"sampler"`                                                                                                          // help: sampleHelp
+	NFE        int     `flag:"nfe" min:"0" max:"1048576" note:"0: use --steps" help:"score evaluations (sets the steps of fixed-step samplers)"` // maxNFE
+	Steps      int     `flag:"steps" min:"1" max:"1048576" help:"steps of fixed-step samplers (when --nfe is not given)"`
+	Grid       string  `flag:"grid"`
+	Eps        float64 `flag:"eps" gt:"0" note:"below the horizon T" help:"end time ε of the reverse process (t-grids: uniform, quadratic, geometric, logsnr)"`
+	SigmaMin   float64 `flag:"sigma-min" min:"0" note:"0: the default" help:"noise level σ of the sufficient statistic at which the σ-grids (edm, vpmatched, lambda, vplambda) end"`
+	Clip       float64 `flag:"clip" min:"0" note:"0: off" help:"threshold every x̂₀ to [−clip, clip] (1 for images; 0: off): inside the x̂₀ and aligned samplers, and for the others through the score of the clipped denoiser"`
+	Denoise    bool    `flag:"denoise" help:"final noise-free step at ε (CLD-SGM's denoising; one more evaluation)"`
+	Tol        float64 `flag:"tol" gt:"0" lt:"1" help:"rtol = atol of the adaptive ODE sampler"`
+	Eta        float64 `flag:"eta" min:"0" max:"1" help:"xanc: 1 the exact Gaussian-posterior step, 0 xddim, in between the DDIM-style blend"`
+	ForwardMiB int     `flag:"forward-mib" min:"0" max:"1048576" note:"at most the memory budget" help:"trained networks: memory for one forward pass's activations in MiB, from which the forward batch is chosen (measured on a first pass of 8 samples; 0: passes of 64 samples)"`
 }
 
-// forwardMemory applies --forward-mib to a trained model (a usage error outside [0, 2^20]).
-func forwardMemory(c *cli.Context, m *train.Model) error {
-	mib := c.Int("forward-mib")
-	if limit := budget.Limit() >> 20; mib < 0 || int64(mib) > limit {
+// defaultSampler is samplerOptions' defaults.
+func defaultSampler() samplerOptions {
+	return samplerOptions{Sampler: "lt", Steps: 150, Grid: sample.GridQuadratic, Eps: 1e-3, SigmaMin: sample.DefaultSigmaMin, Tol: 1e-5, Eta: 1}
+}
+
+// sampleHelp gives the sampler flags of cmd their computed help texts (the lists of names) and
+// returns cmd.
+func sampleHelp(cmd *cli.Command) *cli.Command {
+	setUsage(cmd, "sampler", strings.Join(sample.MethodNames(), ", "))
+	setUsage(cmd, "grid", "time grid: "+strings.Join(sample.GridKinds, ", "))
+	return cmd
+}
+
+// forwardMemory applies --forward-mib to a trained model: its upper bound is the memory budget
+// (--max-memory), known only when the command runs.
+func forwardMemory(mib int, m *train.Model) error {
+	if limit := budget.Limit() >> 20; int64(mib) > limit {
 		return usageErr("--forward-mib must be in [0, %d] (the memory budget, --max-memory), got %d", limit, mib)
 	}
 	m.SetForwardMemory(int64(mib) << 20)
 	return nil
 }
 
-// checkSamplerSizes bounds --nfe and --steps of every command with the sampler flags (sample, fid,
-// plot trajectory, bench sample) before anything is built: a grid of 10⁹ steps is 8 GB.
-func checkSamplerSizes(c *cli.Context) error {
-	return checkInts(c, intRange{name: "nfe", lo: 0, hi: maxNFE, note: "0: use --steps"}, intRange{name: "steps", lo: 1, hi: maxNFE})
+// spec is the sampler the flags describe (isSet tells which were given: a cli.Context's IsSet).
+func (o samplerOptions) spec(isSet func(string) bool) sample.Spec {
+	return sample.Spec{Method: o.Sampler, NFE: o.NFE, Steps: o.Steps, Grid: o.Grid, End: o.Eps, SigmaMin: o.SigmaMin,
+		Clip: o.Clip, Denoise: o.Denoise, Tol: o.Tol, Eta: o.Eta, EtaSet: true, NFESet: isSet("nfe")}
 }
 
-func samplerSpecFrom(c *cli.Context) sample.Spec {
-	return sample.Spec{Method: c.String("sampler"), NFE: c.Int("nfe"), Steps: c.Int("steps"), Grid: c.String("grid"),
-		End: c.Float64("eps"), SigmaMin: c.Float64("sigma-min"), Clip: c.Float64("clip"), Denoise: c.Bool("denoise"), Tol: c.Float64("tol"), Eta: c.Float64("eta"), EtaSet: true,
-		NFESet: c.IsSet("nfe")}
-}
+// noFlags is the IsSet of a command given no flag.
+func noFlags(string) bool { return false }
 
 // The sampler a trained image network gets when --sampler is not given: the best cell of
 // docs/images.md (a-sde2 on the vpmatched grid, NFE 50, the final denoising step).
@@ -72,28 +82,28 @@ const (
 // user did not set: --clip 1 (x̂₀ thresholded to the data range: without it xdpm2 reaches pixels of
 // ±306 on the shipped HOLD-3 model), and with sampler also the measured best sampler when --sampler is
 // not given. It says what it chose in one line on w; --clip 0 turns thresholding off.
-func imageDefaults(c *cli.Context, m *train.Model, spec *sample.Spec, w io.Writer, sampler bool) {
+func imageDefaults(isSet func(string) bool, m *train.Model, spec *sample.Spec, w io.Writer, sampler bool) {
 	if !imagedata.IsSpec(m.Config.Data) {
 		return
 	}
 	var chosen []string
-	if sampler && !c.IsSet("sampler") {
+	if sampler && !isSet("sampler") {
 		spec.Method = imageSampler
 		chosen = append(chosen, "--sampler "+imageSampler)
-		if !c.IsSet("grid") {
+		if !isSet("grid") {
 			spec.Grid = imageGrid
 			chosen = append(chosen, "--grid "+imageGrid)
 		}
-		if !c.IsSet("nfe") && !c.IsSet("steps") {
+		if !isSet("nfe") && !isSet("steps") {
 			spec.NFE = imageNFE
 			chosen = append(chosen, fmt.Sprintf("--nfe %d", imageNFE))
 		}
-		if !c.IsSet("denoise") {
+		if !isSet("denoise") {
 			spec.Denoise = true
 			chosen = append(chosen, "--denoise")
 		}
 	}
-	if !c.IsSet("clip") {
+	if !isSet("clip") {
 		spec.Clip = 1
 		chosen = append(chosen, "--clip 1")
 	}
@@ -160,72 +170,73 @@ func warnDiverged(w io.Writer, diverged, n int, where string) {
 		diverged, n, sample.DivergedBound, where)
 }
 
+// sampleOptions are holdctl sample's settings.
+type sampleOptions struct {
+	samplerOptions
+	Ckpt       string   `flag:"ckpt" help:"run directory or checkpoint file of holdctl train"`
+	RawWeights bool     `flag:"raw-weights" help:"use the raw weights instead of the EMA weights"`
+	Oracle     bool     `flag:"oracle" help:"use the exact score of the data (mixture data, --data gmm1d, or the empirical distribution of images)"`
+	Data       string   `flag:"data" help:"data of --oracle: a mixture (gmm1d) or images (fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH: the empirical distribution of --oracle-n images)"`
+	OracleN    int      `flag:"oracle-n" min:"1" max:"1048576" help:"images in the empirical oracle of --oracle --data IMAGES"`
+	SDE        string   `flag:"sde" help:"SDE of --oracle: hold, cld, vp or ve"`
+	Order      int      `flag:"order" min:"1" max:"4" note:"HOLD: 2, 3 or 4" help:"HOLD order of --oracle"`
+	L          float64  `flag:"L" gt:"0" help:"HOLD L of --oracle"`
+	Alpha      float64  `flag:"alpha" min:"0" help:"HOLD α of --oracle"`
+	N          int      `flag:"n" min:"1" max:"2e18" note:"and its samples fit in a file" help:"number of samples"`
+	Seed       uint64   `flag:"seed" help:"random seed"`
+	Out        []string `flag:"out" help:"output files: .npy (float32, (n, d)) and/or .png"`
+	threadsOption
+}
+
 func sampleCommand() *cli.Command {
 	d := train.DefaultRunConfig()
-	return &cli.Command{
-		Name:  "sample",
-		Usage: "draw samples from a trained checkpoint or from the exact score of mixture data",
-		Flags: append(samplerFlags(),
-			&cli.StringFlag{Name: "ckpt", Usage: "run directory or checkpoint file of holdctl train"},
-			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights"},
-			&cli.BoolFlag{Name: "oracle", Usage: "use the exact score of the data (mixture data, --data gmm1d, or the empirical distribution of images)"},
-			&cli.StringFlag{Name: "data", Value: data.NameGMM1D, Usage: "data of --oracle: a mixture (gmm1d) or images (fashion-mnist:DIR, mnist:DIR, cifar10:DIR, images:PATH: the empirical distribution of --oracle-n images)"},
-			&cli.IntFlag{Name: "oracle-n", Value: 1000, Usage: "images in the empirical oracle of --oracle --data IMAGES"},
-			&cli.StringFlag{Name: "sde", Value: d.SDE, Usage: "SDE of --oracle: hold, cld, vp or ve"},
-			&cli.IntFlag{Name: "order", Value: d.Order, Usage: "HOLD order of --oracle"},
-			&cli.Float64Flag{Name: "L", Value: d.L, Usage: "HOLD L of --oracle"},
-			&cli.Float64Flag{Name: "alpha", Value: d.Alpha, Usage: "HOLD α of --oracle"},
-			&cli.IntFlag{Name: "n", Value: 10000, Usage: "number of samples"},
-			&cli.Uint64Flag{Name: "seed", Value: 0, Usage: "random seed"},
-			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("samples.npy"), Usage: "output files: .npy (float32, (n, d)) and/or .png"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
-			trainDataFlag(),
-			forceFlag(),
-			deviceFlag(),
-		),
+	opt := sampleOptions{samplerOptions: defaultSampler(), Data: data.NameGMM1D, OracleN: 1000, SDE: d.SDE, Order: d.Order, L: d.L,
+		Alpha: d.Alpha, N: 10000, Out: []string{"samples.npy"}}
+	return sampleHelp(withConfig(&cli.Command{
+		Name:   "sample",
+		Usage:  "draw samples from a trained checkpoint or from the exact score of mixture data",
+		Flags:  []cli.Flag{trainDataFlag(), forceFlag(), deviceFlag()},
 		Before: oneProcess("sample"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("sample takes no arguments, got %q", c.Args().First())
 			}
-			if err := setThreads(c); err != nil {
-				return err
-			}
+			opt.apply()
 			var (
 				m   *train.Model
 				err error
 			)
 			switch {
-			case c.Bool("oracle") && c.IsSet("ckpt"):
+			case opt.Oracle && c.IsSet("ckpt"):
 				return usageErr("give either --ckpt or --oracle, not both")
-			case c.Bool("oracle"):
+			case opt.Oracle:
 				cfg := d
-				cfg.Data, cfg.SDE, cfg.Order, cfg.L, cfg.Alpha = c.String("data"), c.String("sde"), c.Int("order"), c.Float64("L"), c.Float64("alpha")
-				m, err = train.OracleModel(cfg, c.Int("oracle-n"))
+				cfg.Data, cfg.SDE, cfg.Order, cfg.L, cfg.Alpha = opt.Data, opt.SDE, opt.Order, opt.L, opt.Alpha
+				m, err = train.OracleModel(cfg, opt.OracleN)
 			case c.IsSet("ckpt"):
-				m, err = train.LoadModel(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
+				m, err = train.LoadModel(opt.Ckpt, opt.RawWeights, c.String("train-data"))
 			default:
 				return usageErr("sample needs --ckpt DIR (a trained run) or --oracle (exact score of mixture data)")
 			}
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if err := forwardMemory(c, m); err != nil {
+			if err := forwardMemory(opt.ForwardMiB, m); err != nil {
 				return err
 			}
-			n, dim := c.Int("n"), m.Source.Dimension()
+			n, dim := opt.N, m.Source.Dimension()
 			if n < 1 || uint64(n) > math.MaxInt64/4/uint64(dim) {
 				return usageErr("--n must be ≥ 1 and its samples fit in a file, got %d", n)
 			}
-			outs := c.StringSlice("out")
+			outs := opt.Out
 			var npys, pics []string
 			guard := outpath.New(c.Bool("force"))
-			guard.Input(c.String("ckpt"), c.String("train-data"))
+			guard.Input(opt.Ckpt, c.String("train-data"))
 			if c.IsSet("ckpt") {
 				guard.Input(m.Config.DataPath())
 				guardData(guard, m.Config.Data)
 			} else {
-				guardData(guard, c.String("data"))
+				guardData(guard, opt.Data)
 			}
 			for _, o := range outs {
 				ext := filepath.Ext(o)
@@ -258,15 +269,9 @@ func sampleCommand() *cli.Command {
 				return usageErr("--n %d: a picture needs all %d×%d values in memory (at most %d); write .npy only "+
 					"(streamed, any --n), or picture a smaller --n", n, n, dim, maxPictureValues)
 			}
-			if nfe, steps, tol := c.Int("nfe"), c.Int("steps"), c.Float64("tol"); nfe < 0 || steps < 1 || !(tol > 0 && tol < 1) {
-				return usageErr("--nfe %d must be ≥ 0 (0: use --steps), --steps %d ≥ 1 and --tol %g in (0, 1)", nfe, steps, tol)
-			}
-			if err := checkInts(c, intRange{name: "nfe", lo: 0, hi: maxNFE, note: "0: use --steps"}, intRange{name: "steps", lo: 1, hi: maxNFE}); err != nil {
-				return err
-			}
-			spec := samplerSpecFrom(c)
+			spec := opt.spec(c.IsSet)
 			if c.IsSet("ckpt") {
-				imageDefaults(c, m, &spec, c.App.Writer, true)
+				imageDefaults(c.IsSet, m, &spec, c.App.Writer, true)
 			}
 			s, err := spec.Build(m.SDE, m.Score, dim)
 			if err != nil {
@@ -277,7 +282,7 @@ func sampleCommand() *cli.Command {
 				return err
 			}
 			start := time.Now()
-			res, err := experiment.SampleFiles(m, s.Method.Name(), each, n, c.Uint64("seed"), npys, pics)
+			res, err := experiment.SampleFiles(m, s.Method.Name(), each, n, opt.Seed, npys, pics)
 			if err != nil {
 				return err
 			}
@@ -286,7 +291,7 @@ func sampleCommand() *cli.Command {
 			warnDiverged(c.App.ErrWriter, res.Diverged, n, "a .npy keeps them as they are, a picture leaves them out")
 			return nil
 		},
-	}
+	}, &opt))
 }
 
 // maxPictureValues bounds the samples a picture (.png) holds in memory: 2²⁷ values, 512 MiB of float32.

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,8 +21,29 @@ func paramErr(cmd, format string, args ...any) error {
 //
 //	holdctl sde --sde hold --order 3 --L 2 --alpha 0.02 --t 0.5 --json
 //	holdctl sde --sde hold --L 2 --astep 0.01 --json
+//
+// sdeOptions are holdctl sde's parameters: a parameter not given keeps the SDE kind's default
+// (sdeConfig), every one given is finite.
+type sdeOptions struct {
+	Order    int     `flag:"order" min:"1" max:"4" help:"blocks per data dimension (hold: 2, 3 or 4)"`
+	L        float64 `flag:"L" help:"HOLD prior precision L"`
+	Alpha    float64 `flag:"alpha" help:"HOLD α (initial auxiliary variance α/L); CLD γ"`
+	Beta     float64 `flag:"beta" help:"HOLD/CLD constant time scale β"`
+	MInv     float64 `flag:"m-inv" help:"CLD inverse mass M⁻¹"`
+	Friction float64 `flag:"friction" help:"CLD friction Γ"`
+	BetaMin  float64 `flag:"beta-min" help:"VP β_min"`
+	BetaMax  float64 `flag:"beta-max" help:"VP β_max"`
+	SigmaMin float64 `flag:"sigma-min" help:"VE σ_min"`
+	SigmaMax float64 `flag:"sigma-max" help:"VE σ_max"`
+	Horizon  float64 `flag:"horizon" help:"horizon T"`
+	TMin     float64 `flag:"t-min" help:"smallest time t_min"`
+	T        float64 `flag:"t" help:"time t in [t_min, T] for the kernel (end time of the A-step)"`
+	AStep    float64 `flag:"astep" help:"print the A-step over this step size h instead of the kernel"`
+}
+
 func sdeCommand() *cli.Command {
-	return &cli.Command{
+	var opt sdeOptions
+	return withConfig(&cli.Command{
 		Name:  "sde",
 		Usage: "print the exact perturbation kernel (mean, Σ_t, Cholesky factor, ℓ_t) or the sampler's A-step",
 		Description: "With --t: the marginal kernel at time t (b0 = {q0}); `mean` holds the coefficients of q0 in μ_t.\n" +
@@ -32,58 +52,38 @@ func sdeCommand() *cli.Command {
 			"CLD as CLD-SGM; VP and VE as score_sde). Invalid parameters exit with status 2.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sde", Value: hold.KindHOLD, Usage: "SDE kind: hold, cld, vp or ve"},
-			&cli.IntFlag{Name: "order", Usage: "blocks per data dimension (hold: 2, 3 or 4)"},
-			&cli.Float64Flag{Name: "L", Usage: "HOLD prior precision L"},
-			&cli.Float64Flag{Name: "alpha", Usage: "HOLD α (initial auxiliary variance α/L); CLD γ"},
-			&cli.Float64Flag{Name: "beta", Usage: "HOLD/CLD constant time scale β"},
-			&cli.Float64Flag{Name: "m-inv", Usage: "CLD inverse mass M⁻¹"},
-			&cli.Float64Flag{Name: "friction", Usage: "CLD friction Γ"},
-			&cli.Float64Flag{Name: "beta-min", Usage: "VP β_min"},
-			&cli.Float64Flag{Name: "beta-max", Usage: "VP β_max"},
-			&cli.Float64Flag{Name: "sigma-min", Usage: "VE σ_min"},
-			&cli.Float64Flag{Name: "sigma-max", Usage: "VE σ_max"},
-			&cli.Float64Flag{Name: "horizon", Usage: "horizon T"},
-			&cli.Float64Flag{Name: "t-min", Usage: "smallest time t_min"},
-			&cli.Float64Flag{Name: "t", Usage: "time t in [t_min, T] for the kernel (end time of the A-step)"},
-			&cli.Float64Flag{Name: "astep", Usage: "print the A-step over this step size h instead of the kernel"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON with full float64 precision"},
 		},
-		Action: runSDE,
-	}
+		Action: func(c *cli.Context) error { return runSDE(c, opt) },
+	}, &opt)
 }
 
 // sdeConfig builds the configuration from the SDE kind's defaults and the flags that were set.
-func sdeConfig(c *cli.Context) hold.Config {
+func sdeConfig(c *cli.Context, opt sdeOptions) hold.Config {
 	cfg := hold.DefaultConfig(c.String("sde"))
 	if c.IsSet("order") {
-		cfg.Order = c.Int("order")
+		cfg.Order = opt.Order
 	}
-	for name, dst := range map[string]*float64{"L": &cfg.L, "alpha": &cfg.Alpha, "beta": &cfg.Beta, "m-inv": &cfg.MInv,
-		"friction": &cfg.Friction, "beta-min": &cfg.BetaMin, "beta-max": &cfg.BetaMax, "sigma-min": &cfg.SigmaMin,
-		"sigma-max": &cfg.SigmaMax, "horizon": &cfg.T, "t-min": &cfg.TMin} {
+	for name, set := range map[string]struct{ dst, v *float64 }{"L": {&cfg.L, &opt.L}, "alpha": {&cfg.Alpha, &opt.Alpha},
+		"beta": {&cfg.Beta, &opt.Beta}, "m-inv": {&cfg.MInv, &opt.MInv}, "friction": {&cfg.Friction, &opt.Friction},
+		"beta-min": {&cfg.BetaMin, &opt.BetaMin}, "beta-max": {&cfg.BetaMax, &opt.BetaMax}, "sigma-min": {&cfg.SigmaMin, &opt.SigmaMin},
+		"sigma-max": {&cfg.SigmaMax, &opt.SigmaMax}, "horizon": {&cfg.T, &opt.Horizon}, "t-min": {&cfg.TMin, &opt.TMin}} {
 		if c.IsSet(name) {
-			*dst = c.Float64(name)
+			*set.dst = *set.v
 		}
 	}
 	return cfg
 }
 
-func runSDE(c *cli.Context) error {
-	for _, f := range c.Command.Flags { // a flag this SDE kind does not read is still no NaN
-		if ff, ok := f.(*cli.Float64Flag); ok && c.IsSet(ff.Name) {
-			if v := c.Float64(ff.Name); math.IsNaN(v) || math.IsInf(v, 0) {
-				return paramErr("sde", "--%s %v: want a finite number", ff.Name, v)
-			}
-		}
-	}
-	cfg := sdeConfig(c)
+func runSDE(c *cli.Context, opt sdeOptions) error {
+	cfg := sdeConfig(c, opt)
 	sde, err := hold.New(cfg)
 	if err != nil {
 		return paramErr("sde", "%v", err)
 	}
 	t := cfg.T
 	if c.IsSet("t") {
-		t = c.Float64("t")
+		t = opt.T
 		if err := sde.CheckTime(t); err != nil {
 			return paramErr("sde", "%v", err)
 		}
@@ -91,7 +91,7 @@ func runSDE(c *cli.Context) error {
 	var out hold.Report
 	switch {
 	case c.IsSet("astep"):
-		if out, err = sde.AStepReport(t, c.Float64("astep")); err != nil {
+		if out, err = sde.AStepReport(t, opt.AStep); err != nil {
 			return paramErr("sde", "%v", err)
 		}
 	case c.IsSet("t"):

@@ -39,7 +39,8 @@ const (
 )
 
 func serveCommand() *cli.Command {
-	return &cli.Command{
+	var opt threadsOption
+	return withConfig(&cli.Command{
 		Name:  "serve",
 		Usage: "a local web page to restore and sample images with a trained image model",
 		Description: "Serves a page on --addr (127.0.0.1:8080; a non-loopback address only with --public) where one picks a\n" +
@@ -54,17 +55,16 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "public", Usage: "allow a non-loopback --addr: anyone who reaches it can run jobs on this machine"},
 			&cli.StringFlag{Name: "in", Usage: "test images to pick from: a data set (fashion-mnist:DIR#test, idx:FILE, images:DIR, …) of the model's shape; " +
 				"default Fashion-MNIST's test set for a 1×28×28 model when " + serveFashionMNIST + " exists, otherwise uploads only"},
-			&cli.IntFlag{Name: "threads", Usage: "worker threads (default: all cores)"},
 		},
 		Before: oneProcess("serve"),
-		Action: runServe,
-	}
+		Action: func(c *cli.Context) error {
+			opt.apply()
+			return runServe(c)
+		},
+	}, &opt)
 }
 
 func runServe(c *cli.Context) error {
-	if err := setThreads(c); err != nil {
-		return err
-	}
 	if err := checkServeAddr(c.String("addr"), c.Bool("public")); err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func withFlagDefaults(flags []cli.Flag, action cli.ActionFunc) error {
 func restoreDefaults() (restoreParams, error) {
 	var p restoreParams
 	err := withFlagDefaults(restoreCommand().Flags, func(c *cli.Context) error {
-		p = restoreParamsFrom(c)
+		p = restoreParamsFrom(c, restoreOptions{restoreNumbers: defaultRestoreNumbers(1), NFE: 50})
 		return nil
 	})
 	p.N, p.K, p.Outs = 1, 1, nil
@@ -226,11 +226,7 @@ func restoreDefaults() (restoreParams, error) {
 // sampleDefaults is holdctl sample's sampler for an image model with no sampler flag given
 // (samplerSpecFrom and imageDefaults); the page sets the NFE.
 func sampleDefaults(m *train.Model) (sample.Spec, error) {
-	var spec sample.Spec
-	err := withFlagDefaults(samplerFlags(), func(c *cli.Context) error {
-		spec = samplerSpecFrom(c)
-		imageDefaults(c, m, &spec, io.Discard, true)
-		return nil
-	})
-	return spec, err
+	spec := defaultSampler().spec(noFlags)
+	imageDefaults(noFlags, m, &spec, io.Discard, true)
+	return spec, nil
 }

@@ -36,7 +36,7 @@ type trainOptions struct {
 
 // threadsOption is --threads of the commands that run the worker pool.
 type threadsOption struct {
-	Threads int `flag:"threads" min:"0" max:"256" note:"0: all cores" help:"worker threads (default: all cores)"` // maxThreads
+	Threads int `flag:"threads" min:"0" max:"256" note:"0: all cores" help:"worker threads (default: all cores)"` // each thread is a persistent worker goroutine
 }
 
 // apply sets the worker pool's size (0: all cores).
@@ -83,9 +83,6 @@ func trainCommand() *cli.Command {
 func usageErr(format string, args ...any) error {
 	return cli.Exit("holdctl: "+fmt.Sprintf(format, args...), 2)
 }
-
-// maxThreads bounds --threads: each thread is a persistent worker goroutine.
-const maxThreads = 256
 
 // runTrain is this rank's part of holdctl train: train.Run on the flags, resolving the configuration
 // as defaults (or the stored run's) < --config's keys < the flags given.
