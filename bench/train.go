@@ -62,7 +62,7 @@ func Train(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, ba
 		if err != nil {
 			return nil, err
 		}
-		if dev == tensor.CPU { // a device holds the activations in its own memory
+		if tensor.HostResident(dev) { // a device holds the activations in its own memory
 			if err := budget.Check(int64(min(cfg.TrainBytes(batch), 1<<62)), fmt.Sprintf("a training step of %s at batch %d on the CPU (estimated)", model, batch)); err != nil {
 				return nil, err
 			}
@@ -99,10 +99,8 @@ func Train(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, ba
 			return nil, err
 		}
 	}
-	if tr.Device() != tensor.CPU { // wait for the device: the timed steps did not
-		if _, err := tr.Read(); err != nil {
-			return nil, err
-		}
+	if _, err := tr.Read(); err != nil { // wait for the device: the timed steps did not
+		return nil, err
 	}
 	res.StepSeconds = time.Since(start).Seconds() / float64(steps)
 	if counting != nil {

@@ -68,10 +68,10 @@ type DeviceError struct{ Err error }
 func (e *DeviceError) Error() string { return e.Err.Error() }
 func (e *DeviceError) Unwrap() error { return e.Err }
 
-// DemoRanksOn is how many local ranks the demo trains and samples on with dev: train.DemoRanks on the
-// CPU, one on another device.
+// DemoRanksOn is how many local ranks the demo trains and samples on with dev: train.DemoRanks where
+// dev's memory is the host's (the CPU, the Reference: tensor.HostResident), one on another device.
 func DemoRanksOn(dev tensor.Device) int {
-	if dev != tensor.CPU {
+	if !tensor.HostResident(dev) {
 		return 1
 	}
 	return train.DemoRanks

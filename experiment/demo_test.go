@@ -69,8 +69,8 @@ func (refusingDevice) Alloc(int) (tensor.Buffer, error) { return nil, errors.New
 // returns the trained model; a device the trainer cannot move to reaches Fix as a DeviceError, on one
 // rank.
 func TestTrainDemo(t *testing.T) {
-	if DemoRanksOn(tensor.CPU) != train.DemoRanks || DemoRanksOn(tensor.Reference) != 1 {
-		t.Errorf("ranks %d on the CPU, %d on the reference", DemoRanksOn(tensor.CPU), DemoRanksOn(tensor.Reference))
+	if DemoRanksOn(tensor.CPU) != train.DemoRanks || DemoRanksOn(tensor.Reference) != train.DemoRanks || DemoRanksOn(refusingDevice{}) != 1 {
+		t.Errorf("ranks %d on the CPU, %d on the reference, %d on another device", DemoRanksOn(tensor.CPU), DemoRanksOn(tensor.Reference), DemoRanksOn(refusingDevice{}))
 	}
 	dir, lock, err := train.FreshRunDir(t.TempDir())
 	if err != nil {

@@ -17,16 +17,15 @@ type Spec struct {
 	Shape []int
 }
 
-// Params is a model's parameters: tensors that are views into Data, with
-// gradients that are views into Grad at the same offsets.
+// Params is a model's parameters: two flat tensors on the device where they live, DevData for the
+// values and DevGrad for the gradients, and the tape leaves are views into them at the same offsets.
 //
-// On a device (ToDevice) the parameters and gradients live in two flat device
-// tensors, DevData and DevGrad, and the tape leaves are views into them; Data
-// and Grad are then the host copies, brought up to date by Download (for a
-// checkpoint) and sent to the device by Upload.
+// On the CPU (the default) Data and Grad are DevData's and DevGrad's very memory: one storage. On
+// another device (ToDevice) they are the host copies, brought up to date by Download (for a
+// checkpoint) and sent to the device by Upload; on the CPU both copy nothing.
 type Params struct {
 	Data, Grad       []float32
-	DevData, DevGrad *tensor.Tensor // nil on the host
+	DevData, DevGrad *tensor.Tensor // on Device(); on the CPU, Data's and Grad's memory
 	specs            []Spec
 	offsets          []int
 	values           []*autograd.Value
@@ -43,12 +42,28 @@ func NewParams(specs []Spec) *Params {
 		n += tensor.Zeros(s.Shape...).Len()
 	}
 	p.Data, p.Grad = make([]float32, n), make([]float32, n, n+ReduceSlots)
-	for i, s := range specs {
-		lo, hi := p.offsets[i], p.offsets[i]+numel(s.Shape)
-		p.values = append(p.values, autograd.Param(
-			tensor.FromSlice(p.Data[lo:hi:hi], s.Shape...), tensor.FromSlice(p.Grad[lo:hi:hi], s.Shape...)))
+	p.DevData, p.DevGrad = tensor.FromSlice(p.Data, n), tensor.FromSlice(p.Grad, n)
+	p.values = make([]*autograd.Value, len(specs))
+	if err := p.bindValues(); err != nil {
+		panic(err) // views of host memory inside its bounds do not fail
 	}
 	return p
+}
+
+// bindValues makes every tape leaf a view into DevData and DevGrad.
+func (p *Params) bindValues() error {
+	for i, s := range p.specs {
+		d, err := tensor.View(p.DevData, p.offsets[i], s.Shape...)
+		if err != nil {
+			return err
+		}
+		g, err := tensor.View(p.DevGrad, p.offsets[i], s.Shape...)
+		if err != nil {
+			return err
+		}
+		p.values[i] = autograd.Param(d, g)
+	}
+	return nil
 }
 
 // Freeze declares the parameters fixed until Thaw (tensor.Freeze): a network that only samples
@@ -69,12 +84,9 @@ func (p *Params) Thaw() {
 // Frozen reports whether the parameters are frozen (Freeze).
 func (p *Params) Frozen() bool { return p.frozen }
 
-// applyFrozen freezes or thaws the host values after Freeze, Thaw or a move to the host; device
-// values are left as they are (their devices keep no derived forms).
+// applyFrozen freezes or thaws the values after Freeze, Thaw or a move (devices that keep no
+// derived forms ignore it).
 func (p *Params) applyFrozen() {
-	if p.dev != tensor.CPU {
-		return
-	}
 	for _, v := range p.values {
 		if p.frozen {
 			tensor.Freeze(v.T)
@@ -129,11 +141,7 @@ func (p *Params) Index(name string) (int, error) {
 
 // ZeroGrad clears the gradient buffer (on the device where the parameters live).
 func (p *Params) ZeroGrad() {
-	if p.DevGrad != nil {
-		tensor.Fill(p.DevGrad, 0) // a failure travels with DevGrad to the step's check
-		return
-	}
-	clear(p.Grad)
+	tensor.Fill(p.DevGrad, 0) // a failure travels with DevGrad to the step's check
 }
 
 // GradErr returns the first error carried by a parameter's gradient (a device op of the backward
@@ -150,67 +158,46 @@ func (p *Params) GradErr() error {
 // Device is where the parameters live.
 func (p *Params) Device() tensor.Device { return p.dev }
 
-// ToDevice moves the parameters to dev: two flat device tensors hold the
-// values (copied from Data) and the gradients, and every tape leaf becomes a
-// view into them. Moving back to tensor.CPU downloads the values first.
+// ToDevice moves the parameters to dev: two flat tensors there hold the values (copied from Data)
+// and the gradients, and every tape leaf becomes a view into them. On the CPU they are Data's and
+// Grad's memory.
 func (p *Params) ToDevice(dev tensor.Device) error {
 	if dev == p.dev {
 		return nil
 	}
-	if dev == tensor.CPU {
-		if err := p.Download(); err != nil {
-			return err
-		}
-		p.DevData, p.DevGrad, p.dev = nil, nil, tensor.CPU
-		for i, s := range p.specs {
-			lo, hi := p.offsets[i], p.offsets[i]+numel(s.Shape)
-			p.values[i] = autograd.Param(tensor.FromSlice(p.Data[lo:hi:hi], s.Shape...), tensor.FromSlice(p.Grad[lo:hi:hi], s.Shape...))
-		}
-		p.applyFrozen()
-		return nil
+	if err := p.Download(); err != nil {
+		return err
 	}
 	data, err := tensor.FromSlice(p.Data, len(p.Data)).ToDevice(dev)
 	if err != nil {
 		return fmt.Errorf("parameters to %s: %w", dev.Name(), err)
 	}
-	grad := tensor.New(dev, len(p.Grad))
-	values := make([]*autograd.Value, len(p.specs))
-	for i, s := range p.specs {
-		d, err := tensor.View(data, p.offsets[i], s.Shape...)
-		if err != nil {
-			return err
-		}
-		g, err := tensor.View(grad, p.offsets[i], s.Shape...)
-		if err != nil {
-			return err
-		}
-		values[i] = autograd.Param(d, g)
+	grad, err := tensor.FromSlice(p.Grad, len(p.Grad)).ToDevice(dev)
+	if err != nil {
+		return fmt.Errorf("gradients to %s: %w", dev.Name(), err)
 	}
-	if p.dev == tensor.CPU { // the host values are dropped: release what they kept
-		for _, v := range p.values {
-			tensor.Thaw(v.T)
-		}
+	for _, v := range p.values { // what the old values kept goes with them
+		tensor.Thaw(v.T)
 	}
-	p.DevData, p.DevGrad, p.values, p.dev = data, grad, values, dev
+	p.DevData, p.DevGrad, p.dev = data, grad, dev
+	if err := p.bindValues(); err != nil {
+		return err
+	}
+	p.applyFrozen()
 	return nil
 }
 
-// Upload copies the host values Data to the device (after loading weights).
+// Upload copies the host values Data to the device (after loading weights; nothing to copy on the
+// CPU).
 func (p *Params) Upload() error {
-	if p.DevData == nil || len(p.Data) == 0 {
-		return nil
-	}
 	if err := p.DevData.Buffer().Write(p.Data); err != nil {
 		return fmt.Errorf("parameters to %s: %w", p.dev.Name(), err)
 	}
 	return nil
 }
 
-// Download copies the device values to Data.
+// Download copies the device values to Data (nothing to copy on the CPU).
 func (p *Params) Download() error {
-	if p.DevData == nil || len(p.Data) == 0 {
-		return nil
-	}
 	if err := p.DevData.Buffer().Read(p.Data); err != nil {
 		return fmt.Errorf("parameters from %s: %w", p.dev.Name(), err)
 	}

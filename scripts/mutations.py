@@ -1119,10 +1119,28 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
+  "label": "CPU fused Adam: step size ×1.001",
+  "file": "tensor/cpu_fused.go",
+  "old": "vec.Adam(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], b1, b2, step, sqrtBC2, eps)",
+  "new": "vec.Adam(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], b1, b2, step*1.001, sqrtBC2, eps)",
+  "pkg": "./tensor",
+  "run": "TestCPUFusedMatchesOptim",
+  "tags": ""
+ },
+ {
+  "label": "CPU fused Perturb: the Cholesky factor ×1.001",
+  "file": "tensor/cpu_fused.go",
+  "old": "row[k+j] = Float64At(coef, 32*b+16+4*r+j)",
+  "new": "row[k+j] = 1.001 * Float64At(coef, 32*b+16+4*r+j)",
+  "pkg": "./tensor",
+  "run": "TestCPUPerturbMatchesHold",
+  "tags": ""
+ },
+ {
   "label": "data-parallel: shard loss normalised by the local batch",
   "file": "train/objective.go",
-  "old": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, global)",
-  "new": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, len(tt.Data()))",
+  "old": "tensor.ScoreLoss(l.grad, out.T, l.target, c.Stats, l.global)",
+  "new": "tensor.ScoreLoss(l.grad, out.T, l.target, c.Stats, l.x.Dim(0))",
   "pkg": "./train",
   "run": "TestShardGradientsSumToWhole",
   "tags": ""
@@ -1130,8 +1148,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "data-parallel: shard noise drawn from element 0",
   "file": "train/objective.go",
-  "old": "FillNormalFrom(b.Noise, uint64(shard.First*n*dim))",
-  "new": "FillNormalFrom(b.Noise, 0)",
+  "old": "part, err = tensor.View(all, shard.First*width, shard.Len, width)",
+  "new": "part, err = tensor.View(all, 0, shard.Len, width)",
   "pkg": "./train",
   "run": "TestShardGradientsSumToWhole",
   "tags": ""
@@ -1166,8 +1184,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "mpirun: shard loss normalised by the local batch",
   "file": "train/objective.go",
-  "old": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, global)",
-  "new": "loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, len(tt.Data()))",
+  "old": "tensor.ScoreLoss(l.grad, out.T, l.target, c.Stats, l.global)",
+  "new": "tensor.ScoreLoss(l.grad, out.T, l.target, c.Stats, l.x.Dim(0))",
   "pkg": "./cmd/holdctl",
   "run": "TestMPIToyMatchesOneProcess",
   "tags": "mpi"

@@ -68,6 +68,16 @@ type Device interface {
 	Exec(op Op, out *Tensor, in ...*Tensor) error
 }
 
+// HostResident reports whether dev keeps its tensors in this process's host memory (the CPU and
+// the Reference device): what it allocates counts against the host's memory budget.
+func HostResident(dev Device) bool {
+	switch dev.(type) {
+	case cpuDevice, refDevice:
+		return true
+	}
+	return false
+}
+
 // Buffer is device memory for n float32 elements.
 type Buffer interface {
 	Device() Device

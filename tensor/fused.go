@@ -64,6 +64,19 @@ func StatsLoss(host []float32) float64 { return Float64At(host, statsLoss) }
 // SetStatsLoss replaces the loss in host statistics.
 func SetStatsLoss(host []float32, v float64) { putFloat64(host, statsLoss, v) }
 
+// WriteStatsLoss stores the loss v in stats (on its device): a loss computed elsewhere than by
+// ScoreLoss.
+func WriteStatsLoss(stats *Tensor, v float64) error {
+	checkStats("WriteStatsLoss", stats)
+	lv, err := View(stats, 2*statsLoss, 2)
+	if err != nil {
+		return err
+	}
+	var h [2]float32
+	putFloat64(h[:], 0, v)
+	return lv.Buffer().Write(h[:])
+}
+
 // ClearSkipped sets the non-finite count of stats to zero (on its device).
 func ClearSkipped(stats *Tensor) error {
 	v, err := View(stats, 2*statsSkipped, 2)

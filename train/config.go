@@ -46,7 +46,7 @@ type RunConfig struct {
 	Times string `yaml:"times" json:"times" flag:"times" help:"training-time sampling: uniform (the paper's), mixed (half log-uniform), or matched in the noise level σ of the sufficient statistic: sigma:edm (ln σ ~ N(-1.2, 1.2²)), sigma:vp (VP's uniform times), sigma:loguniform:A,B"`
 	// Precond is the network's parameterisation: none (or empty: the SDE's native noise prediction)
 	// or edm (EDM's preconditioning through the aligned gauge, precond.go).
-	Precond string `yaml:"precond,omitempty" json:"precond,omitempty" flag:"precond" help:"network parameterisation: none (the SDE's noise prediction) or edm (EDM's preconditioning through the aligned gauge: input (c_in·c, w), x̂₀ = c_skip·c + c_out·F, EDM's loss weighting; CPU only)"`
+	Precond string `yaml:"precond,omitempty" json:"precond,omitempty" flag:"precond" help:"network parameterisation: none (the SDE's noise prediction) or edm (EDM's preconditioning through the aligned gauge: input (c_in·c, w), x̂₀ = c_skip·c + c_out·F, EDM's loss weighting)"`
 	// TimesLogMin is the lower end of the log-uniform half of mixed time sampling (0: t_min).
 	TimesLogMin float64 `yaml:"times_log_min,omitempty" json:"times_log_min,omitempty" flag:"times-log-min" min:"0" note:"0: the SDE's t_min" help:"lower end of the log-uniform half of --times mixed (0: the SDE's t_min)"`
 

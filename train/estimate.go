@@ -34,12 +34,9 @@ func KernelEstimator(sde *hold.SDE, d int) func(g *autograd.Tape, x, t *autograd
 	}
 	return func(g *autograd.Tape, x, t *autograd.Value) *autograd.Value {
 		b := x.Shape()[0]
-		th := t.T
-		if !th.OnHost() {
-			var err error
-			if th, err = th.ToHost(); err != nil {
-				panic(fmt.Sprintf("train: the x̂₀ estimate needs the times on the host: %v", err))
-			}
+		th, err := t.T.ToHost() // t itself on the CPU
+		if err != nil {
+			panic(fmt.Sprintf("train: the x̂₀ estimate needs the times on the host: %v", err))
 		}
 		w := make([]float32, b*n)
 		for i, tv := range th.Data() {
@@ -47,12 +44,9 @@ func KernelEstimator(sde *hold.SDE, d int) func(g *autograd.Tape, x, t *autograd
 				w[i*n+j] = float32(a)
 			}
 		}
-		wt := tensor.FromSlice(w, b, n, 1)
-		if !x.T.OnHost() {
-			var err error
-			if wt, err = wt.ToDevice(x.T.Device()); err != nil {
-				panic(fmt.Sprintf("train: the x̂₀ estimate's weights cannot go to %s: %v", x.T.Device().Name(), err))
-			}
+		wt, err := tensor.FromSlice(w, b, n, 1).ToDevice(x.T.Device()) // no copy to the CPU
+		if err != nil {
+			panic(fmt.Sprintf("train: the x̂₀ estimate's weights cannot go to %s: %v", x.T.Device().Name(), err))
 		}
 		return g.Reshape(g.Sum(g.Mul(g.Reshape(x, b, n, d), g.Const(wt)), 1), b, d)
 	}

@@ -70,12 +70,12 @@ type DataFunc func(r *rng.RNG, dst []float32)
 // float64 and ε ~ N(0, I) from the step's counter-based streams, forms x_t and
 // the target with the SDE's fused reparameterisation (BCSM or DSM as the SDE's
 // objective says) and records ‖E_θ(x_t, t) − target‖², summed over
-// dimensions and averaged over the batch. On the host it uses hold.SDE.Perturb
-// and hold.Loss; on another device the batch and its times and reparameterisation
-// coefficients go up in one copy, the noise is drawn on the device (the same
-// numbers as on the host) and the fused ops (tensor.FillNormal, Perturb,
-// ScoreLoss) form x_t, the loss and its gradient there. Buffers are reused
-// across steps.
+// dimensions and averaged over the batch. The batch and its times and
+// reparameterisation coefficients go to the step's device in one copy (none on
+// the CPU, where they are staged in the tensor's own memory), the noise is drawn
+// there and the fused ops (tensor.FillNormal, Perturb, ScoreLoss) form x_t, the
+// loss and its gradient there; on the CPU these are hold.SDE.Perturb and
+// hold.ShardLoss bit for bit. Buffers are reused across steps.
 func ScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, batch, dim int, times TimeSampling) (LossFunc, error) {
 	return ShardScoreLoss(sde, net, data, Shard{Global: batch, Len: batch}, dim, times)
 }
@@ -122,48 +122,30 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 		return nil, fmt.Errorf("score network maps a state of %d values to %d, but a %d-block SDE on %d-dimensional data needs %d → %d",
 			state, out, n, dim, n*dim, dim)
 	}
-	b := hold.Batch{
-		Data: make([]float32, batch*dim), Times: make([]float64, batch), Noise: make([]float32, batch*n*dim),
-		State: make([]float32, batch*n*dim), Target: make([]float32, batch*dim),
-	}
 	dsm := sde.Config().Objective == hold.ObjectiveDSM && n > 1
-	if dsm {
-		b.Aux = make([]float32, batch*(n-1)*dim)
-	}
-	x, tt := tensor.FromSlice(b.State, batch, n*dim), tensor.Zeros(batch)
-	grad := tensor.Zeros(batch, dim)
-	whole := b.Data
+	ts := make([]float64, batch)
+	var whole []float32 // the whole batch's data where the shard is a part of it
 	if !shard.whole() {
 		whole = make([]float32, shard.Global*dim)
 	}
-	var onDevice *deviceLoss
+	var l *deviceLoss
 	return func(c *StepContext) (*autograd.Value, error) {
-		data(c.RNG, whole)
-		if !shard.whole() {
-			copy(b.Data, whole[shard.First*dim:])
-		}
-		drawTimes.fill(b.Times, c.Stream(rng.StreamTimes), shard.First)
-		defer shardDropout(c, dropout, shardDrop, shard)()
-		if c.Device != nil {
-			if onDevice == nil || onDevice.dev != c.Device {
-				var err error
-				if onDevice, err = newDeviceLoss(c.Device, shard, n, dim, dsm); err != nil {
-					return nil, err
-				}
+		if l == nil || l.dev != c.Device {
+			var err error
+			if l, err = newDeviceLoss(c.Device, shard, n, dim, dsm); err != nil {
+				return nil, err
 			}
-			return onDevice.record(c, sde, net, b)
 		}
-		c.Stream(rng.StreamNoise).FillNormalFrom(b.Noise, uint64(shard.First*n*dim))
-		if dsm {
-			c.Stream(rng.StreamAux).FillNormalFrom(b.Aux, uint64(shard.First*(n-1)*dim))
+		q0 := l.staged.hostData()
+		if shard.whole() {
+			data(c.RNG, q0)
+		} else {
+			data(c.RNG, whole)
+			copy(q0, whole[shard.First*dim:])
 		}
-		if err := sde.Perturb(b); err != nil {
-			return nil, err
-		}
-		for i, t := range b.Times {
-			tt.Data()[i] = float32(t)
-		}
-		return hostLoss(c, net, x, tt, grad, b.Target, shard.Global)
+		drawTimes.fill(ts, c.Stream(rng.StreamTimes), shard.First)
+		defer shardDropout(c, dropout, shardDrop, shard)()
+		return l.record(c, sde, net, ts)
 	}, nil
 }
 
@@ -181,19 +163,6 @@ func shardDropout(c *StepContext, dropout layers.Dropouter, shardDrop shardDropo
 		shardDrop.SetDropoutFrom(&s, shard.First)
 	}
 	return func() { dropout.SetDropout(nil) }
-}
-
-// hostLoss runs the network on the host batch x at times tt and records ‖out − target‖², summed over
-// dimensions and divided by the global batch, with its gradient in grad.
-func hostLoss(c *StepContext, net layers.ScoreNet, x, tt, grad *tensor.Tensor, target []float32, global int) (*autograd.Value, error) {
-	g := c.Tape
-	out := net.ScoreForward(g, g.Const(x), g.Const(tt))
-	loss, err := hold.ShardLoss(grad.Data(), out.T.Data(), target, global)
-	if err != nil {
-		return nil, err
-	}
-	c.Loss, out.Grad = loss, grad
-	return out, nil
 }
 
 // deviceLoss is ScoreLoss's device memory. The noise of a shard is a view
@@ -237,10 +206,10 @@ func shardOn(dev tensor.Device, shard Shard, width int) (all, part *tensor.Tenso
 	return all, part, err
 }
 
-// record runs the step's reparameterisation, forward pass and loss on the device.
-func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, b hold.Batch) (*autograd.Value, error) {
-	copy(l.staged.hostData(), b.Data)
-	if err := l.staged.upload(sde, b.Times); err != nil {
+// record runs the step's reparameterisation, forward pass and loss on the device, the data batch
+// staged in l.staged.hostData().
+func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, times []float64) (*autograd.Value, error) {
+	if err := l.staged.upload(sde, times); err != nil {
 		return nil, err
 	}
 	tensor.FillNormal(l.epsAll, c.Stream(rng.StreamNoise))
@@ -255,25 +224,49 @@ func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, 
 	return out, nil
 }
 
+// staging is a device tensor and the host memory its inputs are written to before one upload: on
+// the CPU the tensor's own memory (tensor.HostMemory), so that the upload copies nothing.
+type staging struct {
+	dev  *tensor.Tensor
+	host []float32
+}
+
+func newStaging(dev tensor.Device, shape ...int) (staging, error) {
+	t := tensor.New(dev, shape...)
+	if err := t.Err(); err != nil {
+		return staging{}, err
+	}
+	host := tensor.HostMemory(t)
+	if host == nil {
+		host = make([]float32, t.Len())
+	}
+	return staging{t, host}, nil
+}
+
+func (s staging) upload() error {
+	if err := s.dev.Buffer().Write(s.host); err != nil {
+		return fmt.Errorf("upload to %s: %w", s.dev.Device().Name(), err)
+	}
+	return nil
+}
+
 // stagedBatch is a training step's host inputs in one device buffer, uploaded by one copy: the
 // float64 coefficients of the fused reparameterisation (holdops.PutPerturbCoefficients,
 // tensor.PerturbCoefLen slots per sample; first, so that they are 8-byte aligned), the data
 // batch q0 (B×d) and the times (B, float32 for the network).
 type stagedBatch struct {
+	staging
 	coef, data, times *tensor.Tensor // views into dev
-	host              []float32
-	dev               *tensor.Tensor
 	batch, dim        int
 }
 
 func newStagedBatch(dev tensor.Device, batch, dim int) (*stagedBatch, error) {
 	nc := tensor.PerturbCoefLen * batch
-	sb := &stagedBatch{host: make([]float32, nc+batch*dim+batch), batch: batch, dim: dim}
-	sb.dev = tensor.New(dev, len(sb.host))
-	if err := sb.dev.Err(); err != nil {
+	st, err := newStaging(dev, nc+batch*dim+batch)
+	if err != nil {
 		return nil, err
 	}
-	var err error
+	sb := &stagedBatch{staging: st, batch: batch, dim: dim}
 	if sb.coef, err = tensor.View(sb.dev, 0, nc); err != nil {
 		return nil, err
 	}
@@ -300,10 +293,7 @@ func (sb *stagedBatch) upload(sde *hold.SDE, times []float64) error {
 		holdops.PutPerturbCoefficients(sb.host[b*tensor.PerturbCoefLen:], sde, t)
 		sb.host[tensor.PerturbCoefLen*sb.batch+sb.batch*sb.dim+b] = float32(t)
 	}
-	if err := sb.dev.Buffer().Write(sb.host); err != nil {
-		return fmt.Errorf("upload batch to %s: %w", sb.dev.Device().Name(), err)
-	}
-	return nil
+	return sb.staging.upload()
 }
 
 // NetworkScorer turns a trained score network into a hold.Scorer: the last
@@ -493,7 +483,7 @@ func (s *NetworkScorer) scoreChunk(dst, x, t []float64) error {
 		s.t.Data()[i] = float32(v)
 	}
 	s.tape.Reset()
-	xd, td, err := onDevice(dev, s.x, s.t)
+	xd, td, err := toDevice(dev, s.x, s.t)
 	if err != nil {
 		return err
 	}
@@ -509,8 +499,8 @@ func (s *NetworkScorer) scoreChunk(dst, x, t []float64) error {
 	return s.SDE.ScoreFromOutput(dst, s.out, t)
 }
 
-// onDevice copies host tensors to dev (returning them as they are for the CPU).
-func onDevice(dev tensor.Device, ts ...*tensor.Tensor) (*tensor.Tensor, *tensor.Tensor, error) {
+// toDevice copies host tensors to dev (returning them as they are for the CPU).
+func toDevice(dev tensor.Device, ts ...*tensor.Tensor) (*tensor.Tensor, *tensor.Tensor, error) {
 	out := make([]*tensor.Tensor, len(ts))
 	for i, t := range ts {
 		var err error
@@ -586,23 +576,17 @@ func (s *NetworkScorer) scoreVJPPass(score, vjp, x, u, t []float64) error {
 	for i, v := range t {
 		tt.Data()[i] = float32(v)
 	}
-	xd, td, err := onDevice(dev, xt, tt)
+	xd, td, err := toDevice(dev, xt, tt)
 	if err != nil {
 		return err
 	}
 	xv := g.Var(xd)
 	out := s.Net.ScoreForward(g, xv, g.Const(td))
 	// Seed with ℓ_t·u so that the pull-back is uᵀ∂(ℓ_t E)/∂x. The
-	// parameters' gradients are not wanted: on the host they are restored
-	// afterwards; on a device (where only sampling and likelihoods use this)
-	// they are cleared.
+	// parameters' gradients are not wanted: they are restored afterwards.
 	p := s.Net.Parameters()
-	if p.DevGrad != nil {
-		defer p.ZeroGrad()
-	} else {
-		saved := append([]float32(nil), p.Grad...)
-		defer copy(p.Grad, saved)
-	}
+	saved := p.DevGrad.Clone()
+	defer tensor.Copy(p.DevGrad, saved)
 	// With EDM's preconditioning S = rᵀm·(c_skip·c + c_out·F(In·x)) − rᵀx: the network's part is seeded
 	// with rᵀm·c_out·u and pulled back through the input map below.
 	seed := tensor.Zeros(batch, d)

@@ -39,7 +39,8 @@ func checkPrecond(p string, objective string, blocks int) error {
 // q0, t and ε exactly as ShardScoreLoss does (the same streams and elements), forms the network input
 // (c_in·c, w) and the target F* = (q0 − c_skip·c)/c_out from q0 and ε in float64 without forming the
 // state (hold.Precond.Draw), and records ‖F − F*‖² summed over dimensions and averaged over the global
-// batch: EDM's λ(σ)‖x̂₀ − q0‖². It runs on the host.
+// batch: EDM's λ(σ)‖x̂₀ − q0‖². The input and target are formed on the host and go to the step's
+// device in one copy each (none on the CPU), where tensor.ScoreLoss records the loss.
 func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard, dim int, times TimeSampling) (LossFunc, error) {
 	if shard.Global < 1 || shard.Len < 1 || shard.First < 0 || shard.First+shard.Len > shard.Global {
 		return nil, fmt.Errorf("shard of samples [%d, %d) of a batch of %d", shard.First, shard.First+shard.Len, shard.Global)
@@ -69,12 +70,23 @@ func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard
 	}
 	ts := make([]float64, batch)
 	noise := make([]float32, batch*n*dim)
-	in := make([]float32, batch*n*dim)
-	target := make([]float32, batch*dim)
-	x, tt, grad := tensor.FromSlice(in, batch, n*dim), tensor.Zeros(batch), tensor.Zeros(batch, dim)
+	var x, tt, target staging
+	var grad *tensor.Tensor
 	return func(c *StepContext) (*autograd.Value, error) {
-		if c.Device != nil {
-			return nil, fmt.Errorf("precond %s trains on the CPU only (no device kernel for its loss yet)", PrecondEDM)
+		if grad == nil || grad.Device() != c.Device {
+			var err error
+			if x, err = newStaging(c.Device, batch, n*dim); err != nil {
+				return nil, err
+			}
+			if tt, err = newStaging(c.Device, batch); err != nil {
+				return nil, err
+			}
+			if target, err = newStaging(c.Device, batch, dim); err != nil {
+				return nil, err
+			}
+			if grad = tensor.New(c.Device, batch, dim); grad.Err() != nil {
+				return nil, grad.Err()
+			}
 		}
 		data(c.RNG, whole)
 		if !shard.whole() {
@@ -94,14 +106,22 @@ func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard
 				for j := range n {
 					eps[j] = float64(noise[base+j*dim+i])
 				}
-				target[b*dim+i] = float32(p.Draw(v[:n], float64(q0[b*dim+i]), eps[:n]))
+				target.host[b*dim+i] = float32(p.Draw(v[:n], float64(q0[b*dim+i]), eps[:n]))
 				for j := range n {
-					in[base+j*dim+i] = float32(v[j])
+					x.host[base+j*dim+i] = float32(v[j])
 				}
 			}
-			tt.Data()[b] = float32(t)
+			tt.host[b] = float32(t)
 		}
-		return hostLoss(c, net, x, tt, grad, target, shard.Global)
+		for _, s := range []staging{x, tt, target} {
+			if err := s.upload(); err != nil {
+				return nil, err
+			}
+		}
+		g := c.Tape
+		out := net.ScoreForward(g, g.Const(x.dev), g.Const(tt.dev))
+		out.Grad = tensor.ScoreLoss(grad, out.T, target.dev, c.Stats, shard.Global)
+		return out, nil
 	}, nil
 }
 

@@ -131,13 +131,10 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 	if err != nil {
 		return fail(inputErr("%v", err))
 	}
-	if dev == tensor.CPU && tr.StepBytes > 0 { // on the host a step's activations must fit the memory budget
-		if err := budget.Check(int64(min(tr.StepBytes, 1<<62)), fmt.Sprintf("a training step of %s at batch %d on the CPU (estimated)", cfg.Model, cfg.Batch/max(1, comm.Size()))); err != nil {
+	if tensor.HostResident(dev) && tr.StepBytes > 0 { // in host memory a step's activations must fit the memory budget
+		if err := budget.Check(int64(min(tr.StepBytes, 1<<62)), fmt.Sprintf("a training step of %s at batch %d on %s (estimated)", cfg.Model, cfg.Batch/max(1, comm.Size()), dev.Name())); err != nil {
 			return fail(inputErr("%v", err))
 		}
-	}
-	if cfg.Precond == PrecondEDM && dev != tensor.CPU {
-		return fail(inputErr("--device %s: --precond %s trains on the CPU only for now (its loss has no device kernel): drop --device", opt.DeviceName, PrecondEDM))
 	}
 	if err := tr.SetDevice(dev); err != nil {
 		return fail(inputErr("--device %s: %v", opt.DeviceName, err))

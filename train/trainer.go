@@ -2,6 +2,21 @@
 // Adam, the EMA of the weights, the random stream and the step counter, and
 // saves all of them in one safetensors checkpoint so that a resumed run
 // continues bit-exactly.
+//
+// A step runs the same ops on every device, the CPU included (Trainer.Advance):
+// the loss function's forward pass and loss (tensor.ScoreLoss, or a one-element
+// loss value), the backward pass, tensor.SumSq, tensor.Adam and tensor.EMA. The
+// loss, the gradient norm and a count of skipped steps stay in the step
+// statistics on the device until Trainer.Read.
+//
+// Non-finite steps: a step whose loss or gradient norm is NaN or Inf (on any
+// rank of data-parallel training, whose losses are all-reduced) changes neither
+// the parameters nor Adam's moments nor the EMA weights, but it counts as a step:
+// Trainer.Step and the Adam and EMA counters advance, because the step was
+// issued without waiting for the device. The read that follows reports it with
+// an error wrapping ErrNonFinite: TrainStep's at once, Advance(false)'s at the
+// next Read. The training loop (Run) stops there and keeps the last good
+// checkpoint, so a skipped step is never saved.
 package train
 
 import (
@@ -53,12 +68,13 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// LossFunc records one batch's loss on the tape of c. It draws the data from
-// c.RNG (checkpointed) and everything else random (times, noise, dropout) from
-// the counter-based streams c.Stream(id), which depend only on the seed and
-// the step. It returns either a one-element loss value (host only), or the
-// network output with its gradient already seeded, the loss then set in
-// c.Loss (host) or reduced into c.Stats (a device: tensor.ScoreLoss).
+// LossFunc records one batch's loss on the tape of c, on c.Device. It draws the
+// data from c.RNG (checkpointed) and everything else random (times, noise,
+// dropout) from the counter-based streams c.Stream(id), which depend only on the
+// seed and the step. It returns either the network output with its gradient
+// already seeded and the loss reduced into c.Stats (tensor.ScoreLoss), or a
+// one-element loss value, which the trainer reads (one copy to the host) and
+// differentiates.
 type LossFunc func(c *StepContext) (*autograd.Value, error)
 
 // StepContext is what a LossFunc sees of a training step.
@@ -67,10 +83,9 @@ type StepContext struct {
 	RNG  *tensor.RNG
 	Seed uint64
 	Step int // steps done before this one
-	Loss float64
 
-	// Device, when the step runs on a device other than the CPU: the loss goes
-	// into the step statistics Stats (tensor.StatsLen slots on Device).
+	// Device is where the step runs; the loss goes into the step statistics Stats
+	// (tensor.StatsLen slots on Device).
 	Device tensor.Device
 	Stats  *tensor.Tensor
 }
@@ -93,14 +108,12 @@ var ErrNonFinite = errors.New("non-finite loss or gradient")
 
 // Trainer performs optimisation steps on a parameter set.
 //
-// On the host (the default) Params, Adam, EMA hold the state. After
-// SetDevice(a device other than tensor.CPU) the parameters, gradients, Adam moments and EMA
-// weights live in flat device buffers and a step runs without a host
-// synchronisation: the loss and gradient norm are reduced on the device and
-// read back only by Read (TrainStep reads every step; Advance(false) does not).
-// A non-finite step is then skipped on the device and reported by the next
-// read. Save downloads the state first, so checkpoints are the same on every
-// device.
+// The parameters, gradients, Adam moments and EMA weights live in flat tensors
+// on the trainer's device (SetDevice; the CPU by default) and a step runs there
+// without a host synchronisation (see the package documentation). On the CPU,
+// Params.Data, Adam.M, Adam.V and EMA.Shadow are those tensors' memory; on
+// another device they are host copies that Save downloads, so checkpoints are
+// the same on every device.
 type Trainer struct {
 	Opt    Options
 	Params *layers.Params
@@ -109,15 +122,15 @@ type Trainer struct {
 	RNG    *tensor.RNG
 	Step   int
 	// StepBytes estimates the memory a step's activations take (NCSN++: NCSNppConfig.TrainBytes of the
-	// rank's shard; 0 where unknown), for a check against the memory budget on the host.
+	// rank's shard; 0 where unknown), for a check against the memory budget where the device's memory
+	// is the host's.
 	StepBytes float64
 
-	loss     LossFunc
-	tape     *autograd.Tape
-	ctx      StepContext
-	onDevice *deviceState      // nil on the host
-	comm     dist.Communicator // nil or one rank: no communication
-	host     []float32         // a device step's gradients and scalars staged for the all-reduce
+	loss  LossFunc
+	tape  *autograd.Tape
+	ctx   StepContext
+	state deviceState
+	comm  dist.Communicator // nil or one rank: no communication
 	// reduceTime is the wall time spent in the steps' all-reduce calls (with the wait for
 	// the slowest rank).
 	reduceTime time.Duration
@@ -127,10 +140,10 @@ type Trainer struct {
 // (including the wait for the slowest rank; 0 on one rank).
 func (t *Trainer) ReduceTime() time.Duration { return t.reduceTime }
 
-// deviceState is the optimizer state on a device.
+// deviceState is the optimizer state on the trainer's device.
 type deviceState struct {
 	dev          tensor.Device
-	m, v, shadow *tensor.Tensor
+	m, v, shadow *tensor.Tensor // Adam's moments and the EMA weights
 	stats        *tensor.Tensor // the step statistics (tensor.StatsLen slots)
 	host         []float32      // their host copy for the all-reduce
 	last         Stats          // the last step's host-side numbers (step, learning rate)
@@ -141,11 +154,15 @@ func New(opt Options, params *layers.Params, loss LossFunc) (*Trainer, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	return &Trainer{
+	if err := params.Download(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{
 		Opt: opt, Params: params, loss: loss,
 		Adam: optim.NewAdam(params.Len()), EMA: optim.NewEMA(opt.EMA, params.Data),
-		RNG: rng.New(opt.Seed), tape: autograd.NewTape(tensor.CPU),
-	}, nil
+		RNG: rng.New(opt.Seed),
+	}
+	return t, t.bind(params.Device())
 }
 
 // SetComm makes t one rank of data-parallel training over c: its loss
@@ -166,8 +183,8 @@ func (t *Trainer) Broadcast() error {
 	if !t.parallel() {
 		return nil
 	}
-	if t.onDevice != nil {
-		return errors.New("broadcast the training state before SetDevice")
+	if err := t.download(); err != nil {
+		return err
 	}
 	for _, buf := range [][]float32{t.Params.Data, t.Adam.M, t.Adam.V, t.EMA.Shadow} {
 		if err := t.comm.BcastF32(buf, 0); err != nil {
@@ -189,7 +206,7 @@ func (t *Trainer) Broadcast() error {
 		return fmt.Errorf("broadcast the step counts: %w", err)
 	}
 	t.Step, t.Adam.Step, t.EMA.Updates = int(counts[0]), int(counts[1]), int(counts[2])
-	return nil
+	return t.upload()
 }
 
 // allreduce sums buf = [gradients, loss, non-finite count] over the ranks
@@ -209,23 +226,12 @@ func (t *Trainer) allreduce(buf []float32, loss float64, bad bool) (float64, int
 	return float64(buf[n]), int(buf[n+1]), nil
 }
 
-// nonFiniteRanks is the error of a step whose loss was not finite on some ranks.
-func (t *Trainer) nonFiniteRanks(count int) error {
-	return fmt.Errorf("step %d: the loss is not finite on %d of %d ranks: %w", t.Step+1, count, t.comm.Size(), ErrNonFinite)
-}
-
 // Device is where the trainer's state lives.
-func (t *Trainer) Device() tensor.Device {
-	if t.onDevice != nil {
-		return t.onDevice.dev
-	}
-	return tensor.CPU
-}
+func (t *Trainer) Device() tensor.Device { return t.state.dev }
 
 // SetDevice moves the training state (parameters, Adam's moments, EMA
 // weights) to dev, copying its current values: call it after New and
-// Restore. On tensor.CPU a step runs the host path (optim, hold); on any
-// other device it runs the op list and its fused families (tensor/fused.go),
+// Restore. A step runs the op list and its fused families (tensor/fused.go),
 // which the device implements or refuses with tensor.ErrUnsupported.
 func (t *Trainer) SetDevice(dev tensor.Device) error {
 	if dev == t.Device() {
@@ -234,17 +240,16 @@ func (t *Trainer) SetDevice(dev tensor.Device) error {
 	if err := t.download(); err != nil {
 		return err
 	}
-	if dev == tensor.CPU {
-		if err := t.Params.ToDevice(tensor.CPU); err != nil {
-			return err
-		}
-		t.onDevice, t.tape = nil, autograd.NewTape(tensor.CPU)
-		return nil
-	}
 	if err := t.Params.ToDevice(dev); err != nil {
 		return err
 	}
-	g := &deviceState{dev: dev, host: make([]float32, tensor.StatsLen)}
+	return t.bind(dev)
+}
+
+// bind puts the optimizer state on dev (where the parameters are), copying the host values (on the
+// CPU the tensors are their memory).
+func (t *Trainer) bind(dev tensor.Device) error {
+	g := deviceState{dev: dev, host: make([]float32, tensor.StatsLen)}
 	var err error
 	for _, b := range []struct {
 		dst  **tensor.Tensor
@@ -258,126 +263,83 @@ func (t *Trainer) SetDevice(dev tensor.Device) error {
 	if err := g.stats.Err(); err != nil {
 		return err
 	}
-	t.onDevice, t.tape = g, autograd.NewTape(dev)
+	t.state, t.tape = g, autograd.NewTape(dev)
 	return nil
 }
 
-// download brings the host copies of a device trainer's state up to date.
+// optimizerState pairs the device tensors of the optimizer state with their host copies.
+func (t *Trainer) optimizerState() [3]struct {
+	dev  *tensor.Tensor
+	host []float32
+} {
+	g := &t.state
+	return [3]struct {
+		dev  *tensor.Tensor
+		host []float32
+	}{{g.m, t.Adam.M}, {g.v, t.Adam.V}, {g.shadow, t.EMA.Shadow}}
+}
+
+// download brings the host copies of the state up to date (nothing to copy on the CPU).
 func (t *Trainer) download() error {
-	if t.onDevice == nil {
-		return nil
-	}
 	if err := t.Params.Download(); err != nil {
 		return err
 	}
-	for _, b := range []struct {
-		src  *tensor.Tensor
-		host []float32
-	}{{t.onDevice.m, t.Adam.M}, {t.onDevice.v, t.Adam.V}, {t.onDevice.shadow, t.EMA.Shadow}} {
-		if err := b.src.Buffer().Read(b.host); err != nil {
-			return fmt.Errorf("optimizer state from %s: %w", t.onDevice.dev.Name(), err)
+	for _, b := range t.optimizerState() {
+		if err := b.dev.Buffer().Read(b.host); err != nil {
+			return fmt.Errorf("optimizer state from %s: %w", t.state.dev.Name(), err)
 		}
 	}
 	return nil
 }
 
-// upload sends the host state to the device (after Restore).
+// upload sends the host state to the device (after Restore; nothing to copy on the CPU).
 func (t *Trainer) upload() error {
-	if t.onDevice == nil {
-		return nil
-	}
 	if err := t.Params.Upload(); err != nil {
 		return err
 	}
-	for _, b := range []struct {
-		dst  *tensor.Tensor
-		host []float32
-	}{{t.onDevice.m, t.Adam.M}, {t.onDevice.v, t.Adam.V}, {t.onDevice.shadow, t.EMA.Shadow}} {
-		if err := b.dst.Buffer().Write(b.host); err != nil {
-			return fmt.Errorf("optimizer state to %s: %w", t.onDevice.dev.Name(), err)
+	for _, b := range t.optimizerState() {
+		if err := b.dev.Buffer().Write(b.host); err != nil {
+			return fmt.Errorf("optimizer state to %s: %w", t.state.dev.Name(), err)
 		}
 	}
 	return nil
 }
 
 // TrainStep runs one step: loss, backward, clipping, Adam with the warm-up
-// learning rate, EMA, and returns its loss and gradient norm. A non-finite
-// loss or gradient leaves the parameters, optimizer and EMA as they were and
-// returns an error wrapping ErrNonFinite.
+// learning rate, EMA, and returns its loss and gradient norm (Advance(true)).
+// A non-finite loss or gradient leaves the parameters, Adam's moments and the
+// EMA as they were, counts the step and returns an error wrapping
+// ErrNonFinite.
 func (t *Trainer) TrainStep() (Stats, error) { return t.Advance(true) }
 
-// Advance runs one step like TrainStep. On a device, with read false it does
-// not wait for the step: the returned Stats carry the step and learning rate
-// but no loss or norm (call Read for them).
+// Advance runs one step like TrainStep. With read false it does not wait for
+// the step: the returned Stats carry the step and learning rate but no loss
+// or norm (call Read for them).
 func (t *Trainer) Advance(read bool) (Stats, error) {
+	g := &t.state
 	t.tape.Reset()
 	t.Params.ZeroGrad()
-	t.ctx = StepContext{Tape: t.tape, RNG: t.RNG, Seed: t.Opt.Seed, Step: t.Step}
-	if t.onDevice != nil {
-		t.ctx.Device, t.ctx.Stats = t.onDevice.dev, t.onDevice.stats
-	}
+	t.ctx = StepContext{Tape: t.tape, RNG: t.RNG, Seed: t.Opt.Seed, Step: t.Step, Device: g.dev, Stats: g.stats}
 	l, err := t.loss(&t.ctx)
 	if err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
-	if t.onDevice != nil {
-		return t.deviceStep(l, read)
-	}
-	loss := t.ctx.Loss
-	if l.Grad == nil {
-		loss = float64(l.T.Item())
-	}
-	bad := math.IsNaN(loss) || math.IsInf(loss, 0)
-	if bad && !t.parallel() {
-		return Stats{}, fmt.Errorf("step %d: loss is %v: %w", t.Step+1, loss, ErrNonFinite)
-	}
-	if !bad { // a rank with a bad loss still joins the all-reduce, which stops every rank
-		if l.Grad == nil {
-			t.tape.Backward(l)
-		} else {
-			t.tape.BackwardFrom(l)
-		}
-	}
-	if t.parallel() {
-		var count int
-		if loss, count, err = t.allreduce(t.Params.GradReduce(), loss, bad); err != nil {
-			return Stats{}, err
-		}
-		if count > 0 {
-			return Stats{}, t.nonFiniteRanks(count)
-		}
-	}
-	norm := optim.ClipGradNorm(t.Params.Grad, t.Opt.GradClip)
-	if math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return Stats{}, fmt.Errorf("step %d: gradient norm is %v: %w", t.Step+1, norm, ErrNonFinite)
-	}
-	lr := t.lr()
-	t.Adam.Update(t.Params.Data, t.Params.Grad, lr)
-	t.EMA.Update(t.Params.Data)
-	t.Step++
-	return Stats{Step: t.Step, Loss: loss, LR: lr, GradNorm: norm}, nil
-}
-
-// lr is the learning rate of the coming step (Options.Warmup and Decay).
-func (t *Trainer) lr() float64 {
-	return optim.ScheduledLR(t.Opt.LR, t.Step, t.Opt.Warmup, t.Opt.Steps, t.Opt.Decay)
-}
-
-// deviceStep finishes a step on the device from the seeded output l.
-func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
-	if l.Grad == nil {
-		return Stats{}, fmt.Errorf("step %d: the loss on %s must seed the output's gradient", t.Step+1, t.onDevice.dev.Name())
-	}
-	g := t.onDevice
 	if err := tensor.Err(l.T, l.Grad); err != nil { // the forward pass or the loss failed on the device
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
 	}
-	t.tape.BackwardFrom(l)
+	if l.Grad == nil { // a one-element loss value: into the statistics, then its gradient
+		if err := t.readLossValue(l); err != nil {
+			return Stats{}, err
+		}
+		t.tape.Backward(l)
+	} else {
+		t.tape.BackwardFrom(l)
+	}
 	if err := t.Params.GradErr(); err != nil {
 		return Stats{}, fmt.Errorf("step %d: backward: %w", t.Step+1, err)
 	}
 	if t.parallel() {
-		if err := t.reduceDevice(); err != nil {
+		if err := t.reduce(); err != nil {
 			return Stats{}, err
 		}
 	}
@@ -400,19 +362,37 @@ func (t *Trainer) deviceStep(l *autograd.Value, read bool) (Stats, error) {
 	return t.Read()
 }
 
-// reduceDevice sums a device step's gradients and loss over the ranks
-// through host memory: gradients and loss down, one all-reduce, back up. The
-// summed loss goes into the step's statistics, so a loss that is not finite
-// on any rank makes every rank skip the step (and report it at the next
-// Read). CUDA-aware MPI or NCCL would reduce in device memory instead; this
-// build has neither.
-func (t *Trainer) reduceDevice() error {
-	g := t.onDevice
-	n := t.Params.Len()
-	if t.host == nil {
-		t.host = make([]float32, n+layers.ReduceSlots)
+// readLossValue copies a one-element loss value to the host and stores it in the step statistics.
+func (t *Trainer) readLossValue(l *autograd.Value) error {
+	if l.T.Len() != 1 {
+		return fmt.Errorf("step %d: the loss value has %d elements, want 1 (or seed the output's gradient)", t.Step+1, l.T.Len())
 	}
-	if err := t.Params.DevGrad.Buffer().Read(t.host[:n]); err != nil {
+	h, err := l.T.ToHost()
+	if err == nil {
+		err = tensor.WriteStatsLoss(t.state.stats, float64(h.Item()))
+	}
+	if err != nil {
+		return fmt.Errorf("step %d: read the loss: %w", t.Step+1, err)
+	}
+	return nil
+}
+
+// lr is the learning rate of the coming step (Options.Warmup and Decay).
+func (t *Trainer) lr() float64 {
+	return optim.ScheduledLR(t.Opt.LR, t.Step, t.Opt.Warmup, t.Opt.Steps, t.Opt.Decay)
+}
+
+// reduce sums a step's gradients and loss over the ranks through host memory:
+// gradients and loss down, one all-reduce, back up (on the CPU the gradients are
+// reduced in place: Params.GradReduce is their memory). The summed loss goes
+// into the step's statistics, so a loss that is not finite on any rank makes
+// every rank skip the step (and report it at the next Read). CUDA-aware MPI or
+// NCCL would reduce in device memory instead; this build has neither.
+func (t *Trainer) reduce() error {
+	g := &t.state
+	n := t.Params.Len()
+	buf := t.Params.GradReduce()
+	if err := t.Params.DevGrad.Buffer().Read(buf[:n]); err != nil {
 		return fmt.Errorf("step %d: gradients to the host: %w", t.Step+1, err)
 	}
 	if err := g.stats.Buffer().Read(g.host); err != nil {
@@ -420,14 +400,14 @@ func (t *Trainer) reduceDevice() error {
 	}
 	loss := tensor.StatsLoss(g.host)
 	bad := math.IsNaN(loss) || math.IsInf(loss, 0)
-	sum, count, err := t.allreduce(t.host, loss, bad)
+	sum, count, err := t.allreduce(buf, loss, bad)
 	if err != nil {
 		return err
 	}
 	if count > 0 {
 		sum = math.NaN()
 	}
-	if err := t.Params.DevGrad.Buffer().Write(t.host[:n]); err != nil {
+	if err := t.Params.DevGrad.Buffer().Write(buf[:n]); err != nil {
 		return fmt.Errorf("step %d: gradients to %s: %w", t.Step+1, g.dev.Name(), err)
 	}
 	tensor.SetStatsLoss(g.host, sum)
@@ -437,22 +417,20 @@ func (t *Trainer) reduceDevice() error {
 	return nil
 }
 
-// Read returns the last step's statistics. On a device it waits for the step
-// and copies its loss and gradient norm (one device-to-host copy); if a step
-// since the previous Read was not finite (and so skipped) it returns an error
-// wrapping ErrNonFinite.
+// Read returns the last step's statistics: it waits for the step and copies
+// its loss and gradient norm (one device-to-host copy; none on the CPU). If a
+// step since the previous Read was not finite (and so skipped) it returns an
+// error wrapping ErrNonFinite.
 func (t *Trainer) Read() (Stats, error) {
-	if t.onDevice == nil {
-		return Stats{}, errors.New("Read is for device trainers; TrainStep returns the host statistics")
-	}
-	st := t.onDevice.last
-	loss, norm, skipped, err := tensor.ReadStats(t.onDevice.stats)
+	g := &t.state
+	st := g.last
+	loss, norm, skipped, err := tensor.ReadStats(g.stats)
 	if err != nil {
 		return Stats{}, err
 	}
 	st.Loss, st.GradNorm = loss, norm
 	if skipped > 0 {
-		if err := tensor.ClearSkipped(t.onDevice.stats); err != nil {
+		if err := tensor.ClearSkipped(g.stats); err != nil {
 			return st, err
 		}
 		return st, fmt.Errorf("by step %d: %d step(s) had a non-finite loss or gradient (last loss %v, gradient norm %v) and were skipped: %w",

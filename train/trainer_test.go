@@ -84,17 +84,51 @@ func TestResumeIsBitExact(t *testing.T) {
 	}
 }
 
+// TestNonFiniteLossKeepsState is the package's non-finite policy: a step with a NaN or Inf loss
+// changes neither the parameters nor Adam's moments nor the EMA weights, counts as a step, and is
+// reported by the read that follows (at once by TrainStep, at the next Read after Advance(false)),
+// once; the steps after it train normally.
 func TestNonFiniteLossKeepsState(t *testing.T) {
-	tr, m := newRun(t)
-	before := slices.Clone(m.Params.Data)
-	tr.loss = func(c *StepContext) (*autograd.Value, error) {
-		return c.Tape.Const(tensor.FromSlice([]float32{float32(math.NaN())}, 1)), nil
-	}
-	if _, err := tr.TrainStep(); !errors.Is(err, ErrNonFinite) {
-		t.Fatalf("error %v, want ErrNonFinite", err)
-	}
-	if !slices.Equal(before, m.Params.Data) || tr.Step != 0 {
-		t.Fatal("a NaN loss changed the parameters or the step")
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+		tr, m := newRun(t)
+		good := tr.loss
+		if _, err := tr.TrainStep(); err != nil {
+			t.Fatal(err)
+		}
+		snapshot := func() [][]float32 {
+			return [][]float32{slices.Clone(m.Params.Data), slices.Clone(tr.Adam.M), slices.Clone(tr.Adam.V), slices.Clone(tr.EMA.Shadow)}
+		}
+		before := snapshot()
+		tr.loss = func(c *StepContext) (*autograd.Value, error) {
+			if c.Step == 1 || c.Step == 3 {
+				return c.Tape.Const(tensor.FromSlice([]float32{bad}, 1)), nil
+			}
+			return good(c)
+		}
+		if _, err := tr.TrainStep(); !errors.Is(err, ErrNonFinite) {
+			t.Fatalf("loss %v: error %v, want ErrNonFinite", bad, err)
+		}
+		if !slices.EqualFunc(before, snapshot(), slices.Equal) || tr.Step != 2 || tr.Adam.Step != 2 || tr.EMA.Updates != 2 {
+			t.Fatalf("loss %v changed the state, or the step was not counted (step %d)", bad, tr.Step)
+		}
+		if _, err := tr.TrainStep(); err != nil { // reported once; the next step trains
+			t.Fatal(err)
+		}
+		if slices.Equal(before[0], m.Params.Data) {
+			t.Fatal("the step after the skipped one did not train")
+		}
+		if _, err := tr.Advance(false); err != nil { // not read: not reported yet
+			t.Fatal(err)
+		}
+		if _, err := tr.Advance(false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Read(); !errors.Is(err, ErrNonFinite) {
+			t.Fatalf("Read after a skipped Advance(false): %v, want ErrNonFinite", err)
+		}
+		if _, err := tr.Read(); err != nil {
+			t.Fatalf("a skipped step reported twice: %v", err)
+		}
 	}
 }
 
