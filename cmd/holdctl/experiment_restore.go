@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -101,7 +102,7 @@ type restoreStudyCell struct {
 	VJP      int     `json:"vjp,omitempty"`
 	Wall     float64 `json:"wall_s"`
 	Diverged int     `json:"diverged,omitempty"`
-	per      restorePerImage
+	per      restore.PerImage
 	skipped  string
 	baseline bool
 }
@@ -205,8 +206,8 @@ func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 	shape := models[0].model.Source.(*imagedata.Dataset)
 	var clf *layers.Classifier
 	if p := c.String("features"); p != "" {
-		if clf, err = loadRestoreClassifier(p, shape); err != nil {
-			return err
+		if clf, err = restore.LoadClassifier(p, shape); err != nil {
+			return restoreErr(err)
 		}
 	}
 	study := &restoreStudy{In: c.String("in"), First: opt.First, N: opt.N, K: opt.K,
@@ -230,7 +231,7 @@ func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 			return err
 		}
 	}
-	base := restoreParams{RawWeights: false, Eta: opt.Eta, Resample: opt.Resample, Jump: opt.Jump,
+	base := restore.Params{RawWeights: false, Eta: opt.Eta, Resample: opt.Resample, Jump: opt.Jump,
 		DPSScale: opt.DPSScale, PiGDMVar: opt.PiGDMVar, Clip: opt.Clip, Grid: c.String("grid"),
 		SigmaMin: opt.SigmaMin, In: study.In, First: study.First, N: study.N, K: study.K, Seed: study.Seed}
 	warn := c.App.ErrWriter
@@ -409,36 +410,37 @@ func allSuffix(reasons []string, why string) bool {
 
 // restoreStudyRun restores the images of p with model m and measures them; a cell the task, method
 // or model cannot take comes back with skipped set.
-func restoreStudyRun(p restoreParams, m restoreStudyModel, clf *layers.Classifier, kidRef []float32, warn io.Writer) (*restoreStudyCell, error) {
+func restoreStudyRun(p restore.Params, m restoreStudyModel, clf *layers.Classifier, kidRef []float32, warn io.Writer) (*restoreStudyCell, error) {
 	if p.Method == restore.MethodNone {
 		p.Method = ""
 		if p.Task.Name != restore.TaskDenoise {
 			return &restoreStudyCell{skipped: "none is denoise's exact start"}, nil
 		}
 	}
-	run, err := prepareRestore(p, m.model)
-	if err != nil {
-		if ec, ok := err.(cli.ExitCoder); ok && ec.ExitCode() == 2 {
-			return &restoreStudyCell{skipped: strings.TrimPrefix(err.Error(), "holdctl: ")}, nil
-		}
+	run, err := restore.Prepare(p, m.model)
+	var ie *restore.InputError
+	switch {
+	case errors.As(err, &ie):
+		return &restoreStudyCell{skipped: ie.Error()}, nil
+	case err != nil:
 		return nil, err
 	}
-	if err := run.loadImages(); err != nil {
-		return nil, err
+	if err := run.LoadImages(); err != nil {
+		return nil, restoreErr(err)
 	}
 	start := time.Now()
-	out, st, err := run.restore()
+	out, st, err := run.Restore()
 	if err != nil {
 		return nil, err
 	}
-	rep, err := run.report(warn, out, st, clf)
+	rep, err := run.Measure(warn, out, st, clf)
 	if err != nil {
-		return nil, err
+		return nil, restoreErr(err)
 	}
-	cell := &restoreStudyCell{PSNR: statOf(rep.perImage.PSNR), SSIM: statOf(rep.perImage.SSIM), RMS: rep.RMSResidual,
-		VJP: rep.VJP, Wall: time.Since(start).Seconds(), Diverged: rep.NonFinite, per: rep.perImage}
+	cell := &restoreStudyCell{PSNR: statOf(rep.PerImage.PSNR), SSIM: statOf(rep.PerImage.SSIM), RMS: rep.RMSResidual,
+		VJP: rep.VJP, Wall: time.Since(start).Seconds(), Diverged: rep.NonFinite, per: rep.PerImage}
 	if clf != nil {
-		fd, ag := statOf(rep.perImage.FDist), statOf(rep.perImage.Agree)
+		fd, ag := statOf(rep.PerImage.FDist), statOf(rep.PerImage.Agree)
 		cell.FDist, cell.Agree = &fd, &ag
 		k, err := restoreKID(clf, out, run, kidRef)
 		if err != nil {
@@ -446,10 +448,10 @@ func restoreStudyRun(p restoreParams, m restoreStudyModel, clf *layers.Classifie
 		}
 		cell.KID = k
 	}
-	if run.k > 1 {
-		gain := make([]float64, len(rep.perImage.PSNR))
+	if run.K > 1 {
+		gain := make([]float64, len(rep.PerImage.PSNR))
 		for i := range gain {
-			gain[i] = rep.perImage.PSNRMeanOfK[i] - rep.perImage.PSNR[i]
+			gain[i] = rep.PerImage.PSNRMeanOfK[i] - rep.PerImage.PSNR[i]
 		}
 		g := statOf(gain)
 		cell.Calib = &g
@@ -458,12 +460,12 @@ func restoreStudyRun(p restoreParams, m restoreStudyModel, clf *layers.Classifie
 }
 
 // restoreKID is KID between the restorations (clipped by report) and the reference features.
-func restoreKID(clf *layers.Classifier, out []float64, run *restoreRun, ref []float32) (*stat, error) {
+func restoreKID(clf *layers.Classifier, out []float64, run *restore.Job, ref []float32) (*stat, error) {
 	x := make([]float32, 0, len(out))
-	d := run.task.Dim()
+	d := run.Task.Dim()
 	rows := 0
 	for r := 0; r*d < len(out); r++ {
-		if restoreDiverged(out[r*d : (r+1)*d]) {
+		if restore.Diverged(out[r*d : (r+1)*d]) {
 			continue
 		}
 		for _, v := range out[r*d : (r+1)*d] {
@@ -474,12 +476,12 @@ func restoreKID(clf *layers.Classifier, out []float64, run *restoreRun, ref []fl
 	if rows < 2 {
 		return nil, nil
 	}
-	src, err := fid.RowsSource(x, run.task.C, run.task.H, run.task.W)
+	src, err := fid.RowsSource(x, run.Task.C, run.Task.H, run.Task.W)
 	if err != nil {
 		return nil, err
 	}
 	ext := fid.NewClassifierFeatures(clf)
-	feats, err := fid.Extract(ext, src, restoreBatch, nil)
+	feats, err := fid.Extract(ext, src, restore.Batch, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -536,37 +538,38 @@ func restorePriorMoments(c *cli.Context, priorN int, spec string, shape *imageda
 // restoreBaselines measures mean fill, LMMSE and one Gaussian-posterior sample on the images and
 // measurements of p (nil when the task does not apply). The operator is factored once, or per image
 // when the mask is drawn per image.
-func restoreBaselines(p restoreParams, m *train.Model, mean, cov []float64) ([]*restoreStudyCell, error) {
+func restoreBaselines(p restore.Params, m *train.Model, mean, cov []float64) ([]*restoreStudyCell, error) {
 	p.Method, p.NFE = restore.MethodDDNM, 2
 	if p.Task.Name == restore.TaskDenoise {
 		p.Method = ""
 	}
-	run, err := prepareRestore(p, m)
-	if err != nil {
-		if ec, ok := err.(cli.ExitCoder); ok && ec.ExitCode() == 2 {
-			return nil, nil
-		}
+	run, err := restore.Prepare(p, m)
+	var ie *restore.InputError
+	switch {
+	case errors.As(err, &ie):
+		return nil, nil
+	case err != nil:
 		return nil, err
 	}
-	if err := run.loadImages(); err != nil {
-		return nil, err
+	if err := run.LoadImages(); err != nil {
+		return nil, restoreErr(err)
 	}
 	start := time.Now()
 	perImage := p.Task.Name == restore.TaskInpaintRandom || (p.Task.Name == restore.TaskInpaintBox && p.Task.BoxPos == restore.BoxRandom)
-	n, d := len(run.images), run.task.Dim()
+	n, d := len(run.Images), run.Task.Dim()
 	names := []string{"mean fill", "LMMSE", "Gaussian sample"}
 	psnr, ssim := [3][]float64{}, [3][]float64{}
 	var post *restore.LinearPosterior
 	x := make([]float64, d)
 	z := make([]float64, d)
 	for i := range n {
-		pr := run.problems[i]
+		pr := run.Problems[i]
 		if post == nil || perImage {
 			if post, err = restore.NewLinearPosterior(mean, cov, pr.Op, pr.SigmaY, restore.BaselineJitter); err != nil {
 				return nil, err
 			}
 		}
-		st := rng.New(sample.ChunkSeed(p.Seed, run.images[i]) ^ 0x6261736531) // "base1": the baseline's own stream
+		st := rng.New(sample.ChunkSeed(p.Seed, run.Images[i]) ^ 0x6261736531) // "base1": the baseline's own stream
 		for j := range z {
 			z[j] = st.Normal()
 		}
@@ -584,11 +587,11 @@ func restoreBaselines(p restoreParams, m *train.Model, mean, cov []float64) ([]*
 			for j, v := range x {
 				x[j] = math.Max(-1, math.Min(1, v))
 			}
-			s, err := restore.SSIM(x, run.truth[i], run.task.C, run.task.H, run.task.W)
+			s, err := restore.SSIM(x, run.Truth[i], run.Task.C, run.Task.H, run.Task.W)
 			if err != nil {
 				return nil, err
 			}
-			psnr[b] = append(psnr[b], capPSNR(restore.PSNR(x, run.truth[i])))
+			psnr[b] = append(psnr[b], restore.CapPSNR(restore.PSNR(x, run.Truth[i])))
 			ssim[b] = append(ssim[b], s)
 		}
 	}
@@ -596,7 +599,7 @@ func restoreBaselines(p restoreParams, m *train.Model, mean, cov []float64) ([]*
 	cells := make([]*restoreStudyCell, 3)
 	for b, name := range names {
 		cells[b] = &restoreStudyCell{Task: p.Task.Name, SigmaY: p.Task.Noise, Method: name, Model: "baseline", PSNR: statOf(psnr[b]),
-			SSIM: statOf(ssim[b]), Wall: wall, baseline: true, per: restorePerImage{PSNR: psnr[b], SSIM: ssim[b]}}
+			SSIM: statOf(ssim[b]), Wall: wall, baseline: true, per: restore.PerImage{PSNR: psnr[b], SSIM: ssim[b]}}
 	}
 	return cells, nil
 }

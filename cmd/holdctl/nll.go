@@ -19,6 +19,7 @@ type nllOptions struct {
 	Tol   float64 `flag:"tol" gt:"0" lt:"1" help:"rtol = atol of the ODE solver (CLD-SGM: 1e-5)"`
 	Eps   float64 `flag:"eps" gt:"0" note:"below the horizon T" help:"start time of the ODE"`
 	Seed  uint64  `flag:"seed" help:"seed of dequantisation, auxiliary variables and ε"`
+	Clip  float64 `flag:"clip" min:"0" help:"integrate the flow of the denoiser with x̂₀ thresholded to [−clip, clip] (the model sample --clip draws from; on the shipped VP model 0.009 bits/dim lower than 0 at 2.2× the time); 0: the network's own flow, the likelihood CLD-SGM and score_sde report"`
 	threadsOption
 	DataSeed uint64 `flag:"data-seed" help:"point data: seed of the held-out draws of the run's data (default: derived from, never equal to, the training seed)"`
 }
@@ -65,6 +66,9 @@ func nllCommand() *cli.Command {
 				return usageErr("the score of %s has no vector–Jacobian product", c.String("ckpt"))
 			}
 			if !imagedata.IsSpec(m.Config.Data) { // point data: nll_points.go
+				if opt.Clip != 0 {
+					return usageErr("--clip thresholds images' x̂₀ to the data range; %s was trained on points", c.String("ckpt"))
+				}
 				return runPointNLL(c, opt, m, div)
 			}
 			ds, spec, err := experiment.NLLImages(m, c.String("data"))
@@ -79,14 +83,18 @@ func nllCommand() *cli.Command {
 				return err
 			}
 			cfg := sample.LikelihoodConfig{Eps: opt.Eps, RTol: opt.Tol, ATol: opt.Tol,
-				Estimator: c.String("estimator"), MaxBatch: opt.Batch, Gauge: c.String("gauge")}
+				Estimator: c.String("estimator"), MaxBatch: opt.Batch, Gauge: c.String("gauge"), Clip: opt.Clip}
 			start := time.Now()
 			res, err := experiment.ImageNLL(m, div, ds, n, cfg, opt.Seed)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "%s: %d images of %s, %s%s: %s bits/dim (aux-corrected %s), NFE %d, %.1fs\n",
-				c.String("ckpt"), n, spec, m.Config.SDE, gaugeNote(c), res.BitsPerDim, res.BitsPerDimAux, res.NFE, time.Since(start).Seconds())
+			clip := ""
+			if opt.Clip > 0 {
+				clip = fmt.Sprintf(", x̂₀ clipped to ±%g", opt.Clip)
+			}
+			fmt.Fprintf(c.App.Writer, "%s: %d images of %s, %s%s%s: %s bits/dim (aux-corrected %s), NFE %d, %.1fs\n",
+				c.String("ckpt"), n, spec, m.Config.SDE, gaugeNote(c), clip, res.BitsPerDim, res.BitsPerDimAux, res.NFE, time.Since(start).Seconds())
 			return nil
 		},
 	}, &opt)

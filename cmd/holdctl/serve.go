@@ -1,7 +1,7 @@
 package main
 
 // holdctl serve: a local web page over a trained image model (issue 46, item 5). Restoration runs
-// restore's code path (prepareRestore, setImages, restore, report) on one image at a time, plain
+// restore's code path (restore.Prepare, Job.SetImages, Job.Restore, Job.Measure) on one image at a time, plain
 // sampling sample's (samplerSpecFrom and imageDefaults, the page's NFE); the model is loaded once.
 // The HTTP side is in serve_http.go, the queue of jobs in serve_jobs.go, the page in servepage/.
 
@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/imagedata"
+	"holdgo/restore"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -137,9 +138,9 @@ func newServer(cfg serveConfig) (*server, error) {
 	if !ok {
 		return nil, usageErr("--ckpt %s is a model of %s, not of images: serve needs an image model", cfg.Ckpt, m.Config.Data)
 	}
-	if shape.H < ssimMinSide || shape.W < ssimMinSide {
+	if shape.H < restore.SSIMMinSide || shape.W < restore.SSIMMinSide {
 		return nil, usageErr("--ckpt %s is a model of %d×%d images; serve reports SSIM, whose window needs %d×%d pixels at least",
-			cfg.Ckpt, shape.H, shape.W, ssimMinSide, ssimMinSide)
+			cfg.Ckpt, shape.H, shape.W, restore.SSIMMinSide, restore.SSIMMinSide)
 	}
 	if shape.C != 1 && shape.C != 3 {
 		return nil, usageErr("--ckpt %s is a model of %d-channel images; the page shows gray (1) or RGB (3) images", cfg.Ckpt, shape.C)
@@ -213,8 +214,8 @@ func withFlagDefaults(flags []cli.Flag, action cli.ActionFunc) error {
 
 // restoreDefaults are holdctl restore's settings with no flag given (restoreParamsFrom); the page
 // sets the task, σ_y, the method, the NFE and the seed, and restores one image once.
-func restoreDefaults() (restoreParams, error) {
-	var p restoreParams
+func restoreDefaults() (restore.Params, error) {
+	var p restore.Params
 	err := withFlagDefaults(restoreCommand().Flags, func(c *cli.Context) error {
 		p = restoreParamsFrom(c, restoreOptions{restoreNumbers: defaultRestoreNumbers(1), NFE: 50})
 		return nil

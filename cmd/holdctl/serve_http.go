@@ -55,7 +55,7 @@ type server struct {
 	testSpec        string
 	public          bool
 	log             *log.Logger
-	restoreDefaults restoreParams
+	restoreDefaults restore.Params
 	sampleSpec      sample.Spec
 	page            *template.Template
 	jobs            *jobQueue
@@ -496,7 +496,7 @@ func (s *server) sourceImage(v string) (pageImage, error) {
 
 // restoreRequest turns the page's fields into restore's settings: restore's defaults with the task,
 // its box, drop and mask, σ_y, the method, the NFE and the seed of the page.
-func (s *server) restoreRequest(f url.Values) (restoreParams, error) {
+func (s *server) restoreRequest(f url.Values) (restore.Params, error) {
 	p := s.restoreDefaults
 	p.Task.Name = f.Get("task")
 	if !slices.Contains(serveTasks, p.Task.Name) {
@@ -541,7 +541,7 @@ func (s *server) restoreRequest(f url.Values) (restoreParams, error) {
 
 // jobModel is the model for one job: its scorer is a fork of the model's (the same weights, its own
 // tape and buffers; sample.Forker), so that a request never touches the scorer of a running job, and
-// restore's settings of its passes (prepareRestore) stay with the job.
+// restore's settings of its passes (restore.Prepare) stay with the job.
 func (s *server) jobModel() *train.Model {
 	m := *s.model
 	if f, ok := m.Score.(sample.Forker); ok {
@@ -550,7 +550,7 @@ func (s *server) jobModel() *train.Model {
 	return &m
 }
 
-// handleRestore checks a restoration (restore's prepareRestore: the same refusals as the command) and
+// handleRestore checks a restoration (restore.Prepare: the same refusals as the command) and
 // queues it.
 func (s *server) handleRestore(w http.ResponseWriter, r *http.Request) {
 	if !parseForm(w, r) {
@@ -569,44 +569,45 @@ func (s *server) handleRestore(w http.ResponseWriter, r *http.Request) {
 	p.In, p.First = src.what, src.index
 	j := &job{kind: "restore"}
 	m := s.jobModel()
-	run, err := prepareRestore(p, m) // sets the passes of m's own scorer as for holdctl restore
+	run, err := restore.Prepare(p, m) // sets the passes of m's own scorer as for holdctl restore
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%s", pageMessage(err))
 		return
 	}
-	m.Score = counting(s.jobs.ctx, m.Score, &j.evals) // run.model is m
-	if err := run.setImages(src.x, src.index); err != nil {
+	m.Score = counting(s.jobs.ctx, m.Score, &j.evals) // run.Model is m
+	if err := run.SetImages(src.x, src.index); err != nil {
 		writeError(w, http.StatusBadRequest, "%s", pageMessage(err))
 		return
 	}
 	j.total = p.NFE // forward passes; ΠGDM and DPS add vector–Jacobian products
-	switch run.method.Name {
+	switch run.Method.Name {
 	case restore.MethodPiGDM:
-		j.total += len(run.grid) // one a step and one at the read-out
+		j.total += len(run.Grid) // one a step and one at the read-out
 	case restore.MethodDPS:
-		j.total += len(run.grid) - 1 // one a step
+		j.total += len(run.Grid) - 1 // one a step
 	}
 	j.run = func() (*jobResult, error) { return s.restoreJob(run) }
 	s.queue(w, j)
 }
 
 // restoreJob restores the one image of run and measures it (restore's report).
-func (s *server) restoreJob(run *restoreRun) (*jobResult, error) {
+func (s *server) restoreJob(run *restore.Job) (*jobResult, error) {
 	start := time.Now()
-	out, stats, err := run.restore()
+	out, stats, err := run.Restore()
 	if err != nil {
 		return nil, errors.New(pageMessage(err))
 	}
-	rep, err := run.report(s.log.Writer(), out, stats, nil)
+	rep, err := run.Measure(s.log.Writer(), out, stats, nil)
 	if err != nil {
 		return nil, errors.New(pageMessage(err))
 	}
+	rep.HoldctlVersion = version
 	rep.WallSeconds = time.Since(start).Seconds()
-	t := run.task
+	t := run.Task
 	d := t.Dim()
-	degraded := run.degraded(0)
+	degraded := run.Degraded(0)
 	res := &jobResult{Report: rep, Images: []string{"degraded", "restored", "truth"}, PNG: map[string][]byte{}}
-	for name, x := range map[string][]float64{"degraded": degraded, "restored": out[:d], "truth": run.truth[0]} {
+	for name, x := range map[string][]float64{"degraded": degraded, "restored": out[:d], "truth": run.Truth[0]} {
 		if res.PNG[name], err = valuesPNG(x, t.C, t.H, t.W); err != nil {
 			return nil, err
 		}

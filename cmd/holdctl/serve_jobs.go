@@ -50,7 +50,7 @@ type job struct {
 
 // jobResult is what a finished job shows: numbers, and PNG images by name.
 type jobResult struct {
-	Report any               // restoreReport or sampleReport, as JSON
+	Report any               // restore.Report or sampleReport, as JSON
 	Images []string          // names in the order the page shows them
 	PNG    map[string][]byte // name → PNG
 }

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"holdgo/imagedata"
+	"holdgo/restore"
 	"holdgo/train"
 )
 
@@ -313,18 +314,18 @@ func TestServeRestore(t *testing.T) {
 	p := ts.s.restoreDefaults
 	p.Task.Name, p.Task.Box, p.Method, p.NFE, p.Seed = "inpaint-box", 6, "ddnm", 5, 3
 	p.In, p.First = "mnist:"+dir+"#test", 1
-	run, err := prepareRestore(p, ts.s.model)
+	run, err := restore.Prepare(p, ts.s.model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := run.loadImages(); err != nil {
+	if err := run.LoadImages(); err != nil {
 		t.Fatal(err)
 	}
-	out, stats, err := run.restore()
+	out, stats, err := run.Restore()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := run.report(io.Discard, out, stats, nil)
+	cli, err := run.Measure(io.Discard, out, stats, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
