@@ -38,9 +38,11 @@ type samplerOptions struct {
 	ForwardMiB int     `flag:"forward-mib" min:"0" max:"1048576" note:"at most the memory budget" help:"trained networks: memory for one forward pass's activations in MiB, from which the forward batch is chosen (measured on a first pass of 8 samples; 0: passes of 64 samples)"`
 }
 
-// defaultSampler is samplerOptions' defaults.
+// defaultSampler is samplerOptions' defaults: sample.DefaultSpec.
 func defaultSampler() samplerOptions {
-	return samplerOptions{Sampler: "lt", Steps: 150, Grid: sample.GridQuadratic, Eps: 1e-3, SigmaMin: sample.DefaultSigmaMin, Tol: 1e-5, Eta: 1}
+	d := sample.DefaultSpec()
+	return samplerOptions{Sampler: d.Method, NFE: d.NFE, Steps: d.Steps, Grid: d.Grid, Eps: d.End, SigmaMin: d.SigmaMin,
+		Clip: d.Clip, Denoise: d.Denoise, Tol: d.Tol, Eta: d.Eta}
 }
 
 // sampleHelp gives the sampler flags of cmd their computed help texts (the lists of names) and
@@ -70,44 +72,14 @@ func (o samplerOptions) spec(isSet func(string) bool) sample.Spec {
 // noFlags is the IsSet of a command given no flag.
 func noFlags(string) bool { return false }
 
-// The sampler a trained image network gets when --sampler is not given: the best cell of
-// docs/images.md (a-sde2 on the vpmatched grid, NFE 50, the final denoising step).
-const (
-	imageSampler = "a-sde2"
-	imageGrid    = sample.GridVPMatched
-	imageNFE     = 50
-)
-
 // imageDefaults fills in, for a trained image network (imagedata run or export), the sampler flags the
-// user did not set: --clip 1 (x̂₀ thresholded to the data range: without it xdpm2 reaches pixels of
-// ±306 on the shipped HOLD-3 model), and with sampler also the measured best sampler when --sampler is
-// not given. It says what it chose in one line on w; --clip 0 turns thresholding off.
+// user did not set (sample.Spec.ImageDefaults: --clip 1, and with sampler the measured best sampler)
+// and says what it chose in one line on w; --clip 0 turns thresholding off.
 func imageDefaults(isSet func(string) bool, m *train.Model, spec *sample.Spec, w io.Writer, sampler bool) {
 	if !imagedata.IsSpec(m.Config.Data) {
 		return
 	}
-	var chosen []string
-	if sampler && !isSet("sampler") {
-		spec.Method = imageSampler
-		chosen = append(chosen, "--sampler "+imageSampler)
-		if !isSet("grid") {
-			spec.Grid = imageGrid
-			chosen = append(chosen, "--grid "+imageGrid)
-		}
-		if !isSet("nfe") && !isSet("steps") {
-			spec.NFE = imageNFE
-			chosen = append(chosen, fmt.Sprintf("--nfe %d", imageNFE))
-		}
-		if !isSet("denoise") {
-			spec.Denoise = true
-			chosen = append(chosen, "--denoise")
-		}
-	}
-	if !isSet("clip") {
-		spec.Clip = 1
-		chosen = append(chosen, "--clip 1")
-	}
-	if len(chosen) > 0 {
+	if chosen := spec.ImageDefaults(isSet, sampler); len(chosen) > 0 {
 		fmt.Fprintf(w, "image model: %s (the defaults for images; give a flag to change it, --clip 0 turns thresholding off)\n", strings.Join(chosen, " "))
 	}
 }

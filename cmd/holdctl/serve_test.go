@@ -31,6 +31,7 @@ import (
 
 	"holdgo/imagedata"
 	"holdgo/restore"
+	"holdgo/sample"
 	"holdgo/train"
 )
 
@@ -383,8 +384,8 @@ func TestServeSample(t *testing.T) {
 		t.Fatalf("sample: %v", st)
 	}
 	rep := st["report"].(map[string]any)
-	if rep["nfe"] != 6.0 || rep["sampler"] != imageSampler || rep["n"] != 5.0 {
-		t.Errorf("report %v: want NFE 6 with %s, 5 images", rep, imageSampler)
+	if rep["nfe"] != 6.0 || rep["sampler"] != sample.ImageSampler || rep["n"] != 5.0 {
+		t.Errorf("report %v: want NFE 6 with %s, 5 images", rep, sample.ImageSampler)
 	}
 	tile := 2*serveSide + 2
 	decodePNG(t, ts.get(t, "/api/image?id="+st["id"].(string)+"&name=grid").body, 2+3*tile, 2+2*tile)
