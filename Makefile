@@ -38,8 +38,8 @@ test-mpi:
 # numbers, a bad upload refused, sample. Fails where no browser is found; without -tags browser the
 # test only says it was skipped (and make lint does not vet it: chromedp is built only here).
 test-browser:
-	$(GO) vet -tags browser ./cmd/holdctl
-	$(GO) test -count=1 -tags browser -run 'ServeBrowser' -v ./cmd/holdctl
+	$(GO) vet -tags browser ./serve
+	$(GO) test -count=1 -tags browser -run 'ServeBrowser' -v ./serve
 
 test-race:
 	$(GO) test -race -short $(PKGS)

@@ -18,14 +18,8 @@ import (
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/restore"
-	"holdgo/sample"
 	"holdgo/train"
 )
-
-// restoreDPSScale is DPS's default ζ: swept at the default NFE 50 on the first 50 training images
-// (inpaint-box, fmnist-hold3; docs/restoration.md): PSNR 16.6 dB at DPS's own 0.3 (tuned for 1,000 steps),
-// 20.2 at 1, 20.8 at 3, 19.2 at 10.
-const restoreDPSScale = 3
 
 // restoreNumbers are the numeric settings that holdctl restore and experiment restore share (the
 // bounds hold whatever the task and method use: a NaN or out-of-range value is refused even where it
@@ -50,10 +44,12 @@ type restoreNumbers struct {
 	ForwardMiB int `flag:"forward-mib" min:"0" max:"1048576" note:"at most the memory budget" help:"memory for one forward pass's activations in MiB (0: passes of 64 samples)"`
 }
 
-// defaultRestoreNumbers are restoreNumbers' defaults, n images.
+// defaultRestoreNumbers are restoreNumbers' defaults (restore.DefaultParams), n images.
 func defaultRestoreNumbers(n int) restoreNumbers {
-	return restoreNumbers{Box: 14, Drop: 0.7, BlurSigma: 1, Resample: 4, Jump: 10, Eta: restore.DefaultEta, DPSScale: restoreDPSScale,
-		PiGDMVar: 1, SigmaMin: sample.DefaultSigmaMin, Clip: 1, N: n, K: 1, Seed: 1}
+	d := restore.DefaultParams()
+	return restoreNumbers{Box: d.Task.Box, Drop: d.Task.Drop, BlurSigma: d.Task.BlurSigma, Noise: d.Task.Noise, Resample: d.Resample,
+		Jump: d.Jump, Eta: d.Eta, DPSScale: d.DPSScale, PiGDMVar: d.PiGDMVar, SigmaMin: d.SigmaMin, Clip: d.Clip, First: d.First,
+		N: n, K: d.K, Seed: d.Seed}
 }
 
 // restoreOptions are holdctl restore's numeric settings.
@@ -63,7 +59,8 @@ type restoreOptions struct {
 }
 
 func restoreCommand() *cli.Command {
-	opt := restoreOptions{restoreNumbers: defaultRestoreNumbers(64), NFE: 50}
+	d := restore.DefaultParams()
+	opt := restoreOptions{restoreNumbers: defaultRestoreNumbers(d.N), NFE: d.NFE}
 	return withConfig(&cli.Command{
 		Name:  "restore",
 		Usage: "restore degraded images with a trained image model: inpainting, super-resolution, deblurring, denoising",
@@ -78,12 +75,12 @@ func restoreCommand() *cli.Command {
 			&cli.StringFlag{Name: "ckpt", Usage: "trained image model: a run directory, checkpoint file or export (models/fmnist-hold3)"},
 			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights (a run, not an export)"},
 			&cli.StringFlag{Name: "task", Usage: "inpaint-box, inpaint-random, sr2, sr4, deblur-gauss (needs --noise > 0) or denoise (needs --noise > 0)"},
-			&cli.StringFlag{Name: "box-pos", Value: restore.BoxCenter, Usage: "inpaint-box: center or random (per image)"},
+			&cli.StringFlag{Name: "box-pos", Value: d.Task.BoxPos, Usage: "inpaint-box: center or random (per image)"},
 			&cli.StringFlag{Name: "method", Usage: "replace, repaint, ddnm, pigdm or dps (default ddnm; for denoise none: the exact start at σ = σ_y)"},
 			&cli.StringFlag{Name: "sampler", Usage: "a-ddnm (ddnm only), a-anc, a-ddim or a-sde2 (not with repaint); default a-ddnm for ddnm, a-anc for replace and repaint, a-sde2 otherwise"},
-			&cli.StringFlag{Name: "grid", Value: sample.GridVPMatched, Usage: "σ-grid: edm, vpmatched, lambda or vplambda"},
+			&cli.StringFlag{Name: "grid", Value: d.Grid, Usage: "σ-grid: edm, vpmatched, lambda or vplambda"},
 			&cli.StringFlag{Name: "in", Usage: "images to degrade: a data set (fashion-mnist:DIR#test, idx:FILE, images:DIR, …) or a .npy of (n, C·H·W) values in [−1, 1]"},
-			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice("restored.npy"), Usage: "outputs: .npy (float32, (n·K, C·H·W), image-major) and/or .png (the grid)"},
+			&cli.StringSliceFlag{Name: "out", Value: cli.NewStringSlice(d.Outs...), Usage: "outputs: .npy (float32, (n·K, C·H·W), image-major) and/or .png (the grid)"},
 			&cli.StringFlag{Name: "features", Usage: "classifier checkpoint (models/fmnist-classifier.safetensors): report the feature distance and class agreement"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			forceFlag(),

@@ -1,6 +1,6 @@
 //go:build !browser
 
-package main
+package serve
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package main
+package serve
 
 // holdctl serve's HTTP side: the page, the images, uploads, and the requests that queue jobs. Every
 // answer of the API is JSON ({"error": "…"} with a status ≥ 400) or a PNG; every request body is at
@@ -32,12 +32,12 @@ import (
 	"holdgo/train"
 )
 
-//go:embed servepage/index.html servepage/page.js servepage/page.css
+//go:embed page/index.html page/page.js page/page.css
 var servePage embed.FS
 
-// serveHeader must be on every POST: the page's script sets it, a form of another site cannot
+// Header must be on every POST: the page's script sets it, a form of another site cannot
 // (a cross-site request with it needs a CORS preflight, which serve never grants).
-const serveHeader = "X-Holdctl"
+const Header = "X-Holdctl"
 
 // The page's tasks (inpaint-mask: the mask drawn on the image) and methods ("": the task's default).
 var (
@@ -46,8 +46,8 @@ var (
 	serveMethods = []string{restore.MethodDDNM, restore.MethodReplace, restore.MethodRepaint, restore.MethodPiGDM, restore.MethodDPS}
 )
 
-// server is holdctl serve's state: the model, loaded once, the test images, and the jobs.
-type server struct {
+// Server is holdctl serve's state: the model, loaded once, the test images, and the jobs.
+type Server struct {
 	ckpt            string
 	model           *train.Model
 	shape           *imagedata.Dataset // the model's C×H×W
@@ -55,6 +55,7 @@ type server struct {
 	testSpec        string
 	public          bool
 	log             *log.Logger
+	version         string
 	restoreDefaults restore.Params
 	sampleSpec      sample.Spec
 	page            *template.Template
@@ -63,18 +64,18 @@ type server struct {
 }
 
 func parsePage() (*template.Template, error) {
-	return template.ParseFS(servePage, "servepage/index.html")
+	return template.ParseFS(servePage, "page/index.html")
 }
 
-// close stops the job queue.
-func (s *server) close() { s.jobs.close() }
+// Close stops the job queue: the running job ends at its next network evaluation.
+func (s *Server) Close() { s.jobs.close() }
 
 // handler is the server's whole HTTP handler.
-func (s *server) handler() http.Handler {
+func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.handlePage)
-	mux.HandleFunc("GET /static/page.js", staticFile("servepage/page.js", "text/javascript; charset=utf-8"))
-	mux.HandleFunc("GET /static/page.css", staticFile("servepage/page.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("GET /static/page.js", staticFile("page/page.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /static/page.css", staticFile("page/page.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("GET /api/test-image", s.handleTestImage)
 	mux.HandleFunc("POST /api/upload", s.handleUpload)
 	mux.HandleFunc("GET /api/upload-image", s.handleUploadImage)
@@ -90,8 +91,8 @@ func (s *server) handler() http.Handler {
 
 // guard wraps every request: a panic becomes a 500 answer and a log entry with its stack; the Host
 // must be a loopback name unless --public (a page of another site that rebinds its name to 127.0.0.1
-// reaches nothing); a POST must carry serveHeader; a body is cut at serveMaxBody bytes.
-func (s *server) guard(next http.Handler) http.Handler {
+// reaches nothing); a POST must carry Header; a body is cut at serveMaxBody bytes.
+func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -111,8 +112,8 @@ func (s *server) guard(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, serveMaxBody)
-		if r.Method == http.MethodPost && r.Header.Get(serveHeader) == "" {
-			writeError(w, http.StatusForbidden, "a POST must come from the page (header %s missing)", serveHeader)
+		if r.Method == http.MethodPost && r.Header.Get(Header) == "" {
+			writeError(w, http.StatusForbidden, "a POST must come from the page (header %s missing)", Header)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -187,7 +188,7 @@ type pageData struct {
 	DefaultMethod, DefaultSampler, TestsNote string
 }
 
-func (s *server) handlePage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	d := s.restoreDefaults
 	box := d.Task.Box
 	if box >= s.shape.H || box >= s.shape.W {
@@ -212,9 +213,9 @@ func (s *server) handlePage(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTestImage answers test image ?i= as a PNG of the model's size.
-func (s *server) handleTestImage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTestImage(w http.ResponseWriter, r *http.Request) {
 	if s.test == nil {
-		writeError(w, http.StatusNotFound, "no test images: serve was started without --in (and %s is not there); upload a PNG", serveFashionMNIST)
+		writeError(w, http.StatusNotFound, "no test images: serve was started without --in (and %s is not there); upload a PNG", FashionMNIST)
 		return
 	}
 	i, err := strconv.Atoi(r.URL.Query().Get("i"))
@@ -251,7 +252,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) bool {
 
 // handleUpload takes one PNG (field "image") of the model's size and channels, keeps it, and answers
 // its id.
-func (s *server) handleUpload(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	if !parseForm(w, r) {
 		return
 	}
@@ -284,7 +285,7 @@ func (s *server) handleUpload(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUploadImage answers upload ?id= as the PNG the model sees.
-func (s *server) handleUploadImage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleUploadImage(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("id")
 	levels, ok := s.uploads.get(id)
 	if !ok {
@@ -384,7 +385,7 @@ func valuesPNG(x []float64, c, h, w int) ([]byte, error) {
 }
 
 // scaleLevels maps 8-bit levels to the model's [−1, 1] as training does (imagedata.Dataset.Scale).
-func (s *server) scaleLevels(levels []uint8) []float32 {
+func (s *Server) scaleLevels(levels []uint8) []float32 {
 	one := &imagedata.Dataset{N: 1, C: s.shape.C, H: s.shape.H, W: s.shape.W}
 	x := make([]float32, len(levels))
 	one.Scale(x, levels, false, nil)
@@ -470,7 +471,7 @@ type pageImage struct {
 }
 
 // sourceImage reads the field "image": test:N or upload:ID (never a path).
-func (s *server) sourceImage(v string) (pageImage, error) {
+func (s *Server) sourceImage(v string) (pageImage, error) {
 	kind, arg, _ := strings.Cut(v, ":")
 	switch kind {
 	case "test":
@@ -496,7 +497,7 @@ func (s *server) sourceImage(v string) (pageImage, error) {
 
 // restoreRequest turns the page's fields into restore's settings: restore's defaults with the task,
 // its box, drop and mask, σ_y, the method, the NFE and the seed of the page.
-func (s *server) restoreRequest(f url.Values) (restore.Params, error) {
+func (s *Server) restoreRequest(f url.Values) (restore.Params, error) {
 	p := s.restoreDefaults
 	p.Task.Name = f.Get("task")
 	if !slices.Contains(serveTasks, p.Task.Name) {
@@ -542,7 +543,7 @@ func (s *server) restoreRequest(f url.Values) (restore.Params, error) {
 // jobModel is the model for one job: its scorer is a fork of the model's (the same weights, its own
 // tape and buffers; sample.Forker), so that a request never touches the scorer of a running job, and
 // restore's settings of its passes (restore.Prepare) stay with the job.
-func (s *server) jobModel() *train.Model {
+func (s *Server) jobModel() *train.Model {
 	m := *s.model
 	if f, ok := m.Score.(sample.Forker); ok {
 		m.Score = f.Fork()
@@ -552,7 +553,7 @@ func (s *server) jobModel() *train.Model {
 
 // handleRestore checks a restoration (restore.Prepare: the same refusals as the command) and
 // queues it.
-func (s *server) handleRestore(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request) {
 	if !parseForm(w, r) {
 		return
 	}
@@ -591,7 +592,7 @@ func (s *server) handleRestore(w http.ResponseWriter, r *http.Request) {
 }
 
 // restoreJob restores the one image of run and measures it (restore's report).
-func (s *server) restoreJob(run *restore.Job) (*jobResult, error) {
+func (s *Server) restoreJob(run *restore.Job) (*jobResult, error) {
 	start := time.Now()
 	out, stats, err := run.Restore()
 	if err != nil {
@@ -601,7 +602,7 @@ func (s *server) restoreJob(run *restore.Job) (*jobResult, error) {
 	if err != nil {
 		return nil, errors.New(pageMessage(err))
 	}
-	rep.HoldctlVersion = version
+	rep.HoldctlVersion = s.version
 	rep.WallSeconds = time.Since(start).Seconds()
 	t := run.Task
 	d := t.Dim()
@@ -629,7 +630,7 @@ type sampleReport struct {
 }
 
 // handleSample queues plain sampling of n images with holdctl sample's image sampler at the page's NFE.
-func (s *server) handleSample(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSample(w http.ResponseWriter, r *http.Request) {
 	if !parseForm(w, r) {
 		return
 	}
@@ -683,7 +684,7 @@ func (s *server) handleSample(w http.ResponseWriter, r *http.Request) {
 }
 
 // queue adds j and answers its id (202), or 503 when the queue is full.
-func (s *server) queue(w http.ResponseWriter, j *job) {
+func (s *Server) queue(w http.ResponseWriter, j *job) {
 	err := s.jobs.add(j)
 	switch {
 	case errors.Is(err, errBusy):
@@ -696,7 +697,7 @@ func (s *server) queue(w http.ResponseWriter, j *job) {
 }
 
 // handleJob answers job ?id='s status, with its numbers once done.
-func (s *server) handleJob(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleJob(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("id")
 	st, ok := s.jobs.status(id)
 	if !ok {
@@ -707,7 +708,7 @@ func (s *server) handleJob(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleImage answers image ?name= of job ?id= as a PNG, as a download with ?download=1.
-func (s *server) handleImage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleImage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	id, name := q.Get("id"), q.Get("name")
 	b, ok := s.jobs.image(id, name)

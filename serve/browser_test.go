@@ -1,6 +1,6 @@
 //go:build browser
 
-package main
+package serve
 
 // The page of holdctl serve in a real headless browser (Debian's chromium-headless-shell, driven with
 // chromedp): load it, pick a test image, draw a mask with the mouse, restore, see the result and its

@@ -1,4 +1,4 @@
-package main
+package serve
 
 // holdctl serve's jobs: one runs at a time on one worker goroutine, a bounded number wait in order, and
 // the results of the last few stay available to the page.
