@@ -127,7 +127,7 @@ type benchSize struct {
 	rows, cols, n int // streaming workloads: rows × cols = n elements
 	sq            int // transpose: sq × sq
 	gnS           int // group norm: (16, 64, gnS)
-	side          int // im2col and convolution: (8, 64, side, side)
+	side          int // convolution: (8, 64, side, side)
 	planes        int // FIR: (planes, 2·side, 2·side)
 	batch, dim    int // HOLD-3: (batch, 3·dim)
 	k             int // GEMM: M = N = K
@@ -160,13 +160,12 @@ func (s benchSize) shapes() [][]int {
 	return [][]int{
 		{s.rows, s.cols}, {s.rows, s.cols}, {s.rows, s.cols}, {s.cols}, // x, y, z, bias
 		{s.sq, s.sq}, {s.sq, s.sq}, {1, s.cols}, {s.rows, 1}, // xs, xt, colSum, rowSum
-		{16, 64, s.gnS}, {16, 64, s.gnS}, {64}, {64}, {16, 16}, {16, 16}, // gx, gy, gamma, beta, gmean, grstd
-		{8, 8, s.side, s.side}, {8, 8 * 9, s.side * s.side}, // img, col
+		{16, 64, s.gnS}, {16, 64, s.gnS}, {64}, {64}, // gx, gy, gamma, beta
 		{64, 64, 3, 3}, {64}, {8, 64, s.side, s.side}, {8, 64, s.side, s.side}, // cw, cb, cx, cy
 		{8, 64, s.side, s.side}, {64, 64, 3, 3}, // cdx, cdw
 		{16, 64, s.gnS}, {16, 64, s.gnS}, {2, 64}, // gdy, gdx, gpar
-		{s.planes, 2 * s.side, 2 * s.side}, {4, 4}, {s.planes, 4 * s.side, 4 * s.side}, {s.planes, s.side, s.side}, // fx, fk, fup, fdown
-		{s.n}, {s.n}, {s.n}, {s.n}, // p, g, m, v
+		{1, s.planes, 2 * s.side, 2 * s.side}, {1, s.planes, 4 * s.side, 4 * s.side}, {1, s.planes, s.side, s.side}, // fx, fup, fdown
+		{s.n}, {s.n}, {s.n}, {s.n}, {tensor.StatsLen}, // p, g, m, v, stats
 		{s.batch * tensor.PerturbCoefLen}, {s.batch, s.dim}, {s.batch, 3 * s.dim}, // coef, q0, eps
 		{s.batch, 3 * s.dim}, {s.batch, s.dim}, {s.batch, s.dim}, {s.batch, 3 * s.dim}, {s.batch, 3 * s.dim}, // state, target, score, z1, z2
 		{s.k, s.k}, {s.k, s.k}, {s.k, s.k}, // ga, gb, gc
@@ -240,11 +239,7 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 	gnS := s.gnS
 	gx, gy := randn(16, 64, gnS), zeros(16, 64, gnS)
 	gamma, beta := randn(64), randn(64)
-	gmean, grstd := zeros(16, 16), zeros(16, 16)
 	side := s.side
-	conv := Conv2D{KH: 3, KW: 3, PadH: 1, PadW: 1}
-	img := randn(8, 8, side, side)
-	col := zeros(8, 8*9, side*side)
 	// Convolution through the op list: x (8, 64, side, side), w (64, 64, 3, 3), padding 1.
 	cw, cb := randn(64, 64, 3, 3), randn(64)
 	cx, cy := randn(8, 64, side, side), zeros(8, 64, side, side)
@@ -253,13 +248,15 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 	convOp := func(kind tensor.OpKind) tensor.Op { return tensor.Op{Kind: kind, Stride: 1, Pad: 1} }
 	// Group-norm gradients on the group-norm workload's shape.
 	gdy, gdx, gpar := randn(16, 64, gnS), zeros(16, 64, gnS), zeros(2, 64)
-	// FIR: ×2 up and down with a 4×4 filter over planes of side²·4.
+	// FIR: NCSN++'s ×2 up and down (the 4×4 filter [1,3,3,1]ᵀ[1,3,3,1]) over planes of side²·4.
 	planes := s.planes
-	fx, fk := randn(planes, 2*side, 2*side), upload(func(dst []float32) { rng.FillUniform(dst, 0, 1) }, 4, 4)
-	up, down := FIR{Up: 2, Pad0: 2, Pad1: 1}, FIR{Down: 2, Pad0: 1, Pad1: 1}
-	fup, fdown := zeros(planes, 4*side, 4*side), zeros(planes, side, side)
-	// Adam and EMA over n parameters.
-	p, g, m, v := randn(n), randn(n), zeros(n), zeros(n)
+	fx := randn(1, planes, 2*side, 2*side)
+	up := tensor.Op{Kind: tensor.OpUpFIRDn2d, Up: 2, Down: 1, Pad: 2, Pad1: 1, Scalar: 4}
+	down := tensor.Op{Kind: tensor.OpUpFIRDn2d, Up: 1, Down: 2, Pad: 1, Pad1: 1, Scalar: 1}
+	fup, fdown := zeros(1, planes, 4*side, 4*side), zeros(1, planes, side, side)
+	// Adam (clipping) and EMA over n parameters, with the step statistics of a finite step.
+	p, g, m, v, stats := randn(n), randn(n), zeros(n), zeros(n), zeros(tensor.StatsLen)
+	adam := tensor.AdamStep{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, LR: 1e-4, Step: 10, MaxNorm: 1}
 	// HOLD-3's shapes: B = 256 samples of n/(256·3) dimensions, with coefficients of HOLD's form
 	// (the kernels' cost does not depend on their values; package hold computes the real ones).
 	batch, dim := s.batch, s.dim
@@ -311,19 +308,17 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 		{"transpose", sz(sq, sq), 2 * f * float64(sq*sq), 0, exec(tensor.Op{Kind: tensor.OpPermute, Axes: []int{1, 0}}, xt, xs)},
 		{"sum rows", sz(rows, cols) + " axis 1", f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpSum, Axes: []int{1}}, rowSum, x)},
 		{"sum cols", sz(rows, cols) + " axis 0", f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpSum, Axes: []int{0}}, colSum, x)},
-		{"softmax", sz(rows, cols), 2 * f * float64(n), 0, func() error { return dev.Softmax(z, x) }},
-		{"group norm", sz(16, 64, gnS), 2 * f * float64(gx.Len()), 0, func() error { return dev.GroupNorm(gy, gmean, grstd, gx, gamma, beta, 16, 1e-5) }},
-		{"im2col 3×3", sz(8, 8, side, side), f * float64(img.Len()+col.Len()), 0, func() error { return dev.Im2Col(col, img, conv) }},
-		{"col2im 3×3", sz(8, 8, side, side), f * float64(img.Len()+col.Len()), 0, func() error { return dev.Col2Im(img, col, conv) }},
+		{"softmax", sz(rows, cols), 2 * f * float64(n), 0, exec(tensor.Op{Kind: tensor.OpSoftmax, Scalar: 1}, z, x)},
+		{"group norm", sz(16, 64, gnS), 2 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNorm, Groups: 16, Scalar: 1e-5}, gy, gx, gamma, beta)},
 		{"conv2d 3×3", sz(8, 64, side, side), f * float64(cx.Len()+cw.Len()+cy.Len()), convFlops, exec(convOp(tensor.OpConv2d), cy, cx, cw, cb)},
 		{"conv2d grad input", sz(8, 64, side, side), f * float64(cy.Len()+cw.Len()+cdx.Len()), convFlops, exec(convOp(tensor.OpConv2dGradInput), cdx, cy, cw)},
 		{"conv2d grad weight", sz(8, 64, side, side), f * float64(cx.Len()+cy.Len()+cdw.Len()), convFlops, exec(convOp(tensor.OpConv2dGradWeight), cdw, cx, cy)},
 		{"group norm grad", sz(16, 64, gnS), 3 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormGrad, Groups: 16, Scalar: 1e-5}, gdx, gx, gamma, gdy)},
 		{"group norm param grad", sz(16, 64, gnS), 2 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormParamGrad, Groups: 16, Scalar: 1e-5}, gpar, gx, gdy)},
-		{"fir up ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fup.Len()), 0, func() error { return dev.UpFirDn2D(fup, fx, fk, up) }},
-		{"fir down ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fdown.Len()), 0, func() error { return dev.UpFirDn2D(fdown, fx, fk, down) }},
-		{"adam", sz(n), 7 * f * float64(n), 0, func() error { return dev.Adam(p, g, m, v, 0.9, 0.999, 1e-8, 1e-4, 10) }},
-		{"ema", sz(n), 3 * f * float64(n), 0, func() error { return dev.EMA(m, p, 0.999) }},
+		{"fir up ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fup.Len()), 0, exec(up, fup, fx)},
+		{"fir down ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fdown.Len()), 0, exec(down, fdown, fx)},
+		{"adam", sz(n), 7 * f * float64(n), 0, func() error { return tensor.Err(tensor.Adam(p, g, m, v, stats, adam)) }},
+		{"ema", sz(n), 3 * f * float64(n), 0, func() error { return tensor.Err(tensor.EMA(m, p, stats, 0.999)) }},
 		{"hold perturb", sz(batch, 3*dim), 8 * f * hb, 0, func() error { return tensor.Err(tensor.Perturb(state, target, coef, q0, eps, nil, 3)) }},
 		{"lt_step fused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return tensor.Err(tensor.BlockStep(state, score, []*tensor.Tensor{z1, z2}, lt)) }},
 		{"lt_step unfused", sz(batch, 3*dim), 13 * f * hb, 0, func() error { return dev.LieTrotterUnfused(state, score, []*tensor.Tensor{z1, z2}, lt) }},

@@ -7,13 +7,6 @@ package cuda
 // does not compile. C int arguments are checked to fit 32 bits and double* to be 8-byte aligned
 // (args, launch.go).
 
-// hgAdam launches hg_adam (kernels/adam.cu):
-//
-//	hg_adam(int n, float b1, float b2, float eps, float step, float sqrtBC2, float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m, float* __restrict__ v)
-func (dev *Device) hgAdam(grid [3]int, n int, b1 float32, b2 float32, eps float32, step float32, sqrtBC2 float32, p uintptr, g uintptr, m uintptr, v uintptr) error {
-	return dev.launch("hg_adam", grid, new(args).i32(n).f32(b1).f32(b2).f32(eps).f32(step).f32(sqrtBC2).ptr(p).ptr(g).ptr(m).ptr(v))
-}
-
 // hgBinary launches hg_binary (kernels/elementwise.cu):
 //
 //	hg_binary(int n, int op, const float* a, const float* b, float* y)
@@ -54,13 +47,6 @@ func (dev *Device) hgConvBias(grid [3]int, N int, O int, P int, bias uintptr, y 
 //	hg_dropout(long long n, unsigned long long first, unsigned long long key, unsigned int step, unsigned int id, float p, float keep, const float* __restrict__ x, float* __restrict__ y)
 func (dev *Device) hgDropout(grid [3]int, n int, first uint64, key uint64, step uint32, id uint32, p float32, keep float32, x uintptr, y uintptr) error {
 	return dev.launch("hg_dropout", grid, new(args).i64(n).u64(first).u64(key).u32(step).u32(id).f32(p).f32(keep).ptr(x).ptr(y))
-}
-
-// hgEma launches hg_ema (kernels/adam.cu):
-//
-//	hg_ema(int n, float k, float* __restrict__ shadow, const float* __restrict__ p)
-func (dev *Device) hgEma(grid [3]int, n int, k float32, shadow uintptr, p uintptr) error {
-	return dev.launch("hg_ema", grid, new(args).i32(n).f32(k).ptr(shadow).ptr(p))
 }
 
 // hgEmaGuard launches hg_ema_guard (kernels/train.cu):
@@ -259,13 +245,6 @@ func (dev *Device) hgUnary(grid [3]int, n int, op int, s float32, x uintptr, y u
 	return dev.launch("hg_unary", grid, new(args).i32(n).i32(op).f32(s).ptr(x).ptr(y))
 }
 
-// hgUpfirdn2d launches hg_upfirdn2d (kernels/fir.cu):
-//
-//	hg_upfirdn2d(int NC, int H, int W, int up, int down, int pad0, int pad1, int KH, int KW, int OH, int OW, const float* __restrict__ k, const float* __restrict__ x, float* __restrict__ y)
-func (dev *Device) hgUpfirdn2d(grid [3]int, NC int, H int, W int, up int, down int, pad0 int, pad1 int, KH int, KW int, OH int, OW int, k uintptr, x uintptr, y uintptr) error {
-	return dev.launch("hg_upfirdn2d", grid, new(args).i32(NC).i32(H).i32(W).i32(up).i32(down).i32(pad0).i32(pad1).i32(KH).i32(KW).i32(OH).i32(OW).ptr(k).ptr(x).ptr(y))
-}
-
 // hgUpfirdn2dSep launches hg_upfirdn2d_sep (kernels/fir.cu):
 //
 //	hg_upfirdn2d_sep(int NC, int H, int W, int up, int down, int pad0, int OH, int OW, float t0, float t1, float t2, float t3, float gain, const float* __restrict__ x, float* __restrict__ y)
@@ -276,14 +255,12 @@ func (dev *Device) hgUpfirdn2dSep(grid [3]int, NC int, H int, W int, up int, dow
 // kernelParams are the PTX parameter types of every kernel, as its launcher packs them; the
 // device checks them against the PTX it loads (checkKernelParams).
 var kernelParams = map[string]string{
-	"hg_adam":                  "u32 f32 f32 f32 f32 f32 u64 u64 u64 u64",
 	"hg_binary":                "u32 u32 u64 u64 u64",
 	"hg_binary_bcast":          "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64",
 	"hg_clip_adam":             "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
 	"hg_col2im":                "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
 	"hg_conv_bias":             "u32 u32 u32 u64 u64",
 	"hg_dropout":               "u64 u64 u64 u32 u32 f32 f32 u64 u64",
-	"hg_ema":                   "u32 f32 u64 u64",
 	"hg_ema_guard":             "u32 f32 u64 u64 u64",
 	"hg_fill":                  "u32 f32 u64",
 	"hg_finish":                "u32 u64 f64 u64 u32",
@@ -312,6 +289,5 @@ var kernelParams = map[string]string{
 	"hg_sumsq":                 "u32 u64 u64",
 	"hg_time_embed":            "u32 u32 u32 f64 u64 u64 u64",
 	"hg_unary":                 "u32 u32 f32 u64 u64",
-	"hg_upfirdn2d":             "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64",
 	"hg_upfirdn2d_sep":         "u32 u32 u32 u32 u32 u32 u32 u32 f32 f32 f32 f32 f32 u64 u64",
 }

@@ -7,16 +7,14 @@ import (
 
 	"holdgo/hold"
 	"holdgo/hold/holdops"
-	"holdgo/optim"
 	"holdgo/tensor"
 	"holdgo/tensor/optest"
 )
 
 // The kernel suite: the backend table (tensor/optest, ggml's test-backend-ops) on the device, and
-// what the table cannot express — device methods below the op list (softmax and group-norm passes,
-// im2col, chunked convolutions, the FIR kernel, Adam and EMA without the guard, the Philox
-// streams, the training step's and the samplers' fused kernels) — against Go references by
-// normalised MSE. It runs
+// what the table cannot express — chunked convolutions, the group-norm gradients, the Philox
+// streams, the training step's and the samplers' fused kernels against their host definitions —
+// against Go references by normalised MSE. It runs
 // on any Device: the host shim in CI (shim_test.go, -tags cudashim) and a GPU where there is one
 // (gpu_test.go, -tags cuda).
 
@@ -125,13 +123,8 @@ func newSuiteRNG() *tensor.RNG { return tensor.NewRNG(7) }
 func runKernelSuite(t *testing.T, dev *Device) {
 	s := &suite{t: t, dev: dev, rng: newSuiteRNG()}
 	t.Run("op table", func(t *testing.T) { s.table(t) })
-	t.Run("softmax", s.softmax)
-	t.Run("groupnorm", s.groupNorm)
-	t.Run("im2col", s.im2col)
 	t.Run("conv", s.conv)
 	t.Run("groupnorm grad", s.groupNormGrad)
-	t.Run("fir", s.fir)
-	t.Run("adam", s.adam)
 	t.Run("hold", s.hold)
 	t.Run("lietrotter", s.lieTrotter)
 	t.Run("random", s.random)            // train_suite_test.go
@@ -156,118 +149,6 @@ func (s *suite) fused(name string, f func(in []*tensor.Tensor) error, in ...*ten
 		out[i] = s.host(x)
 	}
 	return out
-}
-
-func (s *suite) softmax(t *testing.T) {
-	s.t = t
-	for _, c := range [][2]int{{1, 1}, {3, 17}, {17, 1000}, {2, 4099}, {0, 5}} {
-		rows, cols := c[0], c[1]
-		x := s.randn(rows, cols)
-		tensor.MulScalar(x, x, 4)
-		got := s.fused("softmax", func(in []*tensor.Tensor) error { return s.dev.Softmax(in[1], in[0]) }, x, tensor.Zeros(rows, cols))
-		s.check(fmt.Sprintf("Softmax %v", c), got[1], refSoftmax(x.Data(), rows, cols), tolReduce)
-		y := tensor.FromSlice(refSoftmax(x.Data(), rows, cols), rows, cols)
-		dy := s.randn(rows, cols)
-		got = s.fused("softmax backward", func(in []*tensor.Tensor) error { return s.dev.SoftmaxBackward(in[2], in[0], in[1]) },
-			y, dy, tensor.Zeros(rows, cols))
-		s.check(fmt.Sprintf("SoftmaxBackward %v", c), got[2], refSoftmaxBackward(y.Data(), dy.Data(), rows, cols), tolReduce)
-	}
-}
-
-func (s *suite) groupNorm(t *testing.T) {
-	s.t = t
-	for _, c := range [][4]int{{1, 1, 1, 1}, {2, 6, 17, 3}, {3, 32, 64, 8}, {1, 4, 1000, 2}} {
-		n, ch, sp, g := c[0], c[1], c[2], c[3]
-		x, gamma, beta := s.randn(n, ch, sp), s.randn(ch), s.randn(ch)
-		tensor.AddScalar(x, x, 3) // a mean far from 0 tests the two-pass variance
-		got := s.fused("group norm", func(in []*tensor.Tensor) error {
-			return s.dev.GroupNorm(in[3], in[4], in[5], in[0], in[1], in[2], g, 1e-5)
-		}, x, gamma, beta, tensor.Zeros(n, ch, sp), tensor.Zeros(n, g), tensor.Zeros(n, g))
-		y, mean, rstd := refGroupNorm(x.Data(), gamma.Data(), beta.Data(), n, ch, sp, g, 1e-5)
-		s.check(fmt.Sprintf("GroupNorm %v y", c), got[3], y, tolReduce)
-		s.check(fmt.Sprintf("GroupNorm %v mean", c), got[4], mean, tolReduce)
-		s.check(fmt.Sprintf("GroupNorm %v rstd", c), got[5], rstd, tolReduce)
-	}
-}
-
-func (s *suite) im2col(t *testing.T) {
-	s.t = t
-	for _, c := range []struct {
-		n, ch, h, w int
-		g           Conv2D
-	}{
-		{1, 1, 1, 1, Conv2D{KH: 1, KW: 1}},
-		{2, 3, 7, 9, Conv2D{KH: 3, KW: 3, PadH: 1, PadW: 1}},
-		{1, 2, 8, 8, Conv2D{KH: 3, KW: 2, StrideH: 2, StrideW: 3, PadH: 1}},
-		{1, 2, 17, 13, Conv2D{KH: 3, KW: 3, DilH: 2, DilW: 2, PadH: 2, PadW: 2}},
-	} {
-		oh, ow := c.g.OutSize(c.h, c.w)
-		x := s.randn(c.n, c.ch, c.h, c.w)
-		col := s.randn(c.n, c.ch*c.g.KH*c.g.KW, oh*ow)
-		got := s.fused("im2col", func(in []*tensor.Tensor) error { return s.dev.Im2Col(in[1], in[0], c.g) }, x, tensor.Zeros(col.Shape()...))
-		want := make([]float32, col.Len())
-		refIm2Col(x.Data(), want, c.n, c.ch, c.h, c.w, c.g, false)
-		s.check(fmt.Sprintf("Im2Col %+v", c), got[1], want, tolElementwise)
-		got = s.fused("col2im", func(in []*tensor.Tensor) error { return s.dev.Col2Im(in[1], in[0], c.g) }, col, tensor.Zeros(x.Shape()...))
-		wantX := make([]float32, x.Len())
-		refIm2Col(wantX, col.Data(), c.n, c.ch, c.h, c.w, c.g, true)
-		s.check(fmt.Sprintf("Col2Im %+v", c), got[1], wantX, tolReduce)
-	}
-}
-
-func (s *suite) fir(t *testing.T) {
-	s.t = t
-	for _, c := range []struct {
-		planes, h, w, kh, kw int
-		f                    FIR
-	}{
-		{3, 8, 8, 4, 4, FIR{Up: 2, Pad0: 2, Pad1: 1}},     // FIR upsampling ×2
-		{3, 16, 16, 4, 4, FIR{Down: 2, Pad0: 1, Pad1: 1}}, // FIR downsampling ×2
-		{2, 5, 7, 3, 3, FIR{Pad0: 1, Pad1: 1}},            // plain blur
-		{1, 1, 1, 1, 1, FIR{}},
-		{2, 9, 6, 4, 2, FIR{Up: 2, Down: 2, Pad0: 1, Pad1: 2}},
-	} {
-		x, k := s.randn(c.planes, c.h, c.w), s.randu(0, 1, c.kh, c.kw)
-		oh, ow := c.f.OutSize(c.h, c.kh), c.f.OutSize(c.w, c.kw)
-		got := s.fused("upfirdn2d", func(in []*tensor.Tensor) error { return s.dev.UpFirDn2D(in[2], in[0], in[1], c.f) },
-			x, k, tensor.Zeros(c.planes, oh, ow))
-		s.check(fmt.Sprintf("UpFirDn2D %+v", c), got[2], refUpFirDn2D(x.Data(), k.Data(), c.planes, c.h, c.w, c.kh, c.kw, c.f), tolReduce)
-	}
-}
-
-func (s *suite) adam(t *testing.T) {
-	s.t = t
-	for _, n := range []int{1, 17, 4099} {
-		params, grads := s.randn(n), s.randn(n)
-		ref := optim.NewAdam(n)
-		want := append([]float32(nil), params.Data()...)
-		dev := make([]*tensor.Tensor, 4)
-		for i, h := range []*tensor.Tensor{params, grads, tensor.Zeros(n), tensor.Zeros(n)} {
-			dev[i] = s.to(s.dev, h)
-		}
-		for step := 1; step <= 3; step++ {
-			ref.Update(want, grads.Data(), 1e-3)
-			if err := s.dev.Adam(dev[0], dev[1], dev[2], dev[3], ref.Beta1, ref.Beta2, ref.Eps, 1e-3, step); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s.check(fmt.Sprintf("Adam/%d params", n), s.host(dev[0]), want, tolElementwise)
-		s.check(fmt.Sprintf("Adam/%d m", n), s.host(dev[2]), ref.M, tolElementwise)
-		s.check(fmt.Sprintf("Adam/%d v", n), s.host(dev[3]), ref.V, tolElementwise)
-
-		shadow := s.randn(n)
-		ema := optim.NewEMA(0.999, shadow.Data())
-		devShadow, devParams := s.to(s.dev, shadow), s.to(s.dev, params)
-		for range 3 {
-			n := float64(ema.Updates + 1)
-			decay := min(ema.Rate, (1+n)/(10+n))
-			ema.Update(params.Data())
-			if err := s.dev.EMA(devShadow, devParams, decay); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s.check(fmt.Sprintf("EMA/%d", n), s.host(devShadow), ema.Shadow, tolElementwise)
-	}
 }
 
 func holdConfigs() map[string]hold.Config {

@@ -11,11 +11,14 @@
 //                  Σ (out − target)² over the block's grid-stride elements (float64)   (hold.Loss)
 //   hg_sumsq       partial[block] = Σ x² over the block's elements (float64)
 //   hg_finish      stats[slot] = scale·Σ_k partial[k] (one block)
-//   hg_clip_adam   optim.ClipGradNorm then optim.Adam.Update: with norm = √stats[1] and
-//                  c = maxNorm/(norm + 1e−6), g ← g·c when maxNorm > 0 and c < 1; then Adam as hg_adam.
+//   hg_clip_adam   tensor.Adam: clipping as torch.nn.utils.clip_grad_norm_, then PyTorch's Adam in float32
+//                  arithmetic in the Reference's order: with norm = √stats[1] and c = maxNorm/(norm + 1e−6),
+//                  g ← g·c when maxNorm > 0 and c < 1; m = b1·m + (1−b1)·g; v = b2·v + (1−b2)·g²;
+//                  p −= step·m / (√v / sqrtBC2 + eps), step = lr / (1 − b1^t), sqrtBC2 = √(1 − b2^t).
 //                  If the loss or the norm is not finite the parameters and moments are left as they
 //                  are and block 0 counts the step in stats[2].
-//   hg_ema_guard   hg_ema, skipped likewise (not counted again).
+//   hg_ema_guard   tensor.EMA: shadow −= k·(shadow − p), k = 1 − decay, skipped likewise (not counted
+//                  again).
 #include "common.cuh"
 
 static __device__ __forceinline__ double hg_block_sum_d(double v, double* buf) {

@@ -55,8 +55,8 @@ func TestMLPGoldenPyTorch(t *testing.T) {
 		closeRel(t, "grad."+s.Name, m.Params.Slice(m.Params.Grad, i), load("grad."+s.Name, s.Shape...).Data(), 1e-5)
 	}
 
-	adam := optim.NewAdam(m.Params.Len())
-	adam.Update(m.Params.Data, m.Params.Grad, 1e-3)
+	adam := newAdamOn(t, m.Params)
+	adam(1e-3)
 	checkParams := func(prefix string) {
 		for i, s := range m.Params.Specs() {
 			closeRel(t, prefix+s.Name, m.Params.Slice(m.Params.Data, i), load(prefix+s.Name, s.Shape...).Data(), 1e-5)
@@ -64,11 +64,27 @@ func TestMLPGoldenPyTorch(t *testing.T) {
 	}
 	checkParams("adam1.")
 	step()
-	adam.Update(m.Params.Data, m.Params.Grad, 1e-3)
+	adam(1e-3)
 	_, loss3 := step()
 	closeRel(t, "loss3", []float32{loss3}, load("loss3", 1).Data(), 1e-5)
-	adam.Update(m.Params.Data, m.Params.Grad, 1e-3)
+	adam(1e-3)
 	checkParams("adam3.")
+}
+
+// newAdamOn returns a function that applies one Adam step (optim.Adam's settings, no clipping) with
+// learning rate lr to p's parameters on their device (tensor.Adam), counting the steps.
+func newAdamOn(t *testing.T, p *Params) func(lr float64) {
+	t.Helper()
+	a, dev := optim.NewAdam(p.Len()), p.Device()
+	m, v, stats := tensor.New(dev, p.Len()), tensor.New(dev, p.Len()), tensor.New(dev, tensor.StatsLen)
+	return func(lr float64) {
+		t.Helper()
+		a.Step++
+		tensor.Adam(p.DevData, p.DevGrad, m, v, stats, tensor.AdamStep{Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, LR: lr, Step: a.Step})
+		if err := tensor.Err(p.DevData); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // closeRel checks max|got-want| ≤ tol·max|want| (relative to the tensor's

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"holdgo/autograd"
-	"holdgo/optim"
 	"holdgo/rng"
 	"holdgo/tensor"
 )
@@ -29,7 +28,7 @@ func TestNCSNppRecycleBitIdentical(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.SetDropout(&rng.Stream{Key: 9})
-		adam := optim.NewAdam(len(m.Params.Data))
+		adam := newAdamOn(t, m.Params)
 		r := rng.New(4)
 		g := autograd.NewTape(tensor.CPU)
 		g.SetRecycle(mode)
@@ -40,7 +39,7 @@ func TestNCSNppRecycleBitIdentical(t *testing.T) {
 			m.Params.ZeroGrad()
 			out := m.Forward(g, g.Const(x), ts)
 			g.Backward(g.Mean(g.Square(out)))
-			adam.Update(m.Params.Data, m.Params.Grad, 1e-3)
+			adam(1e-3)
 		}
 		return m.Params.Data
 	}

@@ -1,16 +1,17 @@
-// Package optim holds the training utilities that act on a model's flat
-// parameter and gradient buffers: Adam, global-norm clipping, linear
-// warm-up and the EMA of the weights.
+// Package optim holds the optimizer's state and schedules over a model's flat
+// parameter buffer: Adam's settings, moments and step count, the learning
+// rate's warm-up and decay, and the EMA of the weights with its decay
+// schedule. The updates themselves are ops of the device the parameters live
+// on (tensor.SumSq, tensor.Adam with its global-norm clipping, tensor.EMA):
+// one Adam per device, the CPU's on internal/vec's SIMD kernels, plus the
+// Reference device's plain loop.
 package optim
 
-import (
-	"math"
+import "math"
 
-	"holdgo/internal/parallel"
-	"holdgo/internal/vec"
-)
-
-// Adam is PyTorch's Adam (no weight decay, no amsgrad) over one flat buffer.
+// Adam is PyTorch's Adam (no weight decay, no amsgrad) over one flat buffer:
+// its settings and state; tensor.Adam applies a step (with Step+1) on the
+// parameters' device.
 type Adam struct {
 	Beta1, Beta2, Eps float64
 	M, V              []float32 // first and second moments
@@ -20,39 +21,6 @@ type Adam struct {
 // NewAdam returns Adam with β = (0.9, 0.999), eps 1e-8 for n parameters.
 func NewAdam(n int) *Adam {
 	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, M: make([]float32, n), V: make([]float32, n)}
-}
-
-// Update applies one step with learning rate lr to params given grads.
-func (a *Adam) Update(params, grads []float32, lr float64) {
-	if len(params) != len(a.M) || len(grads) != len(a.M) {
-		panic("optim: Adam buffers and parameters differ in length")
-	}
-	a.Step++
-	bc1 := 1 - math.Pow(a.Beta1, float64(a.Step))
-	bc2 := 1 - math.Pow(a.Beta2, float64(a.Step))
-	b1, b2 := float32(a.Beta1), float32(a.Beta2)
-	stepSize := float32(lr / bc1)
-	sqrtBC2 := float32(math.Sqrt(bc2))
-	eps := float32(a.Eps)
-	m, v := a.M, a.V
-	// Per element, in float32: m = b1·m + (1−b1)·g; v = b2·v + (1−b2)·g²;
-	// p −= stepSize·m / (√v/√bc2 + eps) (SIMD kernel, same operation order).
-	parallel.For(len(params), 1<<14, func(lo, hi int) {
-		vec.Adam(params[lo:hi], grads[lo:hi], m[lo:hi], v[lo:hi], b1, b2, stepSize, sqrtBC2, eps)
-	})
-}
-
-// ClipGradNorm scales grads so that their global L2 norm is at most maxNorm
-// (as torch.nn.utils.clip_grad_norm_, which adds 1e-6 to the norm) and
-// returns the norm before clipping. maxNorm ≤ 0 only measures.
-func ClipGradNorm(grads []float32, maxNorm float64) float64 {
-	norm := math.Sqrt(vec.SumSquares(grads))
-	if maxNorm > 0 {
-		if c := maxNorm / (norm + 1e-6); c < 1 {
-			vec.Scale(grads, grads, float32(c))
-		}
-	}
-	return norm
 }
 
 // WarmupLR is the learning rate at step (0-based) under linear warm-up over
@@ -85,7 +53,8 @@ func ScheduledLR(lr float64, step, warmup, steps int, decay string) float64 {
 
 // EMA is an exponential moving average of the weights with the decay
 // min(Rate, (1+n)/(10+n)), n the number of updates counted first (as the
-// score_sde/CLD-SGM ema.py).
+// score_sde/CLD-SGM ema.py): its schedule and count; tensor.EMA applies an
+// update with NextDecay on the parameters' device.
 type EMA struct {
 	Rate    float64
 	Shadow  []float32
@@ -102,13 +71,4 @@ func NewEMA(rate float64, params []float32) *EMA {
 func (e *EMA) NextDecay() float64 {
 	n := float64(e.Updates + 1)
 	return min(e.Rate, (1+n)/(10+n))
-}
-
-// Update moves the shadow towards params: shadow −= (1−decay)(shadow − θ).
-func (e *EMA) Update(params []float32) {
-	decay := e.NextDecay()
-	e.Updates++
-	k := float32(1 - decay)
-	s := e.Shadow
-	parallel.For(len(s), 1<<14, func(lo, hi int) { vec.EMA(s[lo:hi], params[lo:hi], k) })
 }

@@ -1124,7 +1124,7 @@ MUTATIONS = json.loads(r"""
   "old": "vec.Adam(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], b1, b2, step, sqrtBC2, eps)",
   "new": "vec.Adam(p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], b1, b2, step*1.001, sqrtBC2, eps)",
   "pkg": "./tensor",
-  "run": "TestCPUFusedMatchesOptim",
+  "run": "TestCPUFusedMatchesReference",
   "tags": ""
  },
  {

@@ -9,10 +9,10 @@ import (
 )
 
 // The CPU device's fused families. Adam, EMA, SumSq and Perturb run the SIMD kernels of
-// internal/vec over the worker pool, in the operations and order of optim.Adam.Update,
-// optim.ClipGradNorm, optim.EMA.Update and hold.SDE.Perturb: a training step on the CPU is
-// bit-identical to those (TestCPUFusedMatchesOptim, the golden tests of train and the checkpoints
-// in models/ pin them). The other fused ops, ScoreLoss's sequential float64 sum included (that of
+// internal/vec over the worker pool: Adam and EMA with the Reference's float32 operations in its
+// order (bit for bit: TestCPUFusedMatchesReference), Perturb in hold.SDE.Perturb's
+// (TestCPUPerturbMatchesHold); a training step on the CPU is what it was when optim applied the
+// updates (the golden tests of train and the checkpoints in models/ pin them). The other fused ops, ScoreLoss's sequential float64 sum included (that of
 // hold.ShardLoss), run the plain loops of fused.go, which are also the Reference device's: the
 // backend table (tensor/optest) checks these kernels against those loops.
 
@@ -39,7 +39,7 @@ func cpuFused(op Op, o []float32, out *Tensor, in []*Tensor, in32 [][]float32) {
 }
 
 // cpuAdam is adam with optim's kernels: clipping scales the gradients in place (vec.Scale, as
-// optim.ClipGradNorm), then vec.Adam updates the moments and parameters.
+// torch.nn.utils.clip_grad_norm_), then vec.Adam updates the moments and parameters.
 func cpuAdam(c []float64, p, g, m, v, stats []float32) {
 	if !finiteStep(stats) {
 		putFloat64(stats, statsSkipped, Float64At(stats, statsSkipped)+1)

@@ -142,11 +142,12 @@ type AdamStep struct {
 	MaxNorm               float64 // clip the gradient to this global norm (0: no clipping)
 }
 
-// Adam is optim.ClipGradNorm followed by optim.Adam.Update on flat buffers: with the gradient
-// norm √stats[1] (SumSq), grads are scaled by maxNorm/(norm + 1e-6) when that is below 1, then
-// m, v and params are updated in place in float32. A step whose loss (stats[0]) or norm is not
+// Adam is torch.nn.utils.clip_grad_norm_ followed by PyTorch's Adam (no weight decay, no amsgrad)
+// on flat buffers: with the gradient norm √stats[1] (SumSq), grads are scaled by
+// maxNorm/(norm + 1e-6) when that is below 1, then m, v and params are updated in place in float32
+// (m = β1·m + (1−β1)·g; v = β2·v + (1−β2)·g²; p −= lr/bc1·m/(√v/√bc2 + ε)). A step whose loss (stats[0]) or norm is not
 // finite changes nothing and is counted in stats[2]. When it clips, a device may leave grads
-// scaled (the CPU scales them in place, as optim.ClipGradNorm); they are not read after.
+// scaled (the CPU scales them in place); they are not read after.
 func Adam(params, grads, m, v, stats *Tensor, a AdamStep) *Tensor {
 	sameLens("Adam", params, grads, m, v)
 	checkStats("Adam", stats)

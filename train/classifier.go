@@ -93,7 +93,7 @@ func (r *ClassifierRun) Run(epochDone func(ClassifierEpoch)) error {
 	epochs, batch, lr, nTrain := r.opt.Epochs, r.opt.Batch, r.opt.LR, r.NTrain
 	began := time.Now()
 	src := rng.New(r.opt.Seed + 1)
-	adam := optim.NewAdam(model.Params.Len())
+	opt := newCPUOptimizer(optim.NewAdam(model.Params.Len()), nil)
 	g := autograd.NewTape(tensor.CPU)
 	dim := trainSet.Dimension()
 	x := make([]float32, batch*dim)
@@ -129,7 +129,9 @@ func (r *ClassifierRun) Run(epochDone func(ClassifierEpoch)) error {
 			}
 			g.Backward(g.ScalarLoss("CrossEntropy", logits, float32(loss), tensor.FromSlice(dlogits, logits.Shape()...)))
 			stepLR := lr * 0.5 * (1 + math.Cos(math.Pi*float64(step)/float64(total)))
-			adam.Update(model.Params.Data, model.Params.Grad, stepLR)
+			if err := opt.step(model.Params, stepLR, 0); err != nil {
+				return fmt.Errorf("classifier train: step %d: %w", step+1, err)
+			}
 			step++
 			lossSum += loss * float64(b)
 			correct += ok

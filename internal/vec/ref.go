@@ -100,7 +100,7 @@ func emaRef(shadow, params []float32, k float32) {
 	}
 }
 
-// adamRef is optim.Adam's loop with c1 = 1-b1 and c2 = 1-b2 passed in.
+// adamRef is tensor.Adam's loop (the Reference device's) with c1 = 1-b1 and c2 = 1-b2 passed in.
 func adamRef(params, grads, m, v []float32, b1, c1, b2, c2, stepSize, sqrtBC2, eps float32) {
 	for i := range params {
 		g := grads[i]

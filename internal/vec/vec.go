@@ -189,7 +189,7 @@ func SumDotDev(dy, x []float32, m float64) (sum, dot float64) {
 func SumSquares(x []float32) float64 { return active().sumSquares(x) }
 
 // Adam applies one fused Adam step (PyTorch's, no weight decay) to each
-// element, with the float32 operations and order of optim.Adam:
+// element, with the float32 operations and order of tensor.Adam:
 //
 //	m = b1·m + (1-b1)·g;  v = b2·v + (1-b2)·g·g
 //	params -= stepSize·m / (sqrt(v)/sqrtBC2 + eps)
