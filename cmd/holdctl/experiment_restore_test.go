@@ -5,22 +5,24 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"holdgo/restore"
 )
 
 // studyJSON is the part of experiment restore --format json the tests read.
 type studyJSON struct {
 	Cells []struct {
-		Task   string  `json:"task"`
-		SigmaY float64 `json:"sigma_y"`
-		Method string  `json:"method"`
-		NFE    int     `json:"nfe"`
-		Model  string  `json:"model"`
-		PSNR   stat    `json:"psnr"`
-		SSIM   stat    `json:"ssim"`
-		KID    *stat   `json:"kid"`
-		Agree  *stat   `json:"class_agreement"`
+		Task   string        `json:"task"`
+		SigmaY float64       `json:"sigma_y"`
+		Method string        `json:"method"`
+		NFE    int           `json:"nfe"`
+		Model  string        `json:"model"`
+		PSNR   restore.Stat  `json:"psnr"`
+		SSIM   restore.Stat  `json:"ssim"`
+		KID    *restore.Stat `json:"kid"`
+		Agree  *restore.Stat `json:"class_agreement"`
 	} `json:"cells"`
-	Pairs []restorePairCell `json:"pairs"`
+	Pairs []restore.PairCell `json:"pairs"`
 }
 
 // TestExperimentRestore runs a small study of the shipped HOLD-3 model under two names: the paired
