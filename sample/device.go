@@ -203,18 +203,20 @@ type Networked interface {
 }
 
 // DeviceFor prepares s to sample on dev (named name in errors) with the model's score (before any
-// clipping): on the CPU it returns nil. On another device the network of score (a Networked)
-// moves there; if the sampler runs there (OnDevice, and the score is the model's own, not a
-// clipped one that wraps it) it returns the device and the network, for SampleOn and EachOn to
-// keep the whole state on the device. Otherwise the sampler integrates its float64 state on the
-// host and evaluates the network on the device (one state upload and one score download per
-// evaluation): nil as well.
+// clipping), the CPU like any other device: the network of score (a Networked) moves to dev; if the
+// sampler runs there (OnDevice, and the score is the model's own, not a clipped one that wraps it) it
+// returns the device and the network, for SampleOn and EachOn to keep the whole state on the device
+// (on the CPU too: "lt" and "em" there are ltOn and emOn on tensor.CPU, a float32 state). Otherwise
+// the sampler integrates its float64 state on the host and evaluates the network on the device (one
+// state upload and one score download per evaluation where the device's memory is not the host's):
+// nil. A score that is no network (the --oracle score) is a host function: nil on a device whose
+// memory is the host's (tensor.HostResident), an error elsewhere.
 func (s *Sampler) DeviceFor(dev tensor.Device, score hold.Scorer, name string) (tensor.Device, layers.ScoreNet, error) {
-	if dev == tensor.CPU {
-		return nil, nil, nil
-	}
 	ns, ok := score.(Networked)
 	if !ok {
+		if tensor.HostResident(dev) {
+			return nil, nil, nil
+		}
 		return nil, nil, fmt.Errorf("--device %s samples a trained network (--ckpt); the --oracle score runs on the CPU", name)
 	}
 	net := ns.Network()

@@ -10,8 +10,8 @@ import (
 	"holdgo/tensor"
 )
 
-// The device seam without CUDA: training and device-resident sampling on tensor.Reference run the
-// same code as on a GPU (the op list and its fused families through tensor.Device), and agree
+// The device seam without CUDA: training and device-resident sampling on tensor.Reference (and
+// sampling on tensor.CPU) run the same code as on a GPU (the op list and its fused families through tensor.Device), and agree
 // with the host path up to float32 rounding.
 
 func referenceToy(t *testing.T, dev tensor.Device) (*Trainer, *layers.MLP, *hold.SDE) {
@@ -57,38 +57,48 @@ func TestReferenceDeviceTrainingMatchesCPU(t *testing.T) {
 	}
 }
 
-func TestReferenceDeviceSamplingMatchesHost(t *testing.T) {
+// TestDeviceSamplingMatchesHost: lt and em keep their state on the CPU (tensor.CPU, where DeviceFor
+// puts them as on any device) and on the Reference device, and agree with the host samplers' float64
+// state up to float32 rounding; a score that is no network stays on the host of a host-resident
+// device.
+func TestDeviceSamplingMatchesHost(t *testing.T) {
 	_, net, sde := referenceToy(t, tensor.CPU)
 	d := 2
-	for _, method := range []string{"lt", "em"} {
-		score := &NetworkScorer{SDE: sde, Net: net}
-		s, err := sample.Spec{Method: method, Steps: 12, Grid: sample.GridQuadratic, End: 1e-3}.Build(sde, score, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.MaxBatch = 5 // three chunks
-		want, err := s.Sample(11, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dev, dnet, err := s.DeviceFor(tensor.Reference, score, "reference")
-		if err != nil || dev != tensor.Reference {
-			t.Fatalf("%s: DeviceFor: %v, %v", method, dev, err)
-		}
-		got, err := s.SampleOn(dev, dnet, 11, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range got.X {
-			if w := want.X[i]; !(math.Abs(v-w) <= 1e-4*(1+math.Abs(w))) {
-				t.Fatalf("%s: element %d: reference device %v, host %v", method, i, v, w)
+	for _, dev := range []tensor.Device{tensor.CPU, tensor.Reference} {
+		for _, method := range []string{"lt", "em"} {
+			score := &NetworkScorer{SDE: sde, Net: net}
+			s, err := sample.Spec{Method: method, Steps: 12, Grid: sample.GridQuadratic, End: 1e-3}.Build(sde, score, d)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if got.NFE != want.NFE {
-			t.Errorf("%s: NFE %d on the device, %d on the host", method, got.NFE, want.NFE)
-		}
-		if err := net.Params.ToDevice(tensor.CPU); err != nil {
-			t.Fatal(err)
+			s.MaxBatch = 5 // three chunks
+			want, err := s.Sample(11, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got0, _, err := s.DeviceFor(dev, struct{ hold.Scorer }{score}, dev.Name())
+			if err != nil || got0 != nil {
+				t.Fatalf("%s on %s: DeviceFor of a score that is no network: %v, %v (want nil: the host)", method, dev.Name(), got0, err)
+			}
+			on, dnet, err := s.DeviceFor(dev, score, dev.Name())
+			if err != nil || on != dev {
+				t.Fatalf("%s: DeviceFor(%s): %v, %v", method, dev.Name(), on, err)
+			}
+			got, err := s.SampleOn(on, dnet, 11, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range got.X {
+				if w := want.X[i]; !(math.Abs(v-w) <= 1e-4*(1+math.Abs(w))) {
+					t.Fatalf("%s: element %d: %s device %v, host %v", method, i, dev.Name(), v, w)
+				}
+			}
+			if got.NFE != want.NFE {
+				t.Errorf("%s: NFE %d on %s, %d on the host", method, got.NFE, dev.Name(), want.NFE)
+			}
+			if err := net.Params.ToDevice(tensor.CPU); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
