@@ -11,6 +11,7 @@ import (
 
 	"holdgo/experiment"
 	"holdgo/hold"
+	"holdgo/internal/clibind"
 	"holdgo/internal/outpath"
 	"holdgo/sample"
 	"holdgo/train"
@@ -43,8 +44,8 @@ func demoCommand() *cli.Command {
 		Before: oneProcess("demo"),
 		Action: func(c *cli.Context) error { return runDemo(c, opt) },
 	}, &opt)
-	setUsage(cmd, "sampler", "sampler: "+strings.Join(sample.MethodNames(), ", ")+" (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)")
-	setUsage(cmd, "times", fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", train.DemoTimesLogMin))
+	clibind.SetUsage(cmd, "sampler", "sampler: "+strings.Join(sample.MethodNames(), ", ")+" (x̂₀ and aligned samplers end with the x̂₀ read-out, counted in --nfe)")
+	clibind.SetUsage(cmd, "times", fmt.Sprintf("training-time sampling: uniform or mixed (half log-uniform on [%g, T])", train.DemoTimesLogMin))
 	return cmd
 }
 

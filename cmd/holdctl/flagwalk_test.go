@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"holdgo/internal/clibind"
 )
 
 // notYetBound are the commands whose numeric flags are still declared and checked by hand (issue 47,
@@ -80,7 +82,7 @@ func TestFlagBounds(t *testing.T) {
 		var unbound []string
 		for _, f := range cmd.Flags {
 			if numeric, _, _ := numericFlag(f); numeric {
-				if _, ok := boundFlags.Load(f); !ok {
+				if !clibind.Bound(f) {
 					unbound = append(unbound, "--"+f.Names()[0])
 				}
 			}

@@ -2,7 +2,7 @@ package main
 
 // The CLI's side of the output guard (internal/outpath): every command that writes a file checks each
 // output with checkOutputs before it computes anything. (Numeric flags are checked where they are
-// declared: tags on a config struct, bind.go.)
+// declared: tags on a config struct, internal/clibind.)
 
 import (
 	"errors"

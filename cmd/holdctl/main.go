@@ -15,6 +15,7 @@ import (
 
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/budget"
+	"holdgo/internal/clibind"
 	"holdgo/internal/parallel"
 	"holdgo/tensor"
 )
@@ -78,13 +79,13 @@ func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
 		}
 		c.Flags = append(c.Flags, &cli.StringFlag{Name: "max-memory",
 			Usage: "memory budget for what inputs and size flags may allocate, e.g. 2GiB (default: half of physical memory, at most half of ulimit -v)"})
-		required := optionalRequired(c.Flags)
+		required := clibind.OptionalRequired(c.Flags)
 		// An integer written other than in decimal is refused before any bound is checked (withConfig's
 		// Before): --n -010 is not read as -8.
 		before := c.Before
 		c.Before = func(ctx *cli.Context) error {
-			if err := decimalInts(ctx.Command.Flags, cliArgs); err != nil {
-				return err
+			if err := clibind.DecimalInts(ctx.Command.Flags, cliArgs); err != nil {
+				return usageErr("%v", err)
 			}
 			if before != nil {
 				return before(ctx)
@@ -147,86 +148,8 @@ func versionCommand() *cli.Command {
 // interrupted training that wrote its checkpoint.
 const exitInternal = 3
 
-// cliArgs are the arguments run parses, for decimalInts (urfave/cli keeps no raw flag values).
+// cliArgs are the arguments run parses, for clibind.DecimalInts (urfave/cli keeps no raw flag values).
 var cliArgs []string
-
-// optionalRequired turns the flags marked Required into optional ones and returns their names, which
-// the command's action then checks itself: urfave/cli's own check ends with exit status 1 and a message
-// without "holdctl:", where a missing flag is bad input (2).
-func optionalRequired(flags []cli.Flag) []string {
-	var names []string
-	for _, f := range flags {
-		switch f := f.(type) {
-		case *cli.StringFlag:
-			if f.Required {
-				f.Required, f.Usage = false, f.Usage+" (required)"
-				names = append(names, f.Name)
-			}
-		case *cli.StringSliceFlag:
-			if f.Required {
-				f.Required, f.Usage = false, f.Usage+" (required)"
-				names = append(names, f.Name)
-			}
-		}
-	}
-	return names
-}
-
-// decimalInts refuses an integer flag of flags written other than in decimal digits (010, 0x10, 0o7,
-// 0b1, 1_000) anywhere in args: Go's flag package reads such a value with its base prefix, so --n 010
-// drew 8 samples and --seed 0x10 used seed 16.
-func decimalInts(flags []cli.Flag, args []string) error {
-	ints := map[string]bool{}
-	for _, f := range flags {
-		switch f.(type) {
-		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
-			for _, n := range f.Names() {
-				ints[n] = true
-			}
-		}
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !ints[name] {
-			continue
-		}
-		if !hasValue {
-			if i+1 == len(args) {
-				break
-			}
-			i++
-			v = args[i]
-		}
-		if !isDecimal(v) {
-			return usageErr("--%s %s: write the integer in decimal digits (a leading 0, 0x, 0o, 0b or _ is not read as decimal)", name, v)
-		}
-	}
-	return nil
-}
-
-// isDecimal reports whether v is an optional sign and decimal digits without a leading zero (or "0").
-func isDecimal(v string) bool {
-	v = strings.TrimPrefix(strings.TrimPrefix(v, "-"), "+")
-	switch {
-	case v == "":
-		return true // the flag parser refuses it, naming it
-	case v[0] == '0' && len(v) > 1:
-		return false
-	}
-	for _, r := range v {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // stopSignals are the catchable signals that end holdctl: SIGINT (Ctrl-C), SIGTERM, SIGHUP (the
 // terminal or ssh session closed), SIGQUIT, and SIGPIPE (stdout or stderr closed under a write).

@@ -15,6 +15,7 @@ import (
 	"holdgo/experiment"
 	"holdgo/imagedata"
 	"holdgo/internal/budget"
+	"holdgo/internal/clibind"
 	"holdgo/internal/outpath"
 	"holdgo/layers"
 	"holdgo/sample"
@@ -48,8 +49,8 @@ func defaultSampler() samplerOptions {
 // sampleHelp gives the sampler flags of cmd their computed help texts (the lists of names) and
 // returns cmd.
 func sampleHelp(cmd *cli.Command) *cli.Command {
-	setUsage(cmd, "sampler", strings.Join(sample.MethodNames(), ", "))
-	setUsage(cmd, "grid", "time grid: "+strings.Join(sample.GridKinds, ", "))
+	clibind.SetUsage(cmd, "sampler", strings.Join(sample.MethodNames(), ", "))
+	clibind.SetUsage(cmd, "grid", "time grid: "+strings.Join(sample.GridKinds, ", "))
 	return cmd
 }
 

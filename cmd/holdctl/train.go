@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/dist"
+	"holdgo/internal/clibind"
 	"holdgo/internal/parallel"
 	"holdgo/tensor"
 	"holdgo/train"
@@ -95,7 +96,7 @@ func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, opt t
 				return cfg, err
 			}
 		}
-		return cfg, bindFlags(c, &cfg)
+		return cfg, clibind.Bind(c, &cfg)
 	}
 	return cliError(train.Run(ctx, comm, train.RunOptions{Dir: opt.Out, Resume: opt.Resume, LogEvery: opt.LogEvery,
 		Configure:   configure,

@@ -4,8 +4,8 @@
 //	Steps int     `yaml:"steps" flag:"steps" min:"0" help:"total optimisation steps"`
 //	LR    float64 `yaml:"lr" flag:"lr" gt:"0" help:"Adam learning rate"`
 //
-// Fields lists the tagged fields of a struct (the command line builds its flags from them, cmd/holdctl
-// bind.go); Check enforces every field's bounds, whether the value came from a flag, a file or code.
+// Fields lists the tagged fields of a struct (internal/clibind builds the command line's flags
+// from them); Check enforces every field's bounds, whether the value came from a flag, a file or code.
 //
 // Tags: flag (the flag's name; fields without it are not settings, nested structs are walked), help
 // (the flag's usage), min and max (inclusive bounds), gt and lt (exclusive bounds), note (what a special
