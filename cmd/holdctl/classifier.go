@@ -58,7 +58,7 @@ func runClassifierTrain(c *cli.Context, opt classifierOptions) error {
 	epochs, batch, lr := opt.Epochs, opt.Batch, opt.LR
 	opt.apply()
 	guard := outpath.New(c.Bool("force"))
-	guardData(guard, spec, c.String("test"))
+	guard.Data(spec, c.String("test"))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func runExperimentNFE(c *cli.Context, opt experimentNFEOptions) error {
 	if !strings.HasSuffix(out, ".csv") {
 		return usageErr("experiment nfe: --out %s: want a .csv file", out)
 	}
-	if err := checkWritableDir(out); err != nil {
+	if err := outpath.DirExists(out); err != nil {
 		return usageErr("experiment nfe: --out %s: %v", out, err)
 	}
 	for _, n := range c.IntSlice("nfe") {

@@ -96,10 +96,10 @@ func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 	guard := outpath.New(c.Bool("force"))
 	for _, m := range models {
 		guard.Input(m.Dir, m.Model.Config.DataPath())
-		guardData(guard, m.Model.Config.Data)
+		guard.Data(m.Model.Config.Data)
 	}
 	guard.Input(c.String("features"))
-	guardData(guard, c.String("in"), c.String("kid-ref"), c.String("prior"))
+	guard.Data(c.String("in"), c.String("kid-ref"), c.String("prior"))
 	outs := []output{{"out", c.String("out"), outpath.Text}}
 	if p := c.String("json-out"); p != "" {
 		if p == c.String("out") {

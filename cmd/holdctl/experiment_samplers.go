@@ -81,7 +81,7 @@ func runExperimentSamplers(c *cli.Context, opt experimentSamplersOptions) error 
 		}
 	}
 	guard := outpath.New(c.Bool("force"))
-	guardData(guard, c.String("data"))
+	guard.Data(c.String("data"))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
 		return err
 	}

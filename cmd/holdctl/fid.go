@@ -65,7 +65,7 @@ func runFID(c *cli.Context, opt fidOptions) error {
 	opt.apply()
 	if path := opt.SaveStats; path != "" {
 		guard := outpath.New(c.Bool("force"))
-		guardData(guard, ref, samples)
+		guard.Data(ref, samples)
 		guard.Input(strings.TrimPrefix(feat, "inception:"))
 		if err := checkOutputs(guard, output{"save-stats", path, outpath.NPZ}); err != nil {
 			return err

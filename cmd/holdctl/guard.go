@@ -6,13 +6,9 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/imagedata"
 	"holdgo/internal/budget"
 	"holdgo/internal/outpath"
 )
@@ -26,37 +22,6 @@ func forceFlag() cli.Flag {
 type output struct {
 	flag, path string
 	kind       outpath.Kind
-}
-
-// guardData records the data sets a command reads with the guard. An image folder (images:DIR, or a
-// plain folder path) is a whole tree no output may enter, since a new image there joins the data set
-// (outpath.InputTree); the files of an IDX or CIFAR-10 directory are inputs one by one (a new file
-// beside them changes nothing); a trained run or export, an archive or a file is a plain input.
-func guardData(g *outpath.Guard, specs ...string) {
-	for _, s := range specs {
-		path := imagedata.SpecPath(s)
-		st, err := os.Stat(path)
-		switch {
-		case s == "":
-		case err != nil || !st.IsDir():
-			g.Input(path)
-		case strings.HasPrefix(s, "images:") || !imagedata.IsSpec(s) && !outpath.IsRunDir(path) && !isExportDir(path):
-			g.InputTree(path)
-		default:
-			g.Input(path)
-			if entries, err := os.ReadDir(path); err == nil && imagedata.IsSpec(s) {
-				for _, e := range entries {
-					g.Input(filepath.Join(path, e.Name()))
-				}
-			}
-		}
-	}
-}
-
-// isExportDir reports whether dir holds a checkpoint (a run's or an export's).
-func isExportDir(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "ckpt.safetensors"))
-	return err == nil
 }
 
 // checkOutputs refuses (exit 2) any output the guard refuses, and two outputs that are one file

@@ -83,7 +83,7 @@ func checkPNGOut(force bool, flag, path string, inputs ...string) error {
 	if filepath.Ext(path) != ".png" {
 		return usageErr("--%s %s: want a .png file", flag, path)
 	}
-	if err := checkWritableDir(path); err != nil {
+	if err := outpath.DirExists(path); err != nil {
 		return usageErr("--%s %s: %v", flag, path, err)
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {

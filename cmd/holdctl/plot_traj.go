@@ -58,7 +58,7 @@ func runPlotTrajectory(c *cli.Context, opt plotTrajectoryOptions) error {
 	}
 	guard := outpath.New(false) // the picture may not land in the test images' data set or replace the run's files
 	guard.Input(c.String("ckpt"))
-	guardData(guard, im.Spec)
+	guard.Data(im.Spec)
 	if err := checkOutputs(guard, output{"out", out, outpath.PNG}); err != nil {
 		return err
 	}

@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -180,26 +178,19 @@ func checkRestoreOutputs(c *cli.Context, r *restore.Job, outs []string) error {
 	guard := outpath.New(c.Bool("force"))
 	guard.Input(c.String("ckpt"), c.String("features"))
 	guard.Input(r.Model.Config.DataPath())
-	guardData(guard, r.Model.Config.Data)
-	guardData(guard, c.String("in"))
+	guard.Data(r.Model.Config.Data)
+	guard.Data(c.String("in"))
 	n, k, d := r.P.N, r.K, r.Task.Dim()
 	if err := checkBudget("n", int64(n)*int64(k)*int64(d)*int64(r.Model.SDE.Blocks()+2), 8); err != nil {
 		return err
 	}
 	var targets []output
 	for _, o := range outs {
-		ext := filepath.Ext(o)
-		if ext != ".npy" && ext != ".png" {
-			return usageErr("--out %s: want a .npy or .png file", o)
+		picture, err := outpath.CheckSamples("out", o, uint64(n)*uint64(k)*uint64(d)*4+128, false)
+		if err != nil {
+			return usageErr("%v", err)
 		}
-		if err := checkWritableDir(o); err != nil {
-			return usageErr("--out %s: %v", o, err)
-		}
-		if ext == ".npy" {
-			if err := outpath.CheckSpace(o, uint64(n)*uint64(k)*uint64(d)*4+128); err != nil {
-				return usageErr("--out: %v", strings.TrimPrefix(err.Error(), outpath.ErrRefused.Error()+": "))
-			}
-		} else if uint64(n)*uint64(k+2)*uint64(d) > maxPictureValues {
+		if picture && uint64(n)*uint64(k+2)*uint64(d) > outpath.MaxPictureValues {
 			return usageErr("--out %s: a grid of %d images × %d columns is too large a picture; write .npy only or restore fewer images", o, n, k+2)
 		}
 		targets = append(targets, output{"out", o, outpath.KindByExt(o)})

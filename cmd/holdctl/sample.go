@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -207,40 +205,29 @@ func sampleCommand() *cli.Command {
 			guard.Input(opt.Ckpt, c.String("train-data"))
 			if c.IsSet("ckpt") {
 				guard.Input(m.Config.DataPath())
-				guardData(guard, m.Config.Data)
+				guard.Data(m.Config.Data)
 			} else {
-				guardData(guard, opt.Data)
-			}
-			for _, o := range outs {
-				ext := filepath.Ext(o)
-				if ext != ".npy" && ext != ".png" {
-					return usageErr("--out %s: want a .npy or .png file", o)
-				}
-				if err := checkWritableDir(o); err != nil {
-					return usageErr("--out %s: %v", o, err)
-				}
-				if st, err := os.Stat(o); err == nil && !st.Mode().IsRegular() {
-					return usageErr("--out %s is a directory or another non-file; give a file name ending .npy or .png", o)
-				}
-				if ext == ".npy" {
-					if err := outpath.CheckSpace(o, uint64(n)*uint64(dim)*4+128); err != nil {
-						return usageErr("--out: %v", strings.TrimPrefix(err.Error(), outpath.ErrRefused.Error()+": "))
-					}
-					npys = append(npys, o)
-				} else {
-					pics = append(pics, o)
-				}
+				guard.Data(opt.Data)
 			}
 			var targets []output
 			for _, o := range outs {
+				picture, err := outpath.CheckSamples("out", o, uint64(n)*uint64(dim)*4+128, true)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				if picture {
+					pics = append(pics, o)
+				} else {
+					npys = append(npys, o)
+				}
 				targets = append(targets, output{"out", o, outpath.KindByExt(o)})
 			}
 			if err := checkOutputs(guard, targets...); err != nil {
 				return err
 			}
-			if len(pics) > 0 && uint64(n)*uint64(dim) > maxPictureValues {
+			if len(pics) > 0 && uint64(n)*uint64(dim) > outpath.MaxPictureValues {
 				return usageErr("--n %d: a picture needs all %d×%d values in memory (at most %d); write .npy only "+
-					"(streamed, any --n), or picture a smaller --n", n, n, dim, maxPictureValues)
+					"(streamed, any --n), or picture a smaller --n", n, n, dim, outpath.MaxPictureValues)
 			}
 			spec := opt.spec(c.IsSet)
 			if c.IsSet("ckpt") {
@@ -265,19 +252,4 @@ func sampleCommand() *cli.Command {
 			return nil
 		},
 	}, &opt))
-}
-
-// maxPictureValues bounds the samples a picture (.png) holds in memory: 2²⁷ values, 512 MiB of float32.
-const maxPictureValues = 1 << 27
-
-// checkWritableDir reports an output path whose directory is missing.
-func checkWritableDir(path string) error {
-	st, err := os.Stat(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
-	}
-	return nil
 }

@@ -5,6 +5,11 @@
 // holds), a directory or special file, or a file of another type than the
 // one written (unless forced). The writes themselves are atomic
 // (internal/atomicfile), so a refused or failed write leaves the old file.
+//
+// It also holds the rest of holdctl's output policy: which paths of the data
+// sets a command reads are inputs (Guard.Data), and the checks of a file of
+// samples before anything is computed (CheckSamples: its extension, its
+// directory, the room for it; MaxPictureValues).
 package outpath
 
 import (
