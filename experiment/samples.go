@@ -104,8 +104,8 @@ func ScoreDemo(q []float32, src data.Source, n int, seed uint64) (*DemoScores, e
 }
 
 // EachFunc draws n samples chunk by chunk, calling emit with each chunk's states (sample.Sampler.Each
-// or EachOn).
-type EachFunc func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error)
+// or EachOn, as Sampler.EachOnDevice returns them).
+type EachFunc = sample.EachFunc
 
 // SampleFiles draws n samples of m with each and writes their data block (holdctl sample): to the
 // first .npy file chunk by chunk (bounded memory for any n), copied to the other .npy files, and as

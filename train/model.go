@@ -106,6 +106,16 @@ func (m *Model) SetForwardMemory(bytes int64) {
 	}
 }
 
+// SetForwardMiB is SetForwardMemory of mib MiB, refused above the memory budget (internal/budget:
+// holdctl's --max-memory, known only when a command runs). Its error names the flag --forward-mib.
+func (m *Model) SetForwardMiB(mib int) error {
+	if limit := budget.Limit() >> 20; int64(mib) > limit {
+		return fmt.Errorf("--forward-mib must be in [0, %d] (the memory budget, --max-memory), got %d", limit, mib)
+	}
+	m.SetForwardMemory(int64(mib) << 20)
+	return nil
+}
+
 // LoadModelOf loads a checkpoint (EMA weights) and checks that it is of SDE kind; errors name the
 // flag --kind.
 func LoadModelOf(kind, ckpt string) (*Model, error) {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +18,6 @@ import (
 	"holdgo/layers"
 	"holdgo/restore"
 	"holdgo/sample"
-	"holdgo/train"
 )
 
 // experimentRestoreOptions are experiment restore's numeric settings.
@@ -76,9 +74,9 @@ func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 	if c.String("in") == "" || len(c.StringSlice("model")) == 0 {
 		return usageErr("experiment restore needs --model NAME=DIR (one or more) and --in IMAGES")
 	}
-	models, err := restoreStudyModels(c, opt.ForwardMiB)
+	models, err := restore.LoadStudyModels(c.StringSlice("model"), opt.ForwardMiB)
 	if err != nil {
-		return err
+		return restoreErr(err)
 	}
 	pairs, err := restore.StudyPairs(c.StringSlice("pair"), models)
 	if err != nil {
@@ -160,40 +158,4 @@ func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 		return writeStudy(c, asJSON)
 	}
 	return writeStudy(c, study.Markdown)
-}
-
-// restoreStudyModels loads every --model NAME=DIR and checks they share one image shape.
-func restoreStudyModels(c *cli.Context, forwardMiB int) ([]restore.StudyModel, error) {
-	var out []restore.StudyModel
-	seen := map[string]bool{}
-	for _, arg := range c.StringSlice("model") {
-		name, dir, ok := strings.Cut(arg, "=")
-		if !ok || name == "" || dir == "" || strings.ContainsAny(name, ":|") {
-			return nil, usageErr("experiment restore: --model %q, want NAME=DIR (a name without ':' or '|')", arg)
-		}
-		if seen[name] {
-			return nil, usageErr("experiment restore: --model name %q given twice", name)
-		}
-		seen[name] = true
-		m, err := train.LoadModel(dir, false, "")
-		if err != nil {
-			return nil, usageErr("--model %s: %v", arg, err)
-		}
-		shape, ok := m.Source.(*imagedata.Dataset)
-		if !ok {
-			return nil, usageErr("--model %s is a model of %s, not of images", arg, m.Config.Data)
-		}
-		if len(out) > 0 {
-			s0 := out[0].Model.Source.(*imagedata.Dataset)
-			if s0.C != shape.C || s0.H != shape.H || s0.W != shape.W {
-				return nil, usageErr("--model %s takes %d×%d×%d images, --model %s %d×%d×%d: a study compares models of one image shape",
-					arg, shape.C, shape.H, shape.W, out[0].Name, s0.C, s0.H, s0.W)
-			}
-		}
-		if err := forwardMemory(forwardMiB, m); err != nil {
-			return nil, err
-		}
-		out = append(out, restore.StudyModel{Name: name, Dir: dir, SDE: m.Config.SDE, Model: m})
-	}
-	return out, nil
 }

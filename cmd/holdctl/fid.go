@@ -98,7 +98,10 @@ func fidSampling(c *cli.Context, opt fidOptions) experiment.FIDSampling {
 				}
 			}
 			imageDefaults(c.IsSet, m, spec, c.App.ErrWriter, true)
-			return forwardMemory(opt.ForwardMiB, m)
+			if err := m.SetForwardMiB(opt.ForwardMiB); err != nil {
+				return usageErr("%v", err)
+			}
+			return nil
 		},
 		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
 			return samplerOn(c.String("device"), s, m, c.App.ErrWriter)

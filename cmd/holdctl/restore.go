@@ -115,8 +115,8 @@ func runRestore(c *cli.Context, opt restoreOptions) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if err := forwardMemory(opt.ForwardMiB, m); err != nil {
-		return err
+	if err := m.SetForwardMiB(opt.ForwardMiB); err != nil {
+		return usageErr("%v", err)
 	}
 	run, err := restore.Prepare(p, m)
 	if err != nil {

@@ -12,12 +12,9 @@ import (
 	"holdgo/data"
 	"holdgo/experiment"
 	"holdgo/imagedata"
-	"holdgo/internal/budget"
 	"holdgo/internal/clibind"
 	"holdgo/internal/outpath"
-	"holdgo/layers"
 	"holdgo/sample"
-	"holdgo/tensor"
 	"holdgo/train"
 )
 
@@ -52,16 +49,6 @@ func sampleHelp(cmd *cli.Command) *cli.Command {
 	return cmd
 }
 
-// forwardMemory applies --forward-mib to a trained model: its upper bound is the memory budget
-// (--max-memory), known only when the command runs.
-func forwardMemory(mib int, m *train.Model) error {
-	if limit := budget.Limit() >> 20; int64(mib) > limit {
-		return usageErr("--forward-mib must be in [0, %d] (the memory budget, --max-memory), got %d", limit, mib)
-	}
-	m.SetForwardMemory(int64(mib) << 20)
-	return nil
-}
-
 // spec is the sampler the flags describe (isSet tells which were given: a cli.Context's IsSet).
 func (o samplerOptions) spec(isSet func(string) bool) sample.Spec {
 	return sample.Spec{Method: o.Sampler, NFE: o.NFE, Steps: o.Steps, Grid: o.Grid, End: o.Eps, SigmaMin: o.SigmaMin,
@@ -83,45 +70,18 @@ func imageDefaults(isSet func(string) bool, m *train.Model, spec *sample.Spec, w
 	}
 }
 
-// samplerOn returns the sampling function of --device: Sampler.Sample on the CPU, or
-// Sampler.SampleOn with the checkpoint's network moved to the device (the samplers of
-// Sampler.OnDevice; the others run on the host with the network on the device, which sampleDevice
-// says on w).
-func samplerOn(device string, s *sample.Sampler, m *train.Model, w io.Writer) (func(n int, seed uint64) (*sample.Result, error), error) {
-	cd, net, err := sampleDevice(device, s, m, w)
-	if err != nil || cd == nil {
-		return s.Sample, err
-	}
-	return func(n int, seed uint64) (*sample.Result, error) { return s.SampleOn(cd, net, n, seed) }, nil
-}
-
-// eachOn is samplerOn for chunk-by-chunk sampling (Sampler.Each, Sampler.EachOn).
-func eachOn(device string, s *sample.Sampler, m *train.Model, w io.Writer) (func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error), error) {
-	cd, net, err := sampleDevice(device, s, m, w)
-	if err != nil || cd == nil {
-		return s.Each, err
-	}
-	return func(n int, seed uint64, emit func(int, []float64) error) (sample.StreamResult, error) {
-		return s.EachOn(cd, net, n, seed, emit)
-	}, nil
-}
-
-// sampleDevice opens --device for sampling: nil for the CPU, or the device with the checkpoint's
-// network moved onto it (Sampler.DeviceFor). Where the state stays on the host it says why on w
-// (Sampler.HostReason): no silent fallback.
-func sampleDevice(device string, s *sample.Sampler, m *train.Model, w io.Writer) (tensor.Device, layers.ScoreNet, error) {
+// samplerOn opens --device and returns its sampling function for the model (Sampler.On); errors
+// are the user's (exit status 2).
+func samplerOn(device string, s *sample.Sampler, m *train.Model, w io.Writer) (sample.Func, error) {
 	dev, err := openDevice(device)
 	if err != nil {
-		return nil, nil, usageErr("%v", err)
+		return nil, usageErr("%v", err)
 	}
-	cd, net, err := s.DeviceFor(dev, m.Score, device)
+	run, err := s.On(dev, device, m.Score, w)
 	if err != nil {
-		return nil, nil, usageErr("%v", err)
+		return nil, usageErr("%v", err)
 	}
-	if cd == nil && device != "" && device != "cpu" {
-		fmt.Fprintf(w, "note: --device %s evaluates the network there and integrates the state on the host: %s\n", device, s.HostReason(m.Score))
-	}
-	return cd, net, nil
+	return run, nil
 }
 
 // trainDataFlag re-points a run on .npy points at a copy of them.
@@ -192,8 +152,8 @@ func sampleCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if err := forwardMemory(opt.ForwardMiB, m); err != nil {
-				return err
+			if err := m.SetForwardMiB(opt.ForwardMiB); err != nil {
+				return usageErr("%v", err)
 			}
 			n, dim := opt.N, m.Source.Dimension()
 			if n < 1 || uint64(n) > math.MaxInt64/4/uint64(dim) {
@@ -237,9 +197,13 @@ func sampleCommand() *cli.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			each, err := eachOn(c.String("device"), s, m, c.App.ErrWriter)
+			dev, err := openDevice(c.String("device"))
 			if err != nil {
-				return err
+				return usageErr("%v", err)
+			}
+			each, err := s.EachOnDevice(dev, c.String("device"), m.Score, c.App.ErrWriter)
+			if err != nil {
+				return usageErr("%v", err)
 			}
 			start := time.Now()
 			res, err := experiment.SampleFiles(m, s.Method.Name(), each, n, opt.Seed, npys, pics)
