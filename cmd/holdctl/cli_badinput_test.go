@@ -22,6 +22,7 @@ import (
 
 	"holdgo/data"
 	"holdgo/internal/parallel"
+	"holdgo/internal/procexit"
 	"holdgo/internal/runlock"
 )
 
@@ -492,7 +493,7 @@ func TestCLIResumeHelp(t *testing.T) {
 // The child process installs main's handler and panics on a worker.
 func TestWorkerPanicIsInternalError(t *testing.T) {
 	if os.Getenv("HOLDCTL_WORKER_PANIC_CHILD") == "1" {
-		reportWorkerPanics()
+		procexit.ReportWorkerPanics("holdctl", version)
 		var wg sync.WaitGroup
 		parallel.Go(&wg, func() { panic("deliberate worker panic") })
 		wg.Wait()

@@ -13,6 +13,7 @@ import (
 	"holdgo/hold"
 	"holdgo/internal/clibind"
 	"holdgo/internal/outpath"
+	"holdgo/internal/procexit"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -79,9 +80,9 @@ func runDemo(c *cli.Context, opt demoOptions) error {
 	if err != nil {
 		return usageErr("demo: %v", err)
 	}
-	ctx, stop := signal.NotifyContext(c.Context, stopSignals...)
+	ctx, stop := signal.NotifyContext(c.Context, procexit.StopSignals...)
 	defer stop()
-	ownSignals()
+	procexit.OwnSignals()
 	m, err := experiment.TrainDemo(ctx, experiment.DemoTraining{Config: cfg, Device: dev, Prog: "holdctl",
 		Session: train.Session{Dir: runDir, Out: c.App.ErrWriter},
 		ResumeHint: func(ranks int) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -16,7 +15,7 @@ import (
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/budget"
 	"holdgo/internal/clibind"
-	"holdgo/internal/parallel"
+	"holdgo/internal/procexit"
 	"holdgo/tensor"
 )
 
@@ -145,48 +144,12 @@ func versionCommand() *cli.Command {
 
 // Exit statuses: 0 success, 1 a failure at run time, 2 bad input (usage,
 // files, flags), 3 an internal error (a bug: a recovered panic), 130 an
-// interrupted training that wrote its checkpoint.
-const exitInternal = 3
+// interrupted training that wrote its checkpoint; a stop signal's 128 + its
+// number (internal/procexit).
+const exitInternal = procexit.Internal
 
 // cliArgs are the arguments run parses, for clibind.DecimalInts (urfave/cli keeps no raw flag values).
 var cliArgs []string
-
-// stopSignals are the catchable signals that end holdctl: SIGINT (Ctrl-C), SIGTERM, SIGHUP (the
-// terminal or ssh session closed), SIGQUIT, and SIGPIPE (stdout or stderr closed under a write).
-// Every one of them removes the temporary files of writes under way; train and demo write their
-// checkpoint first.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE}
-
-// signals is main's handler of stopSignals: it removes the temporary files of writes under way and
-// exits with the signal's conventional status, 128 + its number (130 for SIGINT, 143 for SIGTERM,
-// 129 SIGHUP, 131 SIGQUIT, 141 SIGPIPE). Commands that handle signals themselves (train, demo: a
-// checkpoint first) call ownSignals.
-var signals = make(chan os.Signal, 1)
-
-func handleSignals() {
-	signal.Notify(signals, stopSignals...)
-	go func() {
-		if sig, ok := <-signals; ok {
-			atomicfile.RemoveInflight()
-			if sig != syscall.SIGPIPE { // stderr may be the closed pipe
-				fmt.Fprintf(os.Stderr, "holdctl: stopped by %v; nothing was left half-written\n", sig)
-			}
-			os.Exit(signalStatus(sig))
-		}
-	}()
-}
-
-// signalStatus is the exit status of a process ended by sig: 128 + the signal's number.
-func signalStatus(sig os.Signal) int {
-	if s, ok := sig.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return 130
-}
-
-// ownSignals hands stopSignals to the command (which has its own signal.Notify of them) and stops
-// main's handler.
-func ownSignals() { signal.Stop(signals) }
 
 // run executes the CLI and returns the process exit status: 0 on success,
 // the status of a cli.ExitCoder, 2 for usage errors, 3 for an internal
@@ -194,7 +157,7 @@ func ownSignals() { signal.Stop(signals) }
 func run(args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			code = reportPanic(r, debug.Stack())
+			code = procexit.ReportPanic("holdctl", version, r, debug.Stack())
 		}
 	}()
 	code, msg := runApp(args)
@@ -214,7 +177,7 @@ func runApp(args []string) (int, string) {
 	}
 	if errors.Is(err, syscall.EPIPE) { // stdout closed under a write: SIGPIPE's status, whichever came first
 		atomicfile.RemoveInflight()
-		return signalStatus(syscall.SIGPIPE), ""
+		return procexit.SignalStatus(syscall.SIGPIPE), ""
 	}
 	// One line, whatever the error joined (errors.Join, a quoted CSV field); data-parallel ranks other
 	// than 0 end quietly (an empty message, train_dist.go).
@@ -226,32 +189,8 @@ func runApp(args []string) (int, string) {
 	return 1, msg
 }
 
-// reportPanic writes a recovered panic's trace to a file and says, in one
-// line, that holdctl failed (not the input) and where the trace is.
-func reportPanic(r any, stack []byte) int {
-	where := "could not be written"
-	if f, err := os.CreateTemp("", "holdctl-panic-*.txt"); err == nil {
-		fmt.Fprintf(f, "holdctl %s (%s, %s/%s): panic: %v\n\n%s", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, r, stack)
-		if f.Close() == nil {
-			where = "is in " + f.Name()
-		}
-	}
-	atomicfile.RemoveInflight()
-	msg := strings.ReplaceAll(fmt.Sprint(r), "\n", " ")
-	fmt.Fprintf(os.Stderr, "holdctl: internal error (a bug, not your input): %s; the stack trace %s; please report it (exit status %d)\n", msg, where, exitInternal)
-	return exitInternal
-}
-
-// reportWorkerPanics makes a panic on a worker goroutine (the parallel
-// pool, sampler and likelihood workers, local data-parallel ranks) end the
-// process like one on main's: the one-line report, exit status 3, the trace
-// in a file. (Main's recover in run cannot catch those.)
-func reportWorkerPanics() {
-	parallel.SetPanicHandler(func(r any, stack []byte) { os.Exit(reportPanic(r, stack)) })
-}
-
 func main() {
-	handleSignals()
-	reportWorkerPanics()
+	procexit.HandleSignals("holdctl")
+	procexit.ReportWorkerPanics("holdctl", version)
 	os.Exit(run(os.Args))
 }

@@ -12,6 +12,7 @@ import (
 	"holdgo/dist"
 	"holdgo/internal/clibind"
 	"holdgo/internal/parallel"
+	"holdgo/internal/procexit"
 	"holdgo/tensor"
 	"holdgo/train"
 )
@@ -52,9 +53,9 @@ func trainCommand() *cli.Command {
 		Flags: []cli.Flag{deviceFlag()},
 		Action: func(c *cli.Context) error {
 			opt.apply()
-			ctx, stop := signal.NotifyContext(c.Context, stopSignals...)
+			ctx, stop := signal.NotifyContext(c.Context, procexit.StopSignals...)
 			defer stop()
-			ownSignals() // a signal writes a checkpoint first (loop), instead of main's plain cleanup
+			procexit.OwnSignals() // a signal writes a checkpoint first (loop), instead of main's plain cleanup
 			if opt.TimeLimit > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, opt.TimeLimit)
