@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -80,14 +78,8 @@ func plotCommand() *cli.Command {
 // through the output guard (no input of the command, no run's file, a PNG
 // or, with force, another kind of file replaced).
 func checkPNGOut(force bool, flag, path string, inputs ...string) error {
-	if filepath.Ext(path) != ".png" {
-		return usageErr("--%s %s: want a .png file", flag, path)
-	}
-	if err := outpath.DirExists(path); err != nil {
-		return usageErr("--%s %s: %v", flag, path, err)
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return usageErr("--%s %s is a directory", flag, path)
+	if err := outpath.CheckPicture(flag, path); err != nil {
+		return usageErr("%v", err)
 	}
 	g := outpath.New(force)
 	g.Input(inputs...)

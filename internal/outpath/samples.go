@@ -47,3 +47,19 @@ func CheckSamples(flag, path string, npyBytes uint64, fileOnly bool) (picture bo
 	}
 	return false, nil
 }
+
+// CheckPicture checks, before anything is computed, an output of --flag that is a picture (a figure):
+// its extension (.png), its directory, and that it is no directory. The errors name the flag and are
+// input errors; the guard's own checks come after.
+func CheckPicture(flag, path string) error {
+	if filepath.Ext(path) != ".png" {
+		return fmt.Errorf("--%s %s: want a .png file", flag, path)
+	}
+	if err := DirExists(path); err != nil {
+		return fmt.Errorf("--%s %s: %v", flag, path, err)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--%s %s is a directory", flag, path)
+	}
+	return nil
+}

@@ -73,3 +73,22 @@ func TestGuardData(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPicture(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "d.png"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"a.png":      "",
+		"a.npy":      "--fig DIR/a.npy: want a .png file",
+		"none/a.png": "--fig DIR/none/a.png: stat DIR/none: no such file",
+		"d.png":      "--fig DIR/d.png is a directory",
+	} {
+		err := CheckPicture("fig", filepath.Join(dir, name))
+		want = strings.ReplaceAll(want, "DIR", dir)
+		if (want == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", name, err, want)
+		}
+	}
+}
