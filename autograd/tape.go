@@ -55,7 +55,8 @@ type Tape struct {
 	pool    *tensor.Pool
 	noGrad  bool
 	recycle Recycle
-	swept   bool // a recycling sweep ran since the last Reset
+	swept   bool      // a recycling sweep ran since the last Reset
+	hook    *gradHook // OnGradDone's, for the next sweep
 }
 
 // NewTape returns an empty tape whose temporaries live on dev.
@@ -75,6 +76,7 @@ func (g *Tape) Reset() {
 	g.nodes = g.nodes[:0]
 	g.pool.Release()
 	g.swept = false
+	g.hook = nil
 }
 
 // Len is the number of recorded nodes.
@@ -184,11 +186,25 @@ func (g *Tape) BackwardFrom(out *Value) {
 	if start < 0 {
 		panic("autograd: BackwardFrom a value not recorded on this tape")
 	}
+	done := func(int) {}
+	if h := g.hook; h != nil {
+		g.hook = nil
+		after, before := h.plan(g.nodes, start)
+		for _, k := range before {
+			h.done(k)
+		}
+		done = func(i int) {
+			for _, k := range after[i] {
+				h.done(k)
+			}
+		}
+	}
 	if g.recycle == RecycleOff {
 		for i := start; i >= 0; i-- {
 			if v := g.nodes[i]; v.Grad != nil {
 				v.backward(v.Grad)
 			}
+			done(i)
 		}
 		return
 	}
@@ -211,5 +227,6 @@ func (g *Tape) BackwardFrom(out *Value) {
 		for _, s := range dying[i] {
 			g.free(s)
 		}
+		done(i)
 	}
 }

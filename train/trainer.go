@@ -131,6 +131,10 @@ type Trainer struct {
 	ctx   StepContext
 	state deviceState
 	comm  dist.Communicator // nil or one rank: no communication
+	// dcomm sums the gradients in device memory instead of comm's host all-reduce (bucket.go).
+	dcomm       dist.DeviceComm
+	bucketBytes int
+	bk          bucketing
 	// reduceTime is the wall time spent in the steps' all-reduce calls (with the wait for
 	// the slowest rank).
 	reduceTime time.Duration
@@ -316,10 +320,24 @@ func (t *Trainer) TrainStep() (Stats, error) { return t.Advance(true) }
 // the step: the returned Stats carry the step and learning rate but no loss
 // or norm (call Read for them).
 func (t *Trainer) Advance(read bool) (Stats, error) {
+	st, err := t.advance(read)
+	if err != nil && t.deviceParallel() && !errors.Is(err, dist.ErrPeer) {
+		// The other ranks may wait in a reduction of this step: stop them.
+		t.dcomm.Fail(err)
+	}
+	return st, err
+}
+
+func (t *Trainer) advance(read bool) (Stats, error) {
 	g := &t.state
 	t.tape.Reset()
 	t.Params.ZeroGrad()
 	t.ctx = StepContext{Tape: t.tape, RNG: t.RNG, Seed: t.Opt.Seed, Step: t.Step, Device: g.dev, Stats: g.stats}
+	if t.deviceParallel() {
+		if err := t.armBuckets(); err != nil {
+			return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
+		}
+	}
 	l, err := t.loss(&t.ctx)
 	if err != nil {
 		return Stats{}, fmt.Errorf("step %d: %w", t.Step+1, err)
@@ -338,7 +356,12 @@ func (t *Trainer) Advance(read bool) (Stats, error) {
 	if err := t.Params.GradErr(); err != nil {
 		return Stats{}, fmt.Errorf("step %d: backward: %w", t.Step+1, err)
 	}
-	if t.parallel() {
+	switch {
+	case t.deviceParallel():
+		if err := t.finishBuckets(); err != nil {
+			return Stats{}, err
+		}
+	case t.parallel():
 		if err := t.reduce(); err != nil {
 			return Stats{}, err
 		}
