@@ -57,10 +57,13 @@ func (s Search) Candidates() []string {
 // ($CUDA_HOME, /usr/local/cuda*, conda, the nvidia-cublas wheels of a virtual environment or of
 // the system's Python).
 func DefaultSearch() Search {
-	return Search{Env: os.Getenv(EnvVar), Names: Names, Bare: true, Dirs: defaultDirs()}
+	return Search{Env: os.Getenv(EnvVar), Names: Names, Bare: true, Dirs: LibraryDirs("cublas")}
 }
 
-func defaultDirs() []string {
+// LibraryDirs are the folders searched for an NVIDIA library, in order: the CUDA toolkit's
+// ($CUDA_HOME, /usr/local/cuda*), the distribution's, conda's and those of the nvidia-WHEEL-cuXX
+// Python wheels (site-packages/nvidia/WHEEL/lib). cuda/internal/nccl searches them too.
+func LibraryDirs(wheel string) []string {
 	arch := "x86_64-linux"
 	multi := "x86_64-linux-gnu"
 	if runtime.GOARCH == "arm64" {
@@ -79,7 +82,8 @@ func defaultDirs() []string {
 	dirs = append(dirs, versioned...)
 	dirs = append(dirs, "/usr/lib/"+multi, "/usr/lib64")
 	// Python: the nvidia-cublas-cuXX wheels (pip install torch brings them) keep the library in
-	// site-packages/nvidia/cublas/lib; conda keeps it in the environment's lib.
+	// site-packages/nvidia/cublas/lib (nvidia-nccl-cuXX: nvidia/nccl/lib); conda keeps it in the
+	// environment's lib.
 	var prefixes []string
 	for _, v := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		if p := os.Getenv(v); p != "" {
@@ -95,9 +99,9 @@ func defaultDirs() []string {
 	prefixes = append(prefixes, "/usr/local", "/usr", "/opt/conda")
 	for _, p := range prefixes {
 		for _, pattern := range []string{
-			"lib/python3*/site-packages/nvidia/cublas/lib",
-			"lib/python3*/dist-packages/nvidia/cublas/lib",
-			"lib/python3/dist-packages/nvidia/cublas/lib",
+			"lib/python3*/site-packages/nvidia/" + wheel + "/lib",
+			"lib/python3*/dist-packages/nvidia/" + wheel + "/lib",
+			"lib/python3/dist-packages/nvidia/" + wheel + "/lib",
 		} {
 			found, _ := filepath.Glob(filepath.Join(p, pattern))
 			slices.Sort(found)
