@@ -223,6 +223,9 @@ func TestCLIBadInputTable(t *testing.T) {
 		{"local ranks huge", tt("--local-ranks", "100000"), "got 100000"},
 		{"local ranks uneven batch", tt("--local-ranks", "3"), "multiple of 3"},
 		{"local ranks on cuda", tt("--local-ranks", "2", "--device", "cuda"), "--local-ranks trains on the CPU"},
+		{"dist unknown", tt("--dist", "gloo"), `--dist "gloo": want host or nccl`},
+		{"dist nccl on the cpu", tt("--dist", "nccl"), "--dist nccl sums gradients in GPU memory: it needs --device cuda"},
+		{"dist nccl without a usable NCCL", tt("--dist", "nccl", "--device", "cuda"), "--dist nccl: "}, // no GPU build, or every path tried
 		{"log-every 0", tt("--log-every", "0"), "--log-every must be ≥ 1, got 0"},
 		{"time-limit negative", tt("--time-limit", "-1s"), "got -1s"},
 		{"steps not a number", tt("--steps", "ten"), "ten"},

@@ -46,11 +46,15 @@ func benchKernels(w io.Writer, device string, opts benchOptions) error {
 
 type benchOptions = cuda.BenchOptions
 
-// cudaLibraries describes the cuBLAS and the JIT cache this binary uses.
+// cudaLibraries describes the cuBLAS, the NCCL (for --dist nccl) and the JIT cache this binary uses.
 func cudaLibraries() []string {
 	blas, err := cuda.BLASInfo()
 	if err != nil {
 		blas = err.Error()
 	}
-	return []string{"cublas: " + blas, "jit cache: " + cuda.JITCachePath() + " (CUDA_CACHE_PATH)"}
+	nccl, err := cuda.NCCLInfo()
+	if err != nil {
+		nccl = "none: " + err.Error()
+	}
+	return []string{"cublas: " + blas, "nccl: " + nccl, "jit cache: " + cuda.JITCachePath() + " (CUDA_CACHE_PATH)"}
 }

@@ -16,7 +16,7 @@ import (
 func deviceCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "device",
-		Usage: "open --device and describe it: the GPU, the cuBLAS loaded, the PTX JIT and its cache (exit 2 if it cannot be opened)",
+		Usage: "open --device and describe it: the GPU, the cuBLAS and NCCL loaded, the PTX JIT and its cache (exit 2 if it cannot be opened)",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "device", Value: "cuda", Usage: "cuda or cuda:N (or cpu)"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -43,5 +43,6 @@ type benchOptions = cuda.BenchOptions
 
 // cudaLibraries describes the shim: no driver, no cuBLAS, no JIT.
 func cudaLibraries() []string {
-	return []string{"cublas: none (host shim: GEMMs run the hg_sgemm kernel on the CPU)", "jit cache: none (host shim: the kernels are compiled C++)"}
+	return []string{"cublas: none (host shim: GEMMs run the hg_sgemm kernel on the CPU)", "nccl: none (host shim: --dist nccl needs a GPU build)",
+		"jit cache: none (host shim: the kernels are compiled C++)"}
 }

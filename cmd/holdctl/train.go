@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/cuda"
 	"holdgo/dist"
 	"holdgo/internal/clibind"
 	"holdgo/internal/parallel"
@@ -34,6 +36,7 @@ type trainOptions struct {
 	LogEvery    int           `flag:"log-every" min:"1" help:"steps between log.csv rows and plain progress lines"`
 	TimeLimit   time.Duration `flag:"time-limit" min:"0" note:"0: no limit" help:"stop after this wall time (e.g. 58m), writing the checkpoint; 0: no limit"`
 	ForceUnlock bool          `flag:"force-unlock" help:"take over a run directory's lock that names another host (only when its process is known to be dead)"`
+	Dist        string        `flag:"dist" help:"how the ranks sum their gradients: host (an all-reduce of host copies over MPI or --local-ranks) or nccl (NCCL in device memory, --device cuda; exit 2 naming every path tried when no NCCL loads)"`
 }
 
 // threadsOption is --threads of the commands that run the worker pool.
@@ -45,7 +48,7 @@ type threadsOption struct {
 func (t threadsOption) apply() { parallel.SetThreads(t.Threads) }
 
 func trainCommand() *cli.Command {
-	opt := trainOptions{Out: "runs/hold", LocalRanks: 1, LogEvery: 100}
+	opt := trainOptions{Out: "runs/hold", LocalRanks: 1, LogEvery: 100, Dist: "host"}
 	flags := train.DefaultRunConfig() // only the flags given are read, over --config's keys (runTrain)
 	return withConfig(&cli.Command{
 		Name:  "train",
@@ -60,6 +63,9 @@ func trainCommand() *cli.Command {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, opt.TimeLimit)
 				defer cancel()
+			}
+			if err := checkDist(opt.Dist, c.String("device")); err != nil {
+				return err
 			}
 			comm, err := dist.Open()
 			if err != nil {
@@ -79,6 +85,28 @@ func trainCommand() *cli.Command {
 			return train.EndRanks(comm, runTrain(ctx, c, comm, opt), "holdctl")
 		},
 	}, &opt, &flags)
+}
+
+// checkDist checks --dist: host, or nccl on --device cuda with an NCCL that loads. The NCCL
+// communicator on GPUs (train.Trainer.SetDeviceComm with NCCL on a second stream) is not built yet:
+// the bucketed reduction in device memory runs with the in-process engine only (dist.NewLocalDevice,
+// docs/distributed.md), so --dist nccl stops here, after saying which NCCL it found.
+func checkDist(mode, device string) error {
+	switch mode {
+	case "", "host":
+		return nil
+	case "nccl":
+	default:
+		return usageErr("--dist %q: want host or nccl", mode)
+	}
+	if device != "cuda" && !strings.HasPrefix(device, "cuda:") {
+		return usageErr("--dist nccl sums gradients in GPU memory: it needs --device cuda (got --device %s)", device)
+	}
+	lib, err := cuda.NCCLInfo()
+	if err != nil {
+		return usageErr("--dist nccl: %v", err)
+	}
+	return usageErr("--dist nccl: %s loads, but this build has no NCCL communicator on GPUs yet (issue 49); use --dist host, whose all-reduce goes through host memory", lib)
 }
 
 // usageErr is an input error: exit status 2.
