@@ -7,11 +7,12 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
+	"holdgo/sample"
 )
 
 // benchSampleOptions are holdctl bench sample's settings.
 type benchSampleOptions struct {
-	samplerOptions
+	sample.SpecFlags
 	Ckpt    string `flag:"ckpt" required:"true" help:"trained run directory or checkpoint file"`
 	Batch   int    `flag:"batch" min:"1" max:"65536" help:"images sampled, every network evaluation one forward pass of them all"`
 	Seed    uint64 `flag:"seed" help:"random seed"`
@@ -20,7 +21,7 @@ type benchSampleOptions struct {
 }
 
 func benchSampleCommand() *cli.Command {
-	opt := benchSampleOptions{samplerOptions: defaultSampler(), Batch: 32, Seed: 1, Repeats: 5}
+	opt := benchSampleOptions{SpecFlags: sample.DefaultSpecFlags(), Batch: 32, Seed: 1, Repeats: 5}
 	return sampleHelp(withConfig(&cli.Command{
 		Name: "sample",
 		Usage: "sampling speed of a checkpoint: images/s and ms per network evaluation per image, next to the same network's " +
@@ -30,7 +31,7 @@ func benchSampleCommand() *cli.Command {
 }
 
 func benchSample(c *cli.Context, opt benchSampleOptions) error {
-	r, err := bench.Sample(bench.SampleConfig{Ckpt: opt.Ckpt, Spec: opt.spec(c.IsSet), Batch: opt.Batch, Seed: opt.Seed, Repeats: opt.Repeats})
+	r, err := bench.Sample(bench.SampleConfig{Ckpt: opt.Ckpt, Spec: opt.Spec(c.IsSet), Batch: opt.Batch, Seed: opt.Seed, Repeats: opt.Repeats})
 	var ie *bench.SampleInputError
 	if errors.As(err, &ie) { // the checkpoint, the sampler flags, a batch over --max-memory
 		return usageErr("%v", ie)

@@ -115,7 +115,7 @@ func runDemo(c *cli.Context, opt demoOptions) error {
 		return err
 	}
 
-	warnDiverged(c.App.ErrWriter, res.Diverged, n, "the picture and the distances below leave them out")
+	sample.WarnDiverged(c.App.ErrWriter, res.Diverged, n, "the picture and the distances below leave them out")
 	q, _ = sample.ConvergedRows(q, 2)
 	sc, err := experiment.ScoreDemo(q, m.Source, n, cfg.Seed+2)
 	if err != nil {

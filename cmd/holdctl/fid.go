@@ -35,12 +35,12 @@ type fidOptions struct {
 	RawWeights    bool   `flag:"raw-weights" help:"sample a run with its raw weights instead of the EMA"`
 	threadsOption
 	JSON bool `flag:"json" help:"print one JSON object: fid, kid, kid_se, n"`
-	samplerOptions
+	sample.SpecFlags
 }
 
 func fidCommand() *cli.Command {
 	opt := fidOptions{N: 10000, Batch: 50, KIDSubsets: fid.DefaultKID.Subsets, KIDSubsetSize: fid.DefaultKID.SubsetSize, Seed: 1,
-		samplerOptions: defaultSampler()}
+		SpecFlags: sample.DefaultSpecFlags()}
 	return sampleHelp(withConfig(&cli.Command{
 		Name:  "fid",
 		Usage: "Fréchet distance (FID) and kernel distance (KID) between reference images and samples",
@@ -90,14 +90,14 @@ func runFID(c *cli.Context, opt fidOptions) error {
 
 // fidSampling draws --n samples of a trained image run with the sampler flags on --device.
 func fidSampling(c *cli.Context, opt fidOptions) experiment.FIDSampling {
-	return experiment.FIDSampling{Spec: opt.spec(c.IsSet), N: opt.N, Seed: opt.Seed, Raw: opt.RawWeights,
+	return experiment.FIDSampling{Spec: opt.Spec(c.IsSet), N: opt.N, Seed: opt.Seed, Raw: opt.RawWeights,
 		Device: c.String("device"), Log: c.App.ErrWriter, Prepare: func(m *train.Model, spec *sample.Spec) error {
 			if d, ok := m.Source.(*imagedata.Dataset); ok { // --image-shape against the run's images, before any is drawn
 				if err := fid.CheckImageShape(opt.ImageShape, "the trained run's images", d.C, d.H, d.W); err != nil {
 					return usageErr("fid: %v", err)
 				}
 			}
-			imageDefaults(c.IsSet, m, spec, c.App.ErrWriter, true)
+			experiment.ImageDefaults(c.IsSet, m, spec, c.App.ErrWriter, true)
 			if err := m.SetForwardMiB(opt.ForwardMiB); err != nil {
 				return usageErr("%v", err)
 			}
@@ -106,5 +106,5 @@ func fidSampling(c *cli.Context, opt fidOptions) experiment.FIDSampling {
 		On: func(s *sample.Sampler, m *train.Model) (func(int, uint64) (*sample.Result, error), error) {
 			return samplerOn(c.String("device"), s, m, c.App.ErrWriter)
 		},
-		Diverged: func(diverged, n int) { warnDiverged(c.App.ErrWriter, diverged, n, "FID leaves them out") }}
+		Diverged: func(diverged, n int) { sample.WarnDiverged(c.App.ErrWriter, diverged, n, "FID leaves them out") }}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/internal/budget"
 	"holdgo/internal/outpath"
 )
@@ -51,6 +52,16 @@ func checkBudget(flag string, count, size int64) error {
 func inputErr(err error) error {
 	if errors.Is(err, budget.ErrExceeded) || errors.Is(err, budget.ErrNotRegular) {
 		return usageErr("%v", err)
+	}
+	return err
+}
+
+// inputExit is a command's error: one of its settings or inputs (experiment.InputError) exits with
+// status 2, another as it is (status 1).
+func inputExit(err error) error {
+	var ie *experiment.InputError
+	if errors.As(err, &ie) {
+		return usageErr("%v", ie)
 	}
 	return err
 }

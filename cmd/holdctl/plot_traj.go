@@ -9,6 +9,7 @@ import (
 
 	"holdgo/experiment"
 	"holdgo/internal/outpath"
+	"holdgo/sample"
 )
 
 // The paper's Figures 8–9 for a trained image model: every channel of the state (q, p, s; four for
@@ -17,7 +18,7 @@ import (
 
 // plotTrajectoryOptions are holdctl plot trajectory's settings beside --ckpt, --data and --out.
 type plotTrajectoryOptions struct {
-	samplerOptions
+	sample.SpecFlags
 	N     int    `flag:"n" min:"1" max:"64" help:"samples (and test images)"`
 	Times int    `flag:"times" min:"2" max:"40" help:"times along each path"`
 	Scale int    `flag:"scale" min:"1" max:"8" help:"pixel repetition of the tiles"`
@@ -26,7 +27,7 @@ type plotTrajectoryOptions struct {
 }
 
 func plotTrajectoryCommand() *cli.Command {
-	opt := plotTrajectoryOptions{samplerOptions: defaultSampler(), N: 6, Times: 10, Scale: 2}
+	opt := plotTrajectoryOptions{SpecFlags: sample.DefaultSpecFlags(), N: 6, Times: 10, Scale: 2}
 	return sampleHelp(withConfig(&cli.Command{
 		Name:  "trajectory",
 		Usage: "Figures 8–9: every channel of the state of --n image samples along the sampling path and along the forward path from test images",
@@ -63,8 +64,8 @@ func runPlotTrajectory(c *cli.Context, opt plotTrajectoryOptions) error {
 		return err
 	}
 	m := im.Model
-	spec := opt.spec(c.IsSet)
-	imageDefaults(c.IsSet, m, &spec, c.App.Writer, false)
+	spec := opt.Spec(c.IsSet)
+	experiment.ImageDefaults(c.IsSet, m, &spec, c.App.Writer, false)
 	s, err := spec.Build(m.SDE, m.Score, im.Data.Dimension())
 	if err != nil {
 		return usageErr("%v", err)
