@@ -2,20 +2,15 @@ package main
 
 // holdctl experiment restore: the restoration study of issue 46 (docs/restoration.md) — models ×
 // tasks × σ_y × methods × NFE on the same images, masks, measurements and seeds, with the baselines
-// and the paired differences between models: package restore's Study. The command loads the models,
-// checks the outputs and writes the tables.
+// and the paired differences between models: package restore's Study (restore.RunStudy loads the
+// models, checks the outputs and runs it). The command writes the tables.
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/imagedata"
 	"holdgo/internal/atomicfile"
-	"holdgo/internal/outpath"
-	"holdgo/layers"
 	"holdgo/restore"
 	"holdgo/sample"
 )
@@ -64,98 +59,30 @@ func experimentRestoreCommand() *cli.Command {
 }
 
 func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
-	if c.NArg() > 0 {
-		return usageErr("experiment restore takes no arguments, got %q", c.Args().First())
-	}
 	opt.apply()
 	if f := c.String("format"); f != "markdown" && f != "json" {
 		return usageErr("experiment restore: --format %q, want markdown or json", f)
 	}
-	if c.String("in") == "" || len(c.StringSlice("model")) == 0 {
-		return usageErr("experiment restore needs --model NAME=DIR (one or more) and --in IMAGES")
-	}
-	models, err := restore.LoadStudyModels(c.StringSlice("model"), opt.ForwardMiB)
+	study, err := restore.RunStudy(restore.StudyRun{
+		Base: restore.Params{Eta: opt.Eta, Resample: opt.Resample, Jump: opt.Jump, DPSScale: opt.DPSScale, PiGDMVar: opt.PiGDMVar,
+			Clip: opt.Clip, Grid: c.String("grid"), SigmaMin: opt.SigmaMin,
+			Task: restore.Task{Box: opt.Box, BoxPos: c.String("box-pos"), Drop: opt.Drop, BlurSigma: opt.BlurSigma}},
+		Study: restore.Study{In: c.String("in"), First: opt.First, N: opt.N, K: opt.K, Seed: opt.Seed, Prior: c.String("prior"),
+			Version: version},
+		Models: c.StringSlice("model"), Pairs: c.StringSlice("pair"), Tasks: c.StringSlice("tasks"), Methods: c.StringSlice("methods"),
+		NFEs: c.IntSlice("nfe"), MaxNFE: maxNFE, Features: c.String("features"), KIDRef: c.String("kid-ref"), PriorN: opt.PriorN,
+		Noise: opt.Noise, ForwardMiB: opt.ForwardMiB, Out: c.String("out"), JSONOut: c.String("json-out"), Force: c.Bool("force"),
+	}, c.App.ErrWriter)
 	if err != nil {
 		return restoreErr(err)
-	}
-	pairs, err := restore.StudyPairs(c.StringSlice("pair"), models)
-	if err != nil {
-		return restoreErr(err)
-	}
-	tasks, err := restore.StudyTasks(c.StringSlice("tasks"), c.StringSlice("methods"), opt.Noise)
-	if err != nil {
-		return restoreErr(err)
-	}
-	for _, n := range c.IntSlice("nfe") {
-		if n < 2 || n > maxNFE {
-			return usageErr("experiment restore: --nfe %d, want 2 … %d", n, maxNFE)
-		}
-	}
-	guard := outpath.New(c.Bool("force"))
-	for _, m := range models {
-		guard.Input(m.Dir, m.Model.Config.DataPath())
-		guard.Data(m.Model.Config.Data)
-	}
-	guard.Input(c.String("features"))
-	guard.Data(c.String("in"), c.String("kid-ref"), c.String("prior"))
-	outs := []output{{"out", c.String("out"), outpath.Text}}
-	if p := c.String("json-out"); p != "" {
-		if p == c.String("out") {
-			return usageErr("experiment restore: --json-out and --out are both %s", p)
-		}
-		outs = append(outs, output{"json-out", p, outpath.Text})
-	}
-	if err := checkOutputs(guard, outs...); err != nil {
-		return err
-	}
-	shape := models[0].Model.Source.(*imagedata.Dataset)
-	var clf *layers.Classifier
-	if p := c.String("features"); p != "" {
-		if clf, err = restore.LoadClassifier(p, shape); err != nil {
-			return restoreErr(err)
-		}
-	}
-	study := &restore.Study{In: c.String("in"), First: opt.First, N: opt.N, K: opt.K,
-		Seed: opt.Seed, Models: models, Prior: c.String("prior"), Version: version}
-	var kidRef []float32
-	if clf != nil {
-		study.KIDRef = c.String("kid-ref")
-		if study.KIDRef == "" {
-			if !imagedata.IsSpec(study.In) {
-				return usageErr("experiment restore: --in %s is not a data set: give --kid-ref DATA for KID's reference images", study.In)
-			}
-			study.KIDRef = study.In
-		}
-		if kidRef, err = restore.KIDReference(clf, study.KIDRef, shape, c.App.ErrWriter); err != nil {
-			return restoreErr(err)
-		}
-	}
-	var mean, cov []float64
-	if study.Prior != "" {
-		if mean, cov, err = restore.PriorMoments(opt.PriorN, study.Prior, shape, c.App.ErrWriter); err != nil {
-			return restoreErr(err)
-		}
-	}
-	base := restore.Params{RawWeights: false, Eta: opt.Eta, Resample: opt.Resample, Jump: opt.Jump,
-		DPSScale: opt.DPSScale, PiGDMVar: opt.PiGDMVar, Clip: opt.Clip, Grid: c.String("grid"),
-		SigmaMin: opt.SigmaMin, In: study.In, First: study.First, N: study.N, K: study.K, Seed: study.Seed,
-		Task: restore.Task{Box: opt.Box, BoxPos: c.String("box-pos"), Drop: opt.Drop, BlurSigma: opt.BlurSigma}}
-	if err := study.Run(restore.StudyConfig{Base: base, Pairs: pairs, Tasks: tasks, Methods: c.StringSlice("methods"),
-		NFEs: c.IntSlice("nfe"), Classifier: clf, KIDRef: kidRef, Mean: mean, Cov: cov, Log: c.App.ErrWriter}); err != nil {
-		return restoreErr(err)
-	}
-	asJSON := func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(study)
 	}
 	if p := c.String("json-out"); p != "" {
-		if err := atomicfile.Write(p, asJSON); err != nil {
+		if err := atomicfile.Write(p, study.JSON); err != nil {
 			return fmt.Errorf("holdctl experiment restore: write %s: %w", p, err)
 		}
 	}
 	if c.String("format") == "json" {
-		return writeStudy(c, asJSON)
+		return writeStudy(c, study.JSON)
 	}
 	return writeStudy(c, study.Markdown)
 }
