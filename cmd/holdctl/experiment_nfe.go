@@ -1,19 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
 	"holdgo/hold"
-	"holdgo/internal/atomicfile"
-	"holdgo/internal/outpath"
 	"holdgo/sample"
 )
 
@@ -62,70 +53,17 @@ type experimentNFEOptions struct {
 }
 
 func runExperimentNFE(c *cli.Context, opt experimentNFEOptions) error {
-	if c.NArg() > 0 {
-		return usageErr("experiment nfe takes no arguments, got %q", c.Args().First())
-	}
-	set := experiment.Table2Config{NFEs: c.IntSlice("nfe"), Seed: opt.Seed, Grid: c.String("grid"), Denoise: !c.Bool("no-denoise"),
-		Workers: opt.Workers, Ends: hold.DefaultEndTimes()}
-	if len(set.NFEs) == 0 {
-		return usageErr("experiment nfe: --nfe needs at least one value")
-	}
-	for _, n := range set.NFEs {
-		if n < 3 {
-			return usageErr("experiment nfe: --nfe %d < 3", n)
-		}
-	}
-	if !slices.Contains(sample.GridKinds, set.Grid) {
-		return usageErr("experiment nfe: unknown grid %q (want %s)", set.Grid, strings.Join(sample.GridKinds, ", "))
-	}
-	for _, kv := range c.StringSlice("end-time") {
-		kind, val, ok := strings.Cut(kv, "=")
-		v, err := strconv.ParseFloat(val, 64)
-		if _, known := set.Ends[kind]; !ok || !known || err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return usageErr("experiment nfe: --end-time %q: want kind=t with kind hold, cld, vp or ve and a finite t > 0", kv)
-		}
-		set.Ends[kind] = v
-	}
-	out := c.String("out")
-	if !strings.HasSuffix(out, ".csv") {
-		return usageErr("experiment nfe: --out %s: want a .csv file", out)
-	}
-	if err := outpath.DirExists(out); err != nil {
-		return usageErr("experiment nfe: --out %s: %v", out, err)
-	}
-	for _, n := range c.IntSlice("nfe") {
-		if n < 1 || n > maxNFE {
-			return usageErr("experiment nfe: --nfe %d: want 1 … %d", n, maxNFE)
-		}
-	}
-	guard := outpath.New(c.Bool("force"))
-	guard.Input(c.String("hold"), c.String("cld"), c.String("vp"), c.String("ve"))
-	if err := checkOutputs(guard, output{"out", out, outpath.Text}); err != nil {
-		return err
-	}
-	opt.apply()
-	// Load every checkpoint before any sampling, so bad input fails fast.
 	ckpts := map[string]string{}
 	for _, kind := range hold.Kinds {
 		if c.IsSet(kind) {
 			ckpts[kind] = c.String(kind)
 		}
 	}
-	models, err := experiment.LoadTable2Models(ckpts)
-	if err != nil {
-		return usageErr("experiment nfe: %v", err)
-	}
-	if c.Bool("no-oracle") && len(models) == 0 {
-		return usageErr("experiment nfe: --no-oracle needs checkpoints (--hold, --cld, --vp, --ve)")
-	}
-	w := c.App.Writer
-	tables, err := experiment.Table2(set, models, !c.Bool("no-oracle"), opt.Samples, opt.TrainedSamples, opt.FloorReps, w)
-	if err != nil {
-		return fmt.Errorf("experiment nfe: %w", err)
-	}
-	if err := atomicfile.Write(out, func(f io.Writer) error { return experiment.WriteTable2CSV(f, tables) }); err != nil {
-		return fmt.Errorf("experiment nfe: write %s: %w", out, err)
-	}
-	fmt.Fprintf(w, "wrote %s\n", out)
-	return nil
+	return inputExit(experiment.RunTable2(experiment.Table2Run{
+		Set: experiment.Table2Config{NFEs: c.IntSlice("nfe"), Seed: opt.Seed, Grid: c.String("grid"), Denoise: !c.Bool("no-denoise"),
+			Workers: opt.Workers, Ends: hold.DefaultEndTimes()},
+		EndTimes: c.StringSlice("end-time"), MaxNFE: maxNFE, Ckpts: ckpts, Oracle: !c.Bool("no-oracle"),
+		Samples: opt.Samples, TrainedSamples: opt.TrainedSamples, FloorReps: opt.FloorReps,
+		Out: c.String("out"), Force: c.Bool("force"), Ready: opt.apply,
+	}, c.App.Writer))
 }
