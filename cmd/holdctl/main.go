@@ -59,66 +59,19 @@ func newApp() *cli.App {
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main reports errors and picks the status
 	}
-	setUpCommands(app.Commands, app.OnUsageError)
-	return app
-}
-
-// setUpCommands gives every command and subcommand the app's usage-error handler h (exit status 2:
-// urfave/cli applies the app's handler to top-level flags only), and every command that runs (not the
-// groups) the flags all of them share: --max-memory, the memory budget every loader and size flag
-// consults (internal/budget), of which a quarter (2 GiB at most) bounds what frozen weights keep.
-func setUpCommands(cmds []*cli.Command, h cli.OnUsageErrorFunc) {
-	for _, c := range cmds {
-		if c.OnUsageError == nil {
-			c.OnUsageError = h
-		}
-		setUpCommands(c.Subcommands, h)
-		if len(c.Subcommands) > 0 || c.Action == nil {
-			continue
-		}
-		c.Flags = append(c.Flags, &cli.StringFlag{Name: "max-memory",
-			Usage: "memory budget for what inputs and size flags may allocate, e.g. 2GiB (default: half of physical memory, at most half of ulimit -v)"})
-		required := clibind.OptionalRequired(c.Flags)
-		// An integer written other than in decimal is refused before any bound is checked (withConfig's
-		// Before): --n -010 is not read as -8.
-		before := c.Before
-		c.Before = func(ctx *cli.Context) error {
-			if err := clibind.DecimalInts(ctx.Command.Flags, cliArgs); err != nil {
-				return usageErr("%v", err)
-			}
-			if before != nil {
-				return before(ctx)
-			}
-			return nil
-		}
-		action := c.Action
-		c.Action = func(ctx *cli.Context) error {
-			if s := ctx.String("max-memory"); s != "" {
-				n, err := budget.Parse(s)
-				if err != nil {
-					return usageErr("--max-memory: %v", err)
-				}
-				budget.SetLimit(n)
-			}
-			cmd := strings.TrimPrefix(ctx.Command.HelpName, "holdctl ") // "plot loss"
-			if ctx.Command.ArgsUsage == "" && ctx.Args().Present() {
-				return usageErr("%s takes no arguments, got %q (flags go before arguments)", cmd, ctx.Args().First())
-			}
-			for _, name := range required {
-				if !ctx.IsSet(name) {
-					return usageErr("%s needs --%s (see 'holdctl %s --help')", cmd, name, cmd)
-				}
-			}
+	// Every command gets the app's usage-error handler and the flags and checks all of them share
+	// (clibind.SetUp: --max-memory, decimal integers, no stray arguments, the required flags).
+	clibind.SetUp(app.Commands, clibind.Setup{OnUsageError: app.OnUsageError,
+		Refused: func(err error) error { return usageErr("%v", err) },
+		Args:    func() []string { return cliArgs },
+		Ready: func() bool {
 			// The transformed weights a frozen network keeps (tensor.Freeze) take at most a quarter
 			// of the budget, 2 GiB at most (ncsnpp-cifar10's take 1.6 GiB); past it they are made
 			// on every call.
 			tensor.FrozenBudget.Store(min(2<<30, budget.Limit()/4))
-			if checkOnly {
-				return nil
-			}
-			return action(ctx)
-		}
-	}
+			return !checkOnly
+		}})
+	return app
 }
 
 func experimentCommand() *cli.Command {

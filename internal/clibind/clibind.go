@@ -4,7 +4,8 @@
 // command's flags and, before the command runs, copies what was given into the struct and enforces each
 // bound there (cliconf.Field.Check), the one place a numeric flag is checked. It also holds the two
 // checks of raw flags that urfave/cli leaves to its user: required flags checked by the command itself
-// (OptionalRequired) and integers written only in decimal (DecimalInts).
+// (OptionalRequired) and integers written only in decimal (DecimalInts), and SetUp, which gives every
+// command of an app those checks, its usage-error handler and the shared --max-memory.
 //
 // It knows nothing of a particular command: what a refused value becomes (cmd/holdctl: exit status 2)
 // is the caller's function.
