@@ -116,6 +116,21 @@ type driver struct {
 	flush  cu.DevicePtr
 }
 
+// DeviceCount is the number of GPUs this process sees (after CUDA_VISIBLE_DEVICES).
+func DeviceCount() (int, error) {
+	if r := C.hg_cu_init_result(); r != 0 {
+		if r == C.CUDA_ERROR_NO_DEVICE {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("cuda: the CUDA driver did not initialise (cuInit: %s); is the NVIDIA driver loaded?", C.GoString(C.hg_cu_error_name(r)))
+	}
+	n, err := cu.NumDevices()
+	if err != nil {
+		return 0, fmt.Errorf("cuda: count devices: %w", err)
+	}
+	return n, nil
+}
+
 // Open returns a Device on GPU ordinal (0 for the first), or an error that says why not:
 // ErrNoDevice when the driver finds no GPU, and the driver's message for anything else.
 func Open(ordinal int) (*Device, error) {
@@ -239,6 +254,12 @@ func (d *driver) Name() string { return "cuda" }
 
 // DeviceName is the GPU's marketing name ("NVIDIA H100 80GB HBM3").
 func (d *driver) DeviceName() string { return fmt.Sprintf("%s (sm_%d PTX)", d.name, d.arch) }
+
+// BusID is the GPU's PCI address as nvidia-smi prints it ("00000000:19:00.0").
+func (d *driver) BusID() string {
+	attr := func(a cu.DeviceAttribute) int { v, _ := d.dev.Attribute(a); return v }
+	return fmt.Sprintf("%08X:%02X:%02X.0", attr(cu.PciDomainID), attr(cu.PciBusID), attr(cu.PciDeviceID))
+}
 
 func (d *driver) Alloc(bytes int) (ptr uintptr, err error) {
 	err = d.do(func() error {

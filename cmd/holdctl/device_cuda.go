@@ -58,3 +58,6 @@ func cudaLibraries() []string {
 	}
 	return []string{"cublas: " + blas, "nccl: " + nccl, "jit cache: " + cuda.JITCachePath() + " (CUDA_CACHE_PATH)"}
 }
+
+// cudaDeviceCount is the number of GPUs this process sees.
+func cudaDeviceCount() (int, error) { return cuda.DeviceCount() }

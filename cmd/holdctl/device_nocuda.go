@@ -23,3 +23,6 @@ type benchOptions struct{ Elements, GemmSize, Reps int }
 
 // cudaLibraries: this build has no CUDA.
 func cudaLibraries() []string { return nil }
+
+// cudaDeviceCount: this build has no CUDA.
+func cudaDeviceCount() (int, error) { return 0, errNoCUDA }

@@ -46,3 +46,6 @@ func cudaLibraries() []string {
 	return []string{"cublas: none (host shim: GEMMs run the hg_sgemm kernel on the CPU)", "nccl: none (host shim: --dist nccl needs a GPU build)",
 		"jit cache: none (host shim: the kernels are compiled C++)"}
 }
+
+// cudaDeviceCount: holdctl-shim has one CUDA device, the host shim.
+func cudaDeviceCount() (int, error) { return 1, nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/signal"
 	"strings"
 	"time"
@@ -130,8 +131,28 @@ func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, opt t
 	return cliError(train.Run(ctx, comm, train.RunOptions{Dir: opt.Out, Resume: opt.Resume, LogEvery: opt.LogEvery,
 		Configure:   configure,
 		ForceUnlock: opt.ForceUnlock,
-		OpenDevice:  func() (tensor.Device, error) { return openDevice(c.String("device")) },
+		OpenDevice:  func() (tensor.Device, error) { return openRankDevice(c, comm, opt) },
 		DeviceName:  c.String("device"), Out: c.App.ErrWriter}))
+}
+
+// openRankDevice opens this rank's --device: in a run of several processes, --device cuda without an
+// ordinal takes the GPU of the rank's local rank (rankDevice), and every rank says once where it runs
+// (rankLine; not for --local-ranks, whose ranks share the process and its device).
+func openRankDevice(c *cli.Context, comm dist.Communicator, opt trainOptions) (tensor.Device, error) {
+	name, err := rankDevice(c.String("device"), comm.Size(), os.LookupEnv, cudaDeviceCount)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := openDevice(name)
+	if err != nil || comm.Size() < 2 || opt.LocalRanks > 1 {
+		return dev, err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown (" + err.Error() + ")"
+	}
+	fmt.Fprintln(c.App.ErrWriter, rankLine(comm.Rank(), comm.Size(), host, dev))
+	return dev, nil
 }
 
 // cliError gives train's errors holdctl's form: a train.ExitError becomes "holdctl: " and its message
