@@ -6,17 +6,12 @@ package main
 // classifier's feature distance and class agreement.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/internal/outpath"
-	"holdgo/layers"
 	"holdgo/restore"
-	"holdgo/train"
 )
 
 // restoreNumbers are the numeric settings that holdctl restore and experiment restore share (the
@@ -88,112 +83,34 @@ func restoreCommand() *cli.Command {
 	}, &opt)
 }
 
-// restoreParamsFrom reads restore's flags: the strings from c, the numbers from o.
-func restoreParamsFrom(c *cli.Context, o restoreOptions) restore.Params {
-	return restore.Params{Ckpt: c.String("ckpt"), RawWeights: c.Bool("raw-weights"),
+func runRestore(c *cli.Context, o restoreOptions) error {
+	o.apply()
+	return restoreErr(restore.RunJob(restore.JobRun{Params: restore.Params{Ckpt: c.String("ckpt"), RawWeights: c.Bool("raw-weights"),
 		Task: restore.Task{Name: c.String("task"), Box: o.Box, BoxPos: c.String("box-pos"), Drop: o.Drop,
 			BlurSigma: o.BlurSigma, Noise: o.Noise},
 		Method: c.String("method"), Eta: o.Eta, Resample: o.Resample, Jump: o.Jump,
 		DPSScale: o.DPSScale, PiGDMVar: o.PiGDMVar, Clip: o.Clip,
 		Sampler: c.String("sampler"), Grid: c.String("grid"), NFE: o.NFE, SigmaMin: o.SigmaMin,
 		In: c.String("in"), First: o.First, N: o.N, K: o.K, Seed: o.Seed,
-		Outs: c.StringSlice("out")}
-}
-
-func runRestore(c *cli.Context, opt restoreOptions) error {
-	if c.NArg() > 0 {
-		return usageErr("restore takes no arguments, got %q", c.Args().First())
-	}
-	opt.apply()
-	for _, f := range []string{"ckpt", "task", "in"} {
-		if c.String(f) == "" {
-			return usageErr("restore needs --ckpt DIR (an image model), --task and --in IMAGES; --%s is missing", f)
-		}
-	}
-	p := restoreParamsFrom(c, opt)
-	m, err := train.LoadModel(p.Ckpt, p.RawWeights, "")
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if err := m.SetForwardMiB(opt.ForwardMiB); err != nil {
-		return usageErr("%v", err)
-	}
-	run, err := restore.Prepare(p, m)
-	if err != nil {
-		return restoreErr(err)
-	}
-	if run.Shape.H < restore.SSIMMinSide || run.Shape.W < restore.SSIMMinSide { // refused before, not after, the restoration
-		return usageErr("restore: --ckpt %s is a model of %d×%d images; restore reports SSIM, whose window needs %d×%d pixels at least",
-			c.String("ckpt"), run.Shape.H, run.Shape.W, restore.SSIMMinSide, restore.SSIMMinSide)
-	}
-	outs := p.Outs
-	if err := checkRestoreOutputs(c, run, outs); err != nil {
-		return err
-	}
-	var clf *layers.Classifier
-	if p := c.String("features"); p != "" {
-		if clf, err = restore.LoadClassifier(p, run.Shape); err != nil {
-			return restoreErr(err)
-		}
-	}
-	if err := run.LoadImages(); err != nil {
-		return restoreErr(err)
-	}
-	start := time.Now()
-	out, stats, err := run.Restore()
-	if err != nil {
-		return err
-	}
-	rep, err := run.Measure(c.App.ErrWriter, out, stats, clf)
-	if err != nil {
-		return restoreErr(err)
-	}
-	rep.HoldctlVersion = version
-	rep.WallSeconds = time.Since(start).Seconds()
-	if err := run.Write(outs, out); err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	fmt.Fprintln(c.App.Writer, rep.Summary())
-	return nil
+		Outs: c.StringSlice("out")},
+		Features: c.String("features"), ForwardMiB: o.ForwardMiB, Force: c.Bool("force"), JSON: c.Bool("json"), Version: version,
+	}, c.App.Writer, c.App.ErrWriter))
 }
 
 // restoreErr is a restoration job's error: one of its settings or inputs (restore.InputError) exits
-// with status 2, another with 1.
+// with status 2, another with 1; the restoration's and its files' (restore.RunError) as they are,
+// others after "holdctl: ".
 func restoreErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *restore.RunError
+	if errors.As(err, &re) {
+		return re.Err
+	}
 	var ie *restore.InputError
 	if errors.As(err, &ie) {
 		return usageErr("%v", ie)
 	}
 	return fmt.Errorf("holdctl: %w", err)
-}
-
-// checkRestoreOutputs checks every --out with the output guard before anything is computed: the
-// checkpoint, its data and --in (and --features) are inputs.
-func checkRestoreOutputs(c *cli.Context, r *restore.Job, outs []string) error {
-	guard := outpath.New(c.Bool("force"))
-	guard.Input(c.String("ckpt"), c.String("features"))
-	guard.Input(r.Model.Config.DataPath())
-	guard.Data(r.Model.Config.Data)
-	guard.Data(c.String("in"))
-	n, k, d := r.P.N, r.K, r.Task.Dim()
-	if err := checkBudget("n", int64(n)*int64(k)*int64(d)*int64(r.Model.SDE.Blocks()+2), 8); err != nil {
-		return err
-	}
-	var targets []output
-	for _, o := range outs {
-		picture, err := outpath.CheckSamples("out", o, uint64(n)*uint64(k)*uint64(d)*4+128, false)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		if picture && uint64(n)*uint64(k+2)*uint64(d) > outpath.MaxPictureValues {
-			return usageErr("--out %s: a grid of %d images × %d columns is too large a picture; write .npy only or restore fewer images", o, n, k+2)
-		}
-		targets = append(targets, output{"out", o, outpath.KindByExt(o)})
-	}
-	return checkOutputs(guard, targets...)
 }
