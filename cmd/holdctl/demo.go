@@ -25,7 +25,7 @@ type demoOptions struct {
 	L       float64 `flag:"L" gt:"0" help:"HOLD prior precision L (the paper's Table 3 varies it)"`
 	Alpha   float64 `flag:"alpha" min:"0" help:"HOLD initial auxiliary variance factor α (Table 3)"`
 	N       int     `flag:"n" min:"2" max:"16777216" help:"samples drawn and fresh data points compared with"`
-	NFE     int     `flag:"nfe" min:"1" max:"1048576" help:"score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"` // maxNFE
+	NFE     int     `flag:"nfe" min:"1" max:"1048576" help:"score evaluations of the sampler (the Lie–Trotter sampler's Euler B-step narrows thin structures below ≈500)"` // experiment.MaxNFE
 	Sampler string  `flag:"sampler"`
 	Seed    uint64  `flag:"seed" help:"random seed"`
 	Times   string  `flag:"times"`

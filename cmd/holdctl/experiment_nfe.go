@@ -62,7 +62,7 @@ func runExperimentNFE(c *cli.Context, opt experimentNFEOptions) error {
 	return inputExit(experiment.RunTable2(experiment.Table2Run{
 		Set: experiment.Table2Config{NFEs: c.IntSlice("nfe"), Seed: opt.Seed, Grid: c.String("grid"), Denoise: !c.Bool("no-denoise"),
 			Workers: opt.Workers, Ends: hold.DefaultEndTimes()},
-		EndTimes: c.StringSlice("end-time"), MaxNFE: maxNFE, Ckpts: ckpts, Oracle: !c.Bool("no-oracle"),
+		EndTimes: c.StringSlice("end-time"), MaxNFE: experiment.MaxNFE, Ckpts: ckpts, Oracle: !c.Bool("no-oracle"),
 		Samples: opt.Samples, TrainedSamples: opt.TrainedSamples, FloorReps: opt.FloorReps,
 		Out: c.String("out"), Force: c.Bool("force"), Ready: opt.apply,
 	}, c.App.Writer))

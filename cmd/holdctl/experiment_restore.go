@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/experiment"
 	"holdgo/internal/atomicfile"
 	"holdgo/restore"
 	"holdgo/sample"
@@ -70,7 +71,7 @@ func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 		Study: restore.Study{In: c.String("in"), First: opt.First, N: opt.N, K: opt.K, Seed: opt.Seed, Prior: c.String("prior"),
 			Version: version},
 		Models: c.StringSlice("model"), Pairs: c.StringSlice("pair"), Tasks: c.StringSlice("tasks"), Methods: c.StringSlice("methods"),
-		NFEs: c.IntSlice("nfe"), MaxNFE: maxNFE, Features: c.String("features"), KIDRef: c.String("kid-ref"), PriorN: opt.PriorN,
+		NFEs: c.IntSlice("nfe"), MaxNFE: experiment.MaxNFE, Features: c.String("features"), KIDRef: c.String("kid-ref"), PriorN: opt.PriorN,
 		Noise: opt.Noise, ForwardMiB: opt.ForwardMiB, Out: c.String("out"), JSONOut: c.String("json-out"), Force: c.Bool("force"),
 	}, c.App.ErrWriter)
 	if err != nil {
@@ -81,8 +82,9 @@ func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
 			return fmt.Errorf("holdctl experiment restore: write %s: %w", p, err)
 		}
 	}
+	write := study.Markdown
 	if c.String("format") == "json" {
-		return writeStudy(c, study.JSON)
+		write = study.JSON
 	}
-	return writeStudy(c, study.Markdown)
+	return studyErr(experiment.WriteStudy(c.String("out"), c.App.Writer, write)) // its messages say experiment samplers, as they always have
 }

@@ -3,16 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/internal/atomicfile"
-	"holdgo/internal/outpath"
 	"holdgo/sample"
 )
 
@@ -63,100 +58,25 @@ func experimentSamplersCommand() *cli.Command {
 }
 
 func runExperimentSamplers(c *cli.Context, opt experimentSamplersOptions) error {
-	format := c.String("format")
-	if format != "markdown" && format != "csv" {
-		return paramErr("experiment samplers", "unknown format %q (want markdown or csv)", format)
-	}
-	if err := checkBudget("samples", int64(opt.Samples)*int64(opt.FloorReps), 8*4); err != nil {
-		return err
-	}
-	for _, n := range c.IntSlice("nfe") {
-		if n < 2 || n > maxNFE {
-			return paramErr("experiment samplers", "NFE %d: want 2 … %d", n, maxNFE)
-		}
-	}
-	for _, tol := range c.Float64Slice("ode-tols") {
-		if !(tol > 0 && tol < 1) { // NaN and negative tolerances failed every ODE run (exit 1), 0 ran the default
-			return paramErr("experiment samplers", "--ode-tols %v: want tolerances in (0, 1)", tol)
-		}
-	}
-	guard := outpath.New(c.Bool("force"))
-	guard.Data(c.String("data"))
-	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Text}); err != nil {
-		return err
-	}
-	ends := map[string]float64{}
-	for _, kv := range c.StringSlice("end-time") {
-		kind, val, ok := strings.Cut(kv, "=")
-		v, err := strconv.ParseFloat(val, 64)
-		if !ok || err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return paramErr("experiment samplers", "end time %q: want kind=t with a finite t > 0", kv)
-		}
-		ends[kind] = v
-	}
-	if spec := c.String("data"); spec != "" {
-		return runImageStudy(c, opt, spec, ends)
-	}
-	cfg := experiment.StudyConfig{
-		NFEs: c.IntSlice("nfe"), Grids: c.StringSlice("grids"), Samplers: c.StringSlice("samplers"),
-		ODETols: c.Float64Slice("ode-tols"), Samples: opt.Samples, Seed: opt.Seed, Seeds: opt.Seeds,
-		NoDenoise: c.Bool("no-denoise"), EndTime: ends, FloorReps: opt.FloorReps, Workers: opt.Workers,
-		SigmaMin: opt.SigmaMin,
-	}
-	tab, err := experiment.MixtureStudy(cfg)
-	if err != nil {
-		return studyErr(err)
-	}
-	err = writeStudy(c, func(w io.Writer) error {
-		if format == "csv" {
-			return tab.WriteCSV(w)
-		}
-		return tab.WriteMarkdown(w)
-	})
-	if err != nil {
-		return err
-	}
-	if failed, total := tab.Failures(); failed > 0 && failed == total {
-		return cli.Exit(fmt.Sprintf("holdctl experiment samplers: every run failed (%d); the first: %s", total, tab.FirstFailure()), 1)
-	}
-	return nil
+	return studyErr(experiment.RunSamplers(experiment.SamplersRun{Format: c.String("format"), NFEs: c.IntSlice("nfe"),
+		Grids: c.StringSlice("grids"), Samplers: c.StringSlice("samplers"), ODETols: c.Float64Slice("ode-tols"),
+		NoDenoise: c.Bool("no-denoise"), EndTimes: c.StringSlice("end-time"), Samples: opt.Samples, Seed: opt.Seed,
+		Seeds: opt.Seeds, SigmaMin: opt.SigmaMin, FloorReps: opt.FloorReps, Workers: opt.Workers, Data: c.String("data"),
+		OracleN: opt.OracleN, Out: c.String("out"), Force: c.Bool("force")}, c.App.Writer))
 }
 
-// runImageStudy is experiment samplers --data: the empirical oracle of the first --oracle-n images,
-// --samples samples per cell on the first of --grids; Markdown only.
-func runImageStudy(c *cli.Context, opt experimentSamplersOptions, spec string, ends map[string]float64) error {
-	tab, err := experiment.ImageStudyData(spec, opt.OracleN, experiment.ImageStudyConfig{Samplers: c.StringSlice("samplers"),
-		NFEs: c.IntSlice("nfe"), Grid: c.StringSlice("grids")[0], Samples: opt.Samples, Seed: opt.Seed, EndTime: ends, Workers: opt.Workers})
-	if err != nil {
-		return studyErr(err)
-	}
-	return writeStudy(c, tab.WriteMarkdown)
-}
-
-// studyErr is a study's error: one of its parameters (experiment.ParamError) exits 2, another 1.
+// studyErr is a study's error (experiment samplers', and experiment restore's writing of its tables):
+// one of its parameters (experiment.ParamError) or inputs (experiment.InputError) exits 2, another 1.
 func studyErr(err error) error {
+	var ie *experiment.InputError
 	var pe *experiment.ParamError
-	if errors.As(err, &pe) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ie):
+		return usageErr("%v", ie)
+	case errors.As(err, &pe):
 		return paramErr("experiment samplers", "%v", err)
 	}
 	return fmt.Errorf("holdctl experiment samplers: %w", err)
-}
-
-// maxNFE bounds the NFE of a study cell.
-const maxNFE = 1 << 20
-
-// writeStudy writes the table to --out atomically (checked by the output
-// guard before the study ran), or to standard output.
-func writeStudy(c *cli.Context, write func(io.Writer) error) error {
-	path := c.String("out")
-	if path == "" {
-		if err := write(c.App.Writer); err != nil {
-			return fmt.Errorf("holdctl experiment samplers: write: %w", err)
-		}
-		return nil
-	}
-	if err := atomicfile.Write(path, write); err != nil {
-		return fmt.Errorf("holdctl experiment samplers: write %s: %w", path, err)
-	}
-	return nil
 }

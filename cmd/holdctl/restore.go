@@ -48,7 +48,7 @@ func defaultRestoreNumbers(n int) restoreNumbers {
 // restoreOptions are holdctl restore's numeric settings.
 type restoreOptions struct {
 	restoreNumbers
-	NFE int `flag:"nfe" min:"2" max:"1048576" note:"the read-out is one" help:"forward passes per sample, the read-out and RePaint's resampling included"` // maxNFE
+	NFE int `flag:"nfe" min:"2" max:"1048576" note:"the read-out is one" help:"forward passes per sample, the read-out and RePaint's resampling included"` // experiment.MaxNFE
 }
 
 func restoreCommand() *cli.Command {
