@@ -38,6 +38,16 @@ func checkOutputs(g *outpath.Guard, outs ...output) error {
 	return nil
 }
 
+// checkPNGOut validates an output picture path before any work is done (outpath.CheckFigure: through
+// the output guard, no input of the command, no run's file, a PNG or, with force, another kind of file
+// replaced); its errors exit with status 2.
+func checkPNGOut(force bool, flag, path string, inputs ...string) error {
+	if err := outpath.CheckFigure(force, flag, path, inputs...); err != nil {
+		return usageErr("%v", err)
+	}
+	return nil
+}
+
 // checkBudget refuses a size flag whose allocation (count values of size
 // bytes) would exceed the memory budget.
 func checkBudget(flag string, count, size int64) error {

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
 	"holdgo/hold"
-	"holdgo/internal/outpath"
 	"holdgo/sample"
 )
 
@@ -74,18 +72,6 @@ func plotCommand() *cli.Command {
 	}
 }
 
-// checkPNGOut validates an output picture path before any work is done,
-// through the output guard (no input of the command, no run's file, a PNG
-// or, with force, another kind of file replaced).
-func checkPNGOut(force bool, flag, path string, inputs ...string) error {
-	if err := outpath.CheckPicture(flag, path); err != nil {
-		return usageErr("%v", err)
-	}
-	g := outpath.New(force)
-	g.Input(inputs...)
-	return checkOutputs(g, output{flag, path, outpath.PNG})
-}
-
 // The numeric settings of plot flow, blocks and moments. The upper bounds of the sizes: a figure of
 // more than 10,000 paths or 2^20 steps is unreadable, and the paths are kept in memory.
 type (
@@ -108,55 +94,21 @@ type (
 )
 
 func runPlotFlow(c *cli.Context, opt plotFlowOptions) error {
-	out := c.String("out")
-	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
-		return err
-	}
-	kinds := c.StringSlice("sdes")
-	for _, k := range kinds {
-		if k != hold.KindVP && k != hold.KindCLD && k != hold.KindHOLD {
-			return usageErr("plot flow: unknown --sdes value %q (want vp, cld or hold)", k)
-		}
-	}
-	if len(kinds) == 0 {
-		return usageErr("plot flow: want at least one SDE (--sdes)")
-	}
-	if err := experiment.FlowFigure(out, kinds, opt.Paths, opt.Tol, opt.Seed); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (%s; exact oracle score of the paper's 1-D mixture)\n", out, strings.Join(kinds, ", "))
-	return nil
+	return inputExit(experiment.RunFlow(experiment.FlowRun{FigureRun: figureRun(c, opt.Seed), SDEs: c.StringSlice("sdes"),
+		Paths: opt.Paths, Tol: opt.Tol}, c.App.Writer))
 }
 
 func runPlotBlocks(c *cli.Context, opt plotBlocksOptions) error {
-	out := c.String("out")
-	if err := checkPNGOut(c.Bool("force"), "out", out); err != nil {
-		return err
-	}
-	m, spec, err := experiment.BlocksModel(c.String("sampler"), opt.Steps, opt.Order)
-	if err != nil {
-		return usageErr("plot blocks: %v", err)
-	}
-	if err := experiment.BlocksFigure(out, m, spec, opt.Paths, opt.Seed); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (HOLD-%d, %s sampler; exact oracle score of the paper's 1-D mixture)\n", out, m.SDE.Blocks(), spec.Method)
-	return nil
+	return inputExit(experiment.RunBlocks(experiment.BlocksRun{FigureRun: figureRun(c, opt.Seed), Sampler: c.String("sampler"),
+		Steps: opt.Steps, Order: opt.Order, Paths: opt.Paths}, c.App.Writer))
 }
 
 func runPlotMoments(c *cli.Context, opt plotMomentsOptions) error {
-	out := c.String("out")
-	if err := checkPNGOut(c.Bool("force"), "out", out, c.String("cld"), c.String("hold")); err != nil {
-		return err
-	}
-	steps, n := opt.Steps, opt.N
-	rows, err := experiment.MomentsRows(c.String(hold.KindCLD), c.String(hold.KindHOLD), steps, c.String("grid"))
-	if err != nil {
-		return usageErr("plot moments: %v", err)
-	}
-	if err := experiment.MomentsFigure(out, rows, steps, n, c.String("grid"), opt.Seed); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (CLD: %s, HOLD: %s)\n", out, rows[0].Label, rows[1].Label)
-	return nil
+	return inputExit(experiment.RunMoments(experiment.MomentsRun{FigureRun: figureRun(c, opt.Seed), CLD: c.String("cld"),
+		HOLD: c.String("hold"), Grid: c.String("grid"), Steps: opt.Steps, N: opt.N}, c.App.Writer))
+}
+
+// figureRun is a figure's --out, --force and seed.
+func figureRun(c *cli.Context, seed uint64) experiment.FigureRun {
+	return experiment.FigureRun{Out: c.String("out"), Force: c.Bool("force"), Seed: seed}
 }

@@ -63,3 +63,15 @@ func CheckPicture(flag, path string) error {
 	}
 	return nil
 }
+
+// CheckFigure checks, before any work is done, a figure that --flag writes at path: CheckPicture, then
+// the guard's checks of a PNG (no input of the command, no run's file, or with force another kind of
+// file replaced). Every error is an input error.
+func CheckFigure(force bool, flag, path string, inputs ...string) error {
+	if err := CheckPicture(flag, path); err != nil {
+		return err
+	}
+	g := New(force)
+	g.Input(inputs...)
+	return g.CheckAll(Output{Flag: flag, Path: path, Kind: PNG})
+}
