@@ -1,15 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/imagedata"
 	"holdgo/sample"
-	"holdgo/train"
 )
 
 // nllOptions are holdctl nll's numeric settings.
@@ -39,63 +34,11 @@ func nllCommand() *cli.Command {
 			deviceFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			if !c.IsSet("ckpt") {
-				return usageErr("nll needs --ckpt DIR (a run trained on images)")
-			}
 			opt.apply()
-			if err := checkGauge(c); err != nil {
-				return err
-			}
-			m, err := train.LoadModel(c.String("ckpt"), c.Bool("raw-weights"), c.String("train-data"))
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			// --device: the network's evaluations and vector–Jacobian products run there; the ODE
-			// state and the estimator stay on the host.
-			dev, err := openDevice(c.String("device"))
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			if ns, ok := m.Score.(*train.NetworkScorer); ok {
-				if err := ns.Net.Parameters().ToDevice(dev); err != nil {
-					return usageErr("--device %s: %v", c.String("device"), err)
-				}
-			}
-			div, ok := m.Score.(sample.DivScorer)
-			if !ok {
-				return usageErr("the score of %s has no vector–Jacobian product", c.String("ckpt"))
-			}
-			if !imagedata.IsSpec(m.Config.Data) { // point data: nll_points.go
-				if opt.Clip != 0 {
-					return usageErr("--clip thresholds images' x̂₀ to the data range; %s was trained on points", c.String("ckpt"))
-				}
-				return runPointNLL(c, opt, m, div)
-			}
-			ds, spec, err := experiment.NLLImages(m, c.String("data"))
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			n := min(opt.N, ds.Len())
-			if n < 1 {
-				return usageErr("--n must be ≥ 1")
-			}
-			if err := checkBudget("n", int64(n), int64(ds.Dimension())*8); err != nil {
-				return err
-			}
-			cfg := sample.LikelihoodConfig{Eps: opt.Eps, RTol: opt.Tol, ATol: opt.Tol,
-				Estimator: c.String("estimator"), MaxBatch: opt.Batch, Gauge: c.String("gauge"), Clip: opt.Clip}
-			start := time.Now()
-			res, err := experiment.ImageNLL(m, div, ds, n, cfg, opt.Seed)
-			if err != nil {
-				return err
-			}
-			clip := ""
-			if opt.Clip > 0 {
-				clip = fmt.Sprintf(", x̂₀ clipped to ±%g", opt.Clip)
-			}
-			fmt.Fprintf(c.App.Writer, "%s: %d images of %s, %s%s%s: %s bits/dim (aux-corrected %s), NFE %d, %.1fs\n",
-				c.String("ckpt"), n, spec, m.Config.SDE, gaugeNote(c), clip, res.BitsPerDim, res.BitsPerDimAux, res.NFE, time.Since(start).Seconds())
-			return nil
+			return inputExit(experiment.RunNLL(experiment.NLLRun{IsSet: c.IsSet, Ckpt: c.String("ckpt"), Raw: c.Bool("raw-weights"),
+				TrainData: c.String("train-data"), Data: c.String("data"), Estimator: c.String("estimator"), Gauge: c.String("gauge"),
+				N: opt.N, Batch: opt.Batch, Tol: opt.Tol, Eps: opt.Eps, Clip: opt.Clip, Seed: opt.Seed, DataSeed: opt.DataSeed,
+				Device: c.String("device"), Open: openDevice}, c.App.Writer))
 		},
 	}, &opt)
 }
@@ -103,20 +46,4 @@ func nllCommand() *cli.Command {
 // gaugeFlag is nll's --gauge: which deterministic flow the likelihood integrates.
 func gaugeFlag() cli.Flag {
 	return &cli.StringFlag{Name: "gauge", Value: sample.GaugeKernel, Usage: "flow integrated: kernel (the probability-flow ODE of the state) or aligned (the sufficient statistic's flow; the same likelihood, fewer evaluations on HOLD)"}
-}
-
-// checkGauge refuses an unknown --gauge.
-func checkGauge(c *cli.Context) error {
-	if g := c.String("gauge"); g != sample.GaugeKernel && g != sample.GaugeAligned {
-		return usageErr("--gauge %q: want kernel or aligned", g)
-	}
-	return nil
-}
-
-// gaugeNote is ", aligned gauge" for --gauge aligned and "" for the default.
-func gaugeNote(c *cli.Context) string {
-	if c.String("gauge") == sample.GaugeAligned {
-		return ", aligned gauge"
-	}
-	return ""
 }
