@@ -1,18 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/signal"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/clibind"
-	"holdgo/internal/outpath"
 	"holdgo/internal/procexit"
 	"holdgo/sample"
 	"holdgo/train"
@@ -51,78 +50,24 @@ func demoCommand() *cli.Command {
 }
 
 func runDemo(c *cli.Context, opt demoOptions) error {
-	spec := experiment.DemoSamplerSpec(opt.Sampler, opt.NFE)
-	if _, err := sample.StepsFor(spec.Method, spec.NFE, spec.Denoise); err != nil {
-		return usageErr("demo: --sampler/--nfe: %v", err)
-	}
-	hc := hold.DefaultConfig(hold.KindHOLD)
-	hc.L, hc.Alpha = opt.L, opt.Alpha
-	if err := hc.Validate(); err != nil { // before anything is written
-		return usageErr("demo: %v", err)
-	}
-	begin := time.Now()
-	dir, n := opt.Out, opt.N
-	if err := checkBudget("n", int64(n)*3, 2*8*8); err != nil { // the state of every sample, float64, with scratch
-		return err
-	}
-	cfg := train.DemoConfig(opt.Steps, opt.Seed, opt.Times, opt.LR, opt.Fourier, opt.L, opt.Alpha)
-	if err := cfg.Validate(); err != nil { // --lr, --times: before the run directory is made
-		return usageErr("demo: %v", err)
-	}
-	png, npy, runDir, lock, err := experiment.DemoDir(dir, outpath.New(opt.Force))
-	if err != nil {
-		return usageErr("demo: %v", err)
-	}
-	defer lock.Release()
-	fmt.Fprintf(c.App.Writer, "holdctl demo: HOLD-%d (L=%g, α=%g, T=7) on the multi Swiss roll, %d steps, batch %d\n",
-		cfg.Order, cfg.L, cfg.Alpha, cfg.Steps, cfg.Batch)
-	dev, err := openDevice(c.String("device"))
-	if err != nil {
-		return usageErr("demo: %v", err)
-	}
-	ctx, stop := signal.NotifyContext(c.Context, procexit.StopSignals...)
-	defer stop()
-	procexit.OwnSignals()
-	m, err := experiment.TrainDemo(ctx, experiment.DemoTraining{Config: cfg, Device: dev, Prog: "holdctl",
-		Session: train.Session{Dir: runDir, Out: c.App.ErrWriter},
-		ResumeHint: func(ranks int) string {
-			return fmt.Sprintf("holdctl train --resume --out %s --local-ranks %d finishes the training (holdctl demo starts over)", runDir, ranks)
+	device := c.String("device")
+	return inputExit(experiment.RunDemo(experiment.DemoRun{Out: opt.Out, Steps: opt.Steps, L: opt.L, Alpha: opt.Alpha, N: opt.N,
+		NFE: opt.NFE, Sampler: opt.Sampler, Seed: opt.Seed, Times: opt.Times, LR: opt.LR, Fourier: opt.Fourier, Force: opt.Force,
+		Device: device, Open: openDevice, Prog: "holdctl",
+		Notify: func() (context.Context, func()) {
+			ctx, stop := signal.NotifyContext(c.Context, procexit.StopSignals...)
+			procexit.OwnSignals()
+			return ctx, stop
 		},
 		Fix: func(err error) error {
 			var de *experiment.DeviceError
 			if errors.As(err, &de) {
-				return usageErr("demo: --device %s: %v", c.String("device"), de.Err)
+				return usageErr("demo: --device %s: %v", device, de.Err)
 			}
 			return cliError(err)
-		}})
-	if err != nil {
-		return err
-	}
-	trained := time.Since(begin)
-	smp, err := spec.Build(m.SDE, m.Score, 2)
-	if err != nil {
-		return usageErr("demo: %v", err)
-	}
-	run, err := samplerOn(c.String("device"), smp, m, c.App.ErrWriter)
-	if err != nil {
-		return err
-	}
-	q, res, sampled, err := experiment.DemoSample(smp, run, experiment.DemoRanksOn(dev), n, cfg.Seed+1)
-	if err != nil {
-		return err
-	}
-	if err := experiment.WriteDemoSamples(png, npy, q, n, fmt.Sprintf("HOLD-3, sampler %s, NFE %d, %d samples", spec.Method, res.NFE, n)); err != nil {
-		return err
-	}
-
-	sample.WarnDiverged(c.App.ErrWriter, res.Diverged, n, "the picture and the distances below leave them out")
-	q, _ = sample.ConvergedRows(q, 2)
-	sc, err := experiment.ScoreDemo(q, m.Source, n, cfg.Seed+2)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "sampled %d points with sampler %s (NFE %d) in %.1fs; picture: %s\n", n, spec.Method, res.NFE, sampled.Seconds(), png)
-	sc.WriteText(c.App.Writer, len(q)/2, n)
-	fmt.Fprintf(c.App.Writer, "time: training %.0fs, total %.0fs\n", trained.Seconds(), time.Since(begin).Seconds())
-	return nil
+		},
+		On: func(s *sample.Sampler, m *train.Model) (sample.Func, error) {
+			return samplerOn(device, s, m, c.App.ErrWriter)
+		},
+	}, c.App.Writer, c.App.ErrWriter))
 }
