@@ -1,14 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"holdgo/data"
+	"holdgo/experiment"
 	"holdgo/metrics"
-	"holdgo/train"
 )
 
 // evalCommand compares generated points with the data distribution:
@@ -56,40 +53,8 @@ func runEval(c *cli.Context, opt evalOptions) error {
 			append([]string{path}, c.Args().Slice()...))
 	case c.NArg() == 1:
 		path = c.Args().First()
-	case path == "":
-		return usageErr("eval needs the samples: --samples FILE.npy")
 	}
-	if !strings.HasSuffix(path, ".npy") {
-		return usageErr("eval: %s: want a .npy file of samples", path)
-	}
-	n, kp, proj := opt.N, opt.KernelPoints, opt.Projections
-	if k := opt.PRK; k >= n {
-		return usageErr("eval: --pr-k %d: want 0 (skip) or a neighbour count below --n (%d)", k, n)
-	}
-	var (
-		src data.Source
-		err error
-	)
-	if c.IsSet("ckpt") {
-		if c.IsSet("data") {
-			return usageErr("eval: give either --data or --ckpt, not both")
-		}
-		m, err := train.LoadModel(opt.Ckpt, false, c.String("train-data"))
-		if err != nil {
-			return usageErr("eval: %v", err)
-		}
-		src = m.Source
-	} else if src, err = data.Open(opt.Data, opt.SwissNoise); err != nil {
-		return usageErr("eval: %v", err)
-	}
-	x, dim, err := metrics.ReadSamples(path, src, opt.PRK)
-	if err != nil {
-		return usageErr("eval: %v", err)
-	}
-	rep, err := metrics.Eval(x, dim, src, metrics.EvalOptions{Samples: path, N: n, KernelPoints: kp, Projections: proj,
-		PRK: opt.PRK, Seed: opt.Seed})
-	if err != nil {
-		return fmt.Errorf("eval: %w", err)
-	}
-	return rep.Write(c.App.Writer, opt.JSON, proj, kp)
+	return inputExit(experiment.RunEval(experiment.EvalRun{Samples: path, Data: opt.Data, SwissNoise: opt.SwissNoise, Ckpt: opt.Ckpt,
+		CkptSet: c.IsSet("ckpt"), DataSet: c.IsSet("data"), TrainData: c.String("train-data"), N: opt.N,
+		KernelPoints: opt.KernelPoints, Projections: opt.Projections, PRK: opt.PRK, Seed: opt.Seed, JSON: opt.JSON}, c.App.Writer))
 }
