@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
@@ -42,27 +39,7 @@ func modelX0Command() *cli.Command {
 }
 
 func runModelX0(c *cli.Context, opt modelX0Options) error {
-	n, levels := opt.N, opt.Levels
 	opt.apply()
-	im, err := openImageModel(c, "model x0", n)
-	if err != nil {
-		return err
-	}
-	m, test, spec := im.Model, im.Images, im.Spec
-	sde := m.SDE
-	smax, err := sample.NoiseLevel(sde, sde.Horizon())
-	if err != nil {
-		return err
-	}
-	smin := opt.SigmaMin
-	if !(smin > 0 && smin < smax) {
-		return usageErr("model x0: --sigma-min %g must be in (0, %g)", smin, smax)
-	}
-	title := fmt.Sprintf("x̂₀ of %s on %d images of %s (%s)", c.String("ckpt"), n, spec, m.Config.SDE)
-	err = experiment.X0Errors(m, test, n, levels, smax, smin, opt.Seed, experiment.X0Table(c.App.Writer, title, c.Bool("json")))
-	var le *experiment.LevelError
-	if errors.As(err, &le) {
-		return usageErr("model x0: %v", le)
-	}
-	return err
+	return inputExit(experiment.RunX0(experiment.X0Run{Ckpt: c.String("ckpt"), Data: c.String("data"), N: opt.N, Levels: opt.Levels,
+		SigmaMin: opt.SigmaMin, Seed: opt.Seed, JSON: c.Bool("json")}, c.App.Writer))
 }

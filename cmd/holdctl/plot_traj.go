@@ -1,14 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/internal/outpath"
 	"holdgo/sample"
 )
 
@@ -47,51 +42,8 @@ func plotTrajectoryCommand() *cli.Command {
 }
 
 func runPlotTrajectory(c *cli.Context, opt plotTrajectoryOptions) error {
-	out := c.String("out")
-	if err := checkPNGOut(false, "out", out); err != nil {
-		return err
-	}
-	n, nt, scale := opt.N, opt.Times, opt.Scale
 	opt.apply()
-	im, err := openImageModel(c, "plot trajectory", n)
-	if err != nil {
-		return err
-	}
-	guard := outpath.New(false) // the picture may not land in the test images' data set or replace the run's files
-	guard.Input(c.String("ckpt"))
-	guard.Data(im.Spec)
-	if err := checkOutputs(guard, output{"out", out, outpath.PNG}); err != nil {
-		return err
-	}
-	m := im.Model
-	spec := opt.Spec(c.IsSet)
-	experiment.ImageDefaults(c.IsSet, m, &spec, c.App.Writer, false)
-	s, err := spec.Build(m.SDE, m.Score, im.Data.Dimension())
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	times, res, err := im.TrajectoryFigure(out, s, nt, n, scale, opt.Seed)
-	if err != nil {
-		return err
-	}
-	var labels []string
-	for _, t := range times {
-		labels = append(labels, fmt.Sprintf("%.4g", t))
-	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d samples × %d channels, sampler %s (NFE %d), then %d test images of %s forward; columns at t = %s\n",
-		out, n, m.SDE.Blocks(), s.Method.Name(), res.NFE, n, im.Spec, strings.Join(labels, ", "))
-	return nil
-}
-
-// openImageModel is experiment.OpenImageModel of --ckpt and --data, its errors usage errors of cmd.
-func openImageModel(c *cli.Context, cmd string, n int) (*experiment.ImageModel, error) {
-	im, err := experiment.OpenImageModel(c.String("ckpt"), c.String("data"), n)
-	var de *experiment.DataError
-	switch {
-	case errors.As(err, &de):
-		return nil, usageErr("%s %v", cmd, de)
-	case err != nil:
-		return nil, usageErr("%s: %v", cmd, err)
-	}
-	return im, nil
+	return inputExit(experiment.RunTrajectory(experiment.TrajectoryRun{Out: c.String("out"), Ckpt: c.String("ckpt"),
+		Data: c.String("data"), Spec: opt.Spec(c.IsSet), IsSet: c.IsSet, N: opt.N, Times: opt.Times, Scale: opt.Scale,
+		Seed: opt.Seed}, c.App.Writer))
 }
