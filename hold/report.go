@@ -52,6 +52,39 @@ func (s *SDE) AStepReport(t, h float64) (Report, error) {
 	return Report{{"expA", st.ExpA.Rows()}, {"cholA", st.CholA.Rows()}}, nil
 }
 
+// Query is what holdctl sde asks: the marginal kernel at time T (TSet) or, with AStepSet, the A-step of
+// size AStep from T (default: the horizon) of Config's SDE.
+type Query struct {
+	Config   Config
+	T        float64
+	TSet     bool
+	AStep    float64
+	AStepSet bool
+}
+
+// Report builds the SDE, checks the time and the step and returns the A-step's report (AStepReport) or
+// the kernel's (KernelReport). Every error is one of the query's parameters.
+func (q Query) Report() (Report, error) {
+	sde, err := New(q.Config)
+	if err != nil {
+		return nil, err
+	}
+	t := q.Config.T
+	if q.TSet {
+		t = q.T
+		if err := sde.CheckTime(t); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case q.AStepSet:
+		return sde.AStepReport(t, q.AStep)
+	case q.TSet:
+		return sde.KernelReport(t), nil
+	}
+	return nil, fmt.Errorf("give --t (kernel at time t) or --astep (A-step size h)")
+}
+
 // ValueError is a value of a Report that JSON cannot hold (NaN, ±Inf).
 type ValueError struct {
 	Key string

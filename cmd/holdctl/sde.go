@@ -76,28 +76,9 @@ func sdeConfig(c *cli.Context, opt sdeOptions) hold.Config {
 }
 
 func runSDE(c *cli.Context, opt sdeOptions) error {
-	cfg := sdeConfig(c, opt)
-	sde, err := hold.New(cfg)
+	out, err := hold.Query{Config: sdeConfig(c, opt), T: opt.T, TSet: c.IsSet("t"), AStep: opt.AStep, AStepSet: c.IsSet("astep")}.Report()
 	if err != nil {
 		return paramErr("sde", "%v", err)
-	}
-	t := cfg.T
-	if c.IsSet("t") {
-		t = opt.T
-		if err := sde.CheckTime(t); err != nil {
-			return paramErr("sde", "%v", err)
-		}
-	}
-	var out hold.Report
-	switch {
-	case c.IsSet("astep"):
-		if out, err = sde.AStepReport(t, opt.AStep); err != nil {
-			return paramErr("sde", "%v", err)
-		}
-	case c.IsSet("t"):
-		out = sde.KernelReport(t)
-	default:
-		return paramErr("sde", "give --t (kernel at time t) or --astep (A-step size h)")
 	}
 	if !c.Bool("json") {
 		return out.WriteText(c.App.Writer)
