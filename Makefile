@@ -15,8 +15,8 @@ build:
 # The test command of the README and of CI: vet, the suite, and the suite
 # again with every assembly path compiled out.
 test: lint
-	$(GO) test -count=1 $(PKGS)
-	$(GO) test -count=1 -tags noasm $(PKGS)
+	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(GO) test -count=1 -timeout 30m -tags noasm $(PKGS)
 
 # Data-parallel training on MPI (docs/distributed.md; needs Debian's openmpi-bin, libopenmpi-dev
 # and pkg-config): holdctl with the MPI communicator, for mpirun -np N bin/holdctl-mpi train ….

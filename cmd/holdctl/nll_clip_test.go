@@ -13,11 +13,11 @@ import (
 )
 
 // TestNLLClip: nll --clip 1 on a shipped image model integrates the clipped denoiser's flow and says so;
-// on two 28×28 images its bits/dim is within 0.2 of the network's own flow (--clip 0, the default),
+// on a 28×28 image its bits/dim is within 0.3 of the network's own flow (--clip 0, the default),
 // whose line does not mention clipping; --clip on a points run exits 2.
 func TestNLLClip(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two likelihood solves of a 28×28 network")
+		t.Skip("two likelihood solves of the shipped 28×28 network")
 	}
 	dir := filepath.Join(t.TempDir(), "imgs")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -41,7 +41,7 @@ func TestNLLClip(t *testing.T) {
 	}
 	model := filepath.Join("..", "..", "models", "fmnist-r2-vp")
 	bpd := func(clip string) (float64, string) {
-		r := mustRun(t, "nll", "--ckpt", model, "--data", "images:"+dir, "--n", "2", "--batch", "2", "--tol", "1e-3", "--threads", "1", "--clip", clip)
+		r := mustRun(t, "nll", "--ckpt", model, "--data", "images:"+dir, "--n", "1", "--batch", "1", "--tol", "1e-2", "--threads", "1", "--clip", clip)
 		i := strings.Index(r.stdout, " bits/dim")
 		f := strings.Fields(r.stdout[:i])
 		v, err := strconv.ParseFloat(f[len(f)-3], 64)
@@ -56,8 +56,8 @@ func TestNLLClip(t *testing.T) {
 	if strings.Contains(out0, "clipped") || !strings.Contains(out1, "x̂₀ clipped to ±1") {
 		t.Errorf("the result lines do not say which flow was integrated:\n%s%s", out0, out1)
 	}
-	if !(clipped > 0 && plain > 0 && clipped != plain && clipped-plain <= 0.2 && plain-clipped <= 0.2) {
-		t.Errorf("bits/dim %g clipped, %g unclipped: want them different and within 0.2", clipped, plain)
+	if !(clipped > 0 && plain > 0 && clipped != plain && clipped-plain <= 0.3 && plain-clipped <= 0.3) {
+		t.Errorf("bits/dim %g clipped, %g unclipped: want them different and within 0.3", clipped, plain)
 	}
 	r := holdctl(t, "nll", "--ckpt", filepath.Join(t.TempDir(), "missing"), "--clip", "-1")
 	if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "--clip") {
