@@ -2,14 +2,12 @@ package main
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
 	"holdgo/fid"
 	"holdgo/imagedata"
-	"holdgo/internal/outpath"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -58,34 +56,20 @@ func fidCommand() *cli.Command {
 }
 
 func runFID(c *cli.Context, opt fidOptions) error {
-	ref, samples, feat := opt.Ref, opt.Samples, opt.Features
-	if ref == "" || samples == "" {
-		return usageErr("fid needs --ref and --samples (data sets, image folders, .npy images, a trained run or .npz statistics)")
-	}
 	opt.apply()
-	if path := opt.SaveStats; path != "" {
-		guard := outpath.New(c.Bool("force"))
-		guard.Data(ref, samples)
-		guard.Input(strings.TrimPrefix(feat, "inception:"))
-		if err := checkOutputs(guard, output{"save-stats", path, outpath.NPZ}); err != nil {
-			return err
-		}
-	}
-	rep, err := fid.Run(fid.Config{Ref: ref, Samples: samples, FeatureSpec: feat, RefN: opt.RefN, N: opt.N,
+	err := experiment.RunFID(fid.Config{Ref: opt.Ref, Samples: opt.Samples, FeatureSpec: opt.Features, RefN: opt.RefN, N: opt.N,
 		Batch: opt.Batch, ImageShape: opt.ImageShape, SaveStats: opt.SaveStats, KIDOnly: opt.KIDOnly,
 		KID: fid.KIDOptions{Subsets: opt.KIDSubsets, SubsetSize: opt.KIDSubsetSize, Seed: opt.Seed},
-		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: fidSampling(c, opt).Sample})
-	var ec cli.ExitCoder // an error of samplerOn
+		Log: c.App.ErrWriter, RunFile: train.CheckpointFile, Sample: fidSampling(c, opt).Sample}, c.Bool("force"), opt.JSON, c.App.Writer)
+	var ec cli.ExitCoder // an error of samplerOn or of fidSampling's Prepare
 	var ie *fid.InputError
 	switch {
 	case errors.As(err, &ec):
 		return ec
 	case errors.As(err, &ie):
 		return usageErr("%v", ie)
-	case err != nil:
-		return err
 	}
-	return rep.Write(c.App.Writer, opt.JSON)
+	return inputExit(err)
 }
 
 // fidSampling draws --n samples of a trained image run with the sampler flags on --device.
