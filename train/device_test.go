@@ -87,27 +87,33 @@ func compareStates(t *testing.T, what string, got, want [4][]float32) {
 func TestShimTrainingMatchesCPU(t *testing.T) {
 	for _, kind := range []string{hold.KindHOLD, hold.KindCLD, hold.KindVP} {
 		t.Run(kind, func(t *testing.T) {
-			cpu, gpu := newToyRun(t, kind, tensor.CPU, 64), newToyRun(t, kind, testDevice(t), 64)
-			worst := 0.0
-			for step := range 100 {
-				a, err := cpu.tr.TrainStep()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := gpu.tr.TrainStep()
-				if err != nil {
-					t.Fatal(err)
-				}
-				rel := math.Abs(a.Loss-b.Loss) / math.Abs(a.Loss)
-				worst = max(worst, rel)
-				if !(rel <= lossRelTol) || !(math.Abs(a.GradNorm-b.GradNorm) <= lossRelTol*a.GradNorm) || a.LR != b.LR || a.Step != b.Step {
-					t.Fatalf("step %d: cpu %+v, shim %+v (loss relative difference %.3g)", step+1, a, b, rel)
-				}
-			}
-			t.Logf("%s: worst loss relative difference over 100 steps %.3g", kind, worst)
-			compareStates(t, kind, gpu.state(t), cpu.state(t))
+			stepAlike(t, kind, newToyRun(t, kind, tensor.CPU, 64), newToyRun(t, kind, testDevice(t), 64))
 		})
 	}
+}
+
+// stepAlike trains cpu and gpu 100 steps side by side: every loss and gradient norm within lossRelTol
+// (relative), the same learning rate and step, and the final states within NMSE paramNMSE.
+func stepAlike(t *testing.T, what string, cpu, gpu toyRun) {
+	t.Helper()
+	worst := 0.0
+	for step := range 100 {
+		a, err := cpu.tr.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := gpu.tr.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := math.Abs(a.Loss-b.Loss) / math.Abs(a.Loss)
+		worst = max(worst, rel)
+		if !(rel <= lossRelTol) || !(math.Abs(a.GradNorm-b.GradNorm) <= lossRelTol*a.GradNorm) || a.LR != b.LR || a.Step != b.Step {
+			t.Fatalf("%s, step %d: cpu %+v, shim %+v (loss relative difference %.3g)", what, step+1, a, b, rel)
+		}
+	}
+	t.Logf("%s: worst loss relative difference over 100 steps %.3g", what, worst)
+	compareStates(t, what, gpu.state(t), cpu.state(t))
 }
 
 // Resume across devices: 10 steps on the shim, a checkpoint, 10 more on the CPU from it equal 20
@@ -211,25 +217,7 @@ func TestShimEDMTrainingMatchesCPU(t *testing.T) {
 				}
 				return toyRun{tr, net}
 			}
-			cpu, gpu := run(tensor.CPU), run(testDevice(t))
-			worst := 0.0
-			for step := range 100 {
-				a, err := cpu.tr.TrainStep()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := gpu.tr.TrainStep()
-				if err != nil {
-					t.Fatal(err)
-				}
-				rel := math.Abs(a.Loss-b.Loss) / math.Abs(a.Loss)
-				worst = max(worst, rel)
-				if !(rel <= lossRelTol) || !(math.Abs(a.GradNorm-b.GradNorm) <= lossRelTol*a.GradNorm) {
-					t.Fatalf("step %d: cpu %+v, shim %+v (loss relative difference %.3g)", step+1, a, b, rel)
-				}
-			}
-			t.Logf("%s with EDM's preconditioning: worst loss relative difference over 100 steps %.3g", kind, worst)
-			compareStates(t, kind+" (EDM)", gpu.state(t), cpu.state(t))
+			stepAlike(t, kind+" (EDM)", run(tensor.CPU), run(testDevice(t)))
 		})
 	}
 }
