@@ -91,7 +91,9 @@ func RunDemo(r DemoRun, w, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	q, res, sampled, err := DemoSample(smp, run, DemoRanksOn(dev), n, cfg.Seed+1)
+	_, networked := m.Score.(sample.Networked)
+	onDevice := networked && smp.HostReason(m.Score) == "" // sample.Sampler.DeviceFor's choice: the state on dev
+	q, res, sampled, err := DemoSample(smp, run, DemoRanksOn(dev), n, cfg.Seed+1, onDevice)
 	if err != nil {
 		return err
 	}
