@@ -121,17 +121,13 @@ func DemoSamplerSpec(method string, nfe int) sample.Spec {
 // DemoSample draws n samples with s through draw (s's sampling function on its device) from seed and
 // returns their data block (n rows of 2-D points), the result and how long the draw took. With
 // ranks > 1 the samples go, as in training, in chunks of train.DemoSampleChunk to ranks workers of one
-// thread each (a chunk's activations stay in its core's cache), each worker with a fork of the network
-// scorer. A draw whose state lives on the device (onDevice: lt and em on the CPU device too) takes the
-// same chunks one after another, so it keeps the worker pool's threads: one thread would leave the
-// other cores idle.
-func DemoSample(s *sample.Sampler, draw func(n int, seed uint64) (*sample.Result, error), ranks, n int, seed uint64, onDevice bool) ([]float32, *sample.Result, time.Duration, error) {
+// thread each (a chunk's activations stay in its core's cache): each worker with a fork of the network
+// scorer where the sampler integrates on the host, with its own tape and state where the state lives
+// on the CPU device (lt, em: sample.Sampler.EachOn).
+func DemoSample(s *sample.Sampler, draw func(n int, seed uint64) (*sample.Result, error), ranks, n int, seed uint64) ([]float32, *sample.Result, time.Duration, error) {
 	threads := parallel.Threads()
 	if ranks > 1 {
-		s.MaxBatch, s.Workers = train.DemoSampleChunk, ranks
-		if !onDevice {
-			threads = 1
-		}
+		s.MaxBatch, s.Workers, threads = train.DemoSampleChunk, ranks, 1
 	}
 	start := time.Now()
 	prev := parallel.SetThreads(threads)

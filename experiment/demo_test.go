@@ -35,7 +35,7 @@ func TestDemoSampleAndScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	threads := parallel.Threads()
-	q, res, took, err := DemoSample(s, s.Sample, 2, 60, 1, false)
+	q, res, took, err := DemoSample(s, s.Sample, 2, 60, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

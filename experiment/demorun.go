@@ -91,9 +91,7 @@ func RunDemo(r DemoRun, w, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, networked := m.Score.(sample.Networked)
-	onDevice := networked && smp.HostReason(m.Score) == "" // sample.Sampler.DeviceFor's choice: the state on dev
-	q, res, sampled, err := DemoSample(smp, run, DemoRanksOn(dev), n, cfg.Seed+1, onDevice)
+	q, res, sampled, err := DemoSample(smp, run, DemoRanksOn(dev), n, cfg.Seed+1)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,10 @@ func (s *Sampler) SampleOn(dev tensor.Device, net layers.ScoreNet, n int, seed u
 }
 
 // EachOn is SampleOn chunk by chunk, as Each: each chunk's samples are copied back and handed to
-// emit in order (first is the index of the chunk's first sample).
+// emit in order (first is the index of the chunk's first sample). On a device whose memory is the
+// host's (tensor.HostResident: the CPU, the Reference) Workers chunks run at a time, as in Sample,
+// each with its own tape and state (the network's forward pass only reads the parameters); elsewhere
+// one after another.
 func (s *Sampler) EachOn(dev tensor.Device, net layers.ScoreNet, n int, seed uint64, emit func(first int, x []float64) error) (StreamResult, error) {
 	if err := s.validate(); err != nil {
 		return StreamResult{}, err
@@ -73,7 +76,11 @@ func (s *Sampler) EachOn(dev tensor.Device, net layers.ScoreNet, n int, seed uin
 	if net.Parameters().Device() != dev {
 		return StreamResult{}, fmt.Errorf("sample: the network's parameters are on %s, not on %s", net.Parameters().Device().Name(), dev.Name())
 	}
-	return s.chunks(n, seed, emit, func(x []float64, batch int, key uint64) (int, error) {
+	workers := 1
+	if tensor.HostResident(dev) { // the CPU's and the Reference's kernels run concurrently on distinct tensors
+		workers = s.Workers
+	}
+	return s.chunks(n, seed, workers, emit, func(x []float64, batch int, key uint64) (int, error) {
 		nfe, err := s.chunkOn(dev, net, x, batch, key)
 		if err != nil {
 			return nfe, fmt.Errorf("sample: %s on %s: %w", s.Method.Name(), dev.Name(), err)

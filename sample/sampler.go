@@ -57,7 +57,7 @@ type Sampler struct {
 	Denoise bool
 
 	MaxBatch int // largest chunk; 0 means DefaultMaxBatch
-	Workers  int // chunks processed concurrently (each worker forks a Forker score; another Scorer must then be safe for concurrent use); 0 or 1: serial
+	Workers  int // chunks processed concurrently (each worker forks a Forker score; another Scorer must then be safe for concurrent use; SampleOn and EachOn on a tensor.HostResident device too); 0 or 1: serial
 
 	// Record lists forward times at which to store the states (Result.Trajectory). Fixed-step methods
 	// record at the first grid time ≤ each requested time; the adaptive solver lands on it exactly.

@@ -2,6 +2,9 @@ package sample
 
 import (
 	"fmt"
+	"sync"
+
+	"holdgo/internal/parallel"
 )
 
 // StreamResult is the cost of a streamed run (Each).
@@ -22,7 +25,7 @@ func (s *Sampler) Each(n int, seed uint64, emit func(first int, x []float64) err
 	if len(s.Record) > 0 {
 		return StreamResult{}, fmt.Errorf("sample: Each does not record trajectories")
 	}
-	return s.chunks(n, seed, emit, func(x []float64, batch int, key uint64) (int, error) {
+	return s.chunks(n, seed, 1, emit, func(x []float64, batch int, key uint64) (int, error) {
 		philoxPrior(s.SDE, x, batch, key)
 		nfe, _, err := s.run(x, batch, &philoxNoise{key: key})
 		return nfe, err
@@ -31,8 +34,11 @@ func (s *Sampler) Each(n int, seed uint64, emit func(first int, x []float64) err
 
 // chunks is the one chunk loop of Each and EachOn: chunks of MaxBatch samples, chunk c drawn by
 // run from the generator ChunkSeed(seed, c) into x (batch × n·d, the final states), counted and
-// handed to emit in order.
-func (s *Sampler) chunks(n int, seed uint64, emit func(first int, x []float64) error,
+// handed to emit in order. With workers > 1 it runs that many chunks at a time, each on its own
+// goroutine and buffer (run must then be safe for concurrent use), and emits them in order once the
+// wave is done: the same samples as one worker, in workers × MaxBatch rows of memory. A chunk's error
+// is the first in chunk order.
+func (s *Sampler) chunks(n int, seed uint64, workers int, emit func(first int, x []float64) error,
 	run func(x []float64, batch int, key uint64) (int, error)) (StreamResult, error) {
 	var res StreamResult
 	if n < 1 {
@@ -43,23 +49,45 @@ func (s *Sampler) chunks(n int, seed uint64, emit func(first int, x []float64) e
 		maxBatch = DefaultMaxBatch
 	}
 	row := s.SDE.Blocks() * s.Dim
-	x := make([]float64, min(n, maxBatch)*row)
-	for c := 0; c*maxBatch < n; c++ {
-		lo := c * maxBatch
-		batch := min(n-lo, maxBatch)
-		xs := x[:batch*row]
-		nfe, err := run(xs, batch, ChunkSeed(seed, c))
-		if err != nil {
-			return res, err
+	chunks := (n + maxBatch - 1) / maxBatch
+	bufs := make([][]float64, max(1, min(workers, chunks)))
+	for k := range bufs {
+		bufs[k] = make([]float64, min(n, maxBatch)*row)
+	}
+	nfes, errs := make([]int, len(bufs)), make([]error, len(bufs))
+	for c0 := 0; c0 < chunks; c0 += len(bufs) {
+		wave := min(len(bufs), chunks-c0)
+		do := func(k int) {
+			c := c0 + k
+			batch := min(n-c*maxBatch, maxBatch)
+			nfes[k], errs[k] = run(bufs[k][:batch*row], batch, ChunkSeed(seed, c))
 		}
-		res.NFE = max(res.NFE, nfe)
-		for i := range batch {
-			if Diverged(xs[i*row : (i+1)*row]) {
-				res.Diverged++
+		if wave == 1 {
+			do(0)
+		} else {
+			var wg sync.WaitGroup
+			for k := range wave {
+				parallel.Go(&wg, func() { do(k) })
 			}
+			wg.Wait()
 		}
-		if err := emit(lo, xs); err != nil {
-			return res, err
+		for k := range wave {
+			if errs[k] != nil {
+				return res, errs[k]
+			}
+			c := c0 + k
+			lo := c * maxBatch
+			batch := min(n-lo, maxBatch)
+			xs := bufs[k][:batch*row]
+			res.NFE = max(res.NFE, nfes[k])
+			for i := range batch {
+				if Diverged(xs[i*row : (i+1)*row]) {
+					res.Diverged++
+				}
+			}
+			if err := emit(lo, xs); err != nil {
+				return res, err
+			}
 		}
 	}
 	return res, nil

@@ -59,8 +59,8 @@ func TestReferenceDeviceTrainingMatchesCPU(t *testing.T) {
 
 // TestDeviceSamplingMatchesHost: lt and em keep their state on the CPU (tensor.CPU, where DeviceFor
 // puts them as on any device) and on the Reference device, and agree with the host samplers' float64
-// state up to float32 rounding; a score that is no network stays on the host of a host-resident
-// device.
+// state up to float32 rounding, bit for bit whether the chunks run one or two at a time; a score
+// that is no network stays on the host of a host-resident device.
 func TestDeviceSamplingMatchesHost(t *testing.T) {
 	_, net, sde := referenceToy(t, tensor.CPU)
 	d := 2
@@ -95,6 +95,16 @@ func TestDeviceSamplingMatchesHost(t *testing.T) {
 			}
 			if got.NFE != want.NFE {
 				t.Errorf("%s: NFE %d on %s, %d on the host", method, got.NFE, dev.Name(), want.NFE)
+			}
+			s.Workers = 2 // chunks two at a time on a host-resident device: the same bits
+			par, err := s.SampleOn(on, dnet, 11, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range par.X {
+				if v != got.X[i] || par.NFE != got.NFE {
+					t.Fatalf("%s on %s: element %d: %v with 2 workers, %v with one (NFE %d, %d)", method, dev.Name(), i, v, got.X[i], par.NFE, got.NFE)
+				}
 			}
 			if err := net.Params.ToDevice(tensor.CPU); err != nil {
 				t.Fatal(err)
