@@ -19,7 +19,7 @@ const partialSlots = 1024
 func (d *Device) fusedOp(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o uintptr, ip []uintptr) error {
 	switch op.Kind {
 	case tensor.OpFillNormal:
-		return d.fillNormal(out.Len(), op.Stream, o)
+		return d.fillNormal(out.Len(), op.Stream, op.First, o)
 	case tensor.OpDropout:
 		return d.dropout(out.Len(), op.Stream, op.Coef[0], op.First, ip[0], o)
 	case tensor.OpFourierEmbedding:
@@ -67,11 +67,11 @@ func (d *Device) reduceInto(stats uintptr, slot int, scale float64, first func(g
 	return d.hgFinish(gridRows(1), g[0], partial.ptr, scale, stats, slot)
 }
 
-func (d *Device) fillNormal(n int, s rng.Stream, p uintptr) error {
+func (d *Device) fillNormal(n int, s rng.Stream, first uint64, p uintptr) error {
 	if n == 0 {
 		return nil
 	}
-	return d.hgPhiloxNormal(grid1D((n+1)/2), n, s.Key, s.Step, s.ID, p)
+	return d.hgPhiloxNormal(grid1D(n), n, first, s.Key, s.Step, s.ID, p)
 }
 
 func (d *Device) dropout(n int, s rng.Stream, p float64, first uint64, x, y uintptr) error {

@@ -156,9 +156,9 @@ func (dev *Device) hgLtStep(grid [3]int, B int, n int, d int, halves int, coef u
 
 // hgPhiloxNormal launches hg_philox_normal (kernels/philox.cu):
 //
-//	hg_philox_normal(long long n, unsigned long long key, unsigned int step, unsigned int id, float* __restrict__ dst)
-func (dev *Device) hgPhiloxNormal(grid [3]int, n int, key uint64, step uint32, id uint32, dst uintptr) error {
-	return dev.launch("hg_philox_normal", grid, new(args).i64(n).u64(key).u32(step).u32(id).ptr(dst))
+//	hg_philox_normal(long long n, unsigned long long first, unsigned long long key, unsigned int step, unsigned int id, float* __restrict__ dst)
+func (dev *Device) hgPhiloxNormal(grid [3]int, n int, first uint64, key uint64, step uint32, id uint32, dst uintptr) error {
+	return dev.launch("hg_philox_normal", grid, new(args).i64(n).u64(first).u64(key).u32(step).u32(id).ptr(dst))
 }
 
 // hgPhiloxUniform launches hg_philox_uniform (kernels/philox.cu):
@@ -276,7 +276,7 @@ var kernelParams = map[string]string{
 	"hg_lt_a":                  "u32 u32 u32 u32 u64 u64 u64",
 	"hg_lt_b":                  "u32 u32 u32 u64 u64 u64",
 	"hg_lt_step":               "u32 u32 u32 u32 u64 u64 u64 u64 u64",
-	"hg_philox_normal":         "u64 u64 u32 u32 u64",
+	"hg_philox_normal":         "u64 u64 u64 u32 u32 u64",
 	"hg_philox_uniform":        "u64 u64 u32 u32 u64",
 	"hg_reduce_cols":           "u32 u32 u32 u32 u64 u64",
 	"hg_reduce_rows":           "u32 u32 u32 u64 u64",

@@ -20,7 +20,7 @@ func (d *Device) FillNormal(dst *tensor.Tensor, s rng.Stream) error {
 	if err != nil {
 		return err
 	}
-	return d.fillNormal(dst.Len(), s, p)
+	return d.fillNormal(dst.Len(), s, 0, p)
 }
 
 // FillUniform sets dst to the uniform draws of s in [0, 1) (rng.Stream.FillUniform).

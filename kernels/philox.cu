@@ -6,7 +6,9 @@
 // Build: make -C kernels ptx; host shim: see common.cuh.
 //
 // A stream is (key, step, id); element i reads counter (i_lo, i_hi, id, step).
-//   hg_philox_normal   dst[2j], dst[2j+1] = Box–Muller of counter j's two 53-bit uniforms
+//   hg_philox_normal   dst[j] = normal draw e = first+j: of the Box–Muller pair of counter e/2's two
+//                      53-bit uniforms, r·cos for even e, r·sin for odd; first places the tensor
+//                      in a longer one (a data-parallel rank's noise of the global batch)
 //   hg_philox_uniform  dst[j] = (word j mod 4 of counter j/4 >> 8)·2⁻²⁴
 //   hg_dropout         y[j] = x[j]·keep where uniform first+j ≥ p, else 0: the mask is regenerated
 //                      from its counters, never stored or uploaded; first places the tensor in a
@@ -113,16 +115,16 @@ static __device__ __forceinline__ void hg_sincos_2pi(double u, double* sn, doubl
 	*cs = c;
 }
 
-HG_KERNEL(hg_philox_normal)(long long n, unsigned long long key, unsigned int step, unsigned int id,
-                            float* __restrict__ dst) {
-	HG_FOR(j, (n + 1) / 2) {
-		hg_u4 w = hg_philox((unsigned long long)j, id, step, key);
+HG_KERNEL(hg_philox_normal)(long long n, unsigned long long first, unsigned long long key, unsigned int step,
+                            unsigned int id, float* __restrict__ dst) {
+	HG_FOR(j, n) {
+		unsigned long long e = first + (unsigned long long)j; // normal draw e: rng.Stream.FillNormalFrom
+		hg_u4 w = hg_philox(e / 2, id, step, key);
 		double u1 = hg_uniform53(w.x, w.y), u2 = hg_uniform53(w.z, w.w);
 		double r = hg_dsqrt(hg_dmul(-2.0, hg_log_unit(hg_dadd(1.0, -u1))));
 		double s, c;
 		hg_sincos_2pi(u2, &s, &c);
-		dst[2 * j] = (float)hg_dmul(r, c);
-		if (2 * j + 1 < n) dst[2 * j + 1] = (float)hg_dmul(r, s);
+		dst[j] = (float)hg_dmul(r, (e & 1) ? s : c);
 	}
 }
 HG_REGISTER(hg_philox_normal);

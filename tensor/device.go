@@ -44,7 +44,7 @@ type Op struct {
 	Groups         int     // OpGroupNorm*
 
 	Stream rng.Stream // OpFillNormal, OpDropout: the counter-based stream
-	First  uint64     // OpDropout: the mask element of out's first element
+	First  uint64     // OpFillNormal, OpDropout: the draw of out's first element
 	Coef   []float64  // float64 settings of the fused ops (fused.go): OpDropout [p]; OpAdam [β1, β2, ε, lr/bc1, √bc2, maxNorm]; OpEMA [decay]; OpScoreLoss [batch]; OpBlockAffine (BlockAffine.Coef)
 	Blocks int        // OpPerturb, OpBlockAffine: the state's blocks n (B, n·d)
 	Halves int        // OpBlockAffine: the A-halves after the B update

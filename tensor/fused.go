@@ -102,8 +102,13 @@ func sameLens(op string, ts ...*Tensor) {
 
 // FillNormal sets out to the first out.Len() standard normal draws of the counter-based stream s
 // (rng.Stream.FillNormal) and returns out.
-func FillNormal(out *Tensor, s rng.Stream) *Tensor {
-	exec(Op{Kind: OpFillNormal, Stream: s}, out)
+func FillNormal(out *Tensor, s rng.Stream) *Tensor { return FillNormalFrom(out, s, 0) }
+
+// FillNormalFrom sets out to the normal draws first, first+1, … of s (rng.Stream.FillNormalFrom):
+// out is the part of a longer tensor that starts at element first (a data-parallel rank's noise of
+// the global batch), whatever the parity of first.
+func FillNormalFrom(out *Tensor, s rng.Stream, first uint64) *Tensor {
+	exec(Op{Kind: OpFillNormal, Stream: s, First: first}, out)
 	return out
 }
 
@@ -296,7 +301,7 @@ func View(t *Tensor, offset int, shape ...int) (*Tensor, error) {
 func fusedExec(op Op, o []float32, out *Tensor, in []*Tensor, in32 [][]float32) {
 	switch op.Kind {
 	case OpFillNormal:
-		op.Stream.FillNormal(o)
+		op.Stream.FillNormalFrom(o, op.First)
 	case OpDropout:
 		op.Stream.DropoutFrom(o, in32[0], op.Coef[0], op.First)
 	case OpFourierEmbedding:

@@ -47,7 +47,7 @@ const (
 	OpGroupNormSiLUGrad                 // out = dz = in3 dy·silu'(z), z = GroupNorm(in0 x; in1 γ, in2 β) recomputed
 	OpSin                               // out = sin(in0) (Fourier features; cos x = sin(x + π/2))
 	OpSoftplus                          // out = log(1 + exp(in0)), as max(in0, 0) + log1p(exp(−|in0|))
-	OpFillNormal                        // out = normal draws of Stream (rng.Stream.FillNormal)
+	OpFillNormal                        // out = normal draws of Stream from element First (rng.Stream.FillNormalFrom)
 	OpDropout                           // out = in0·mask of Stream from element First, p = Coef[0] (rng.Stream.DropoutFrom)
 	OpFourierEmbedding                  // out (B, 2·W) = sin, cos of log(in0 t)·in1 w·2π
 	OpPositionalEmbedding               // out (B, dim) = the sinusoidal embedding of in0 t

@@ -166,7 +166,7 @@ var opTable = [numOps]opInfo{
 		unary: func(_, x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }},
 	// The fused families (fused.go): their plain loops (fusedExec) are the reference; the CPU runs
 	// Adam, EMA, SumSq and Perturb with internal/vec (cpu_fused.go).
-	OpFillNormal: {doc: "out = normal draws of Stream (rng.Stream.FillNormal)", class: ClassFused, in: exactly(0), ref: refFused},
+	OpFillNormal: {doc: "out = normal draws of Stream from element First (rng.Stream.FillNormalFrom)", class: ClassFused, in: exactly(0), ref: refFused},
 	OpDropout: {doc: "out = in0·mask of Stream from element First, p = Coef[0] (rng.Stream.DropoutFrom)", class: ClassFused,
 		in: exactly(1), ref: refFused},
 	OpFourierEmbedding: {doc: "out (B, 2·W) = sin, cos of log(in0 t)·in1 w·2π", class: ClassFused, in: exactly(2), ref: refFused},

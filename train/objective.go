@@ -165,13 +165,13 @@ func shardDropout(c *StepContext, dropout layers.Dropouter, shardDrop shardDropo
 	return func() { dropout.SetDropout(nil) }
 }
 
-// deviceLoss is ScoreLoss's device memory. The noise of a shard is a view
-// into the whole batch's noise (epsAll, auxAll), drawn whole on the device.
+// deviceLoss is ScoreLoss's device memory, the shard's rows only: its noise is the draws of its
+// place in the whole batch (tensor.FillNormalFrom), so a rank draws no other rank's noise.
 type deviceLoss struct {
 	dev                       tensor.Device
 	staged                    *stagedBatch
 	global                    int
-	epsAll, auxAll            *tensor.Tensor
+	first                     uint64 // the shard's first sample
 	eps, aux, x, target, grad *tensor.Tensor
 }
 
@@ -181,29 +181,12 @@ func newDeviceLoss(dev tensor.Device, shard Shard, n, dim int, dsm bool) (*devic
 	if err != nil {
 		return nil, err
 	}
-	l := &deviceLoss{dev: dev, staged: sb, global: shard.Global, x: tensor.New(dev, batch, n*dim),
-		target: tensor.New(dev, batch, dim), grad: tensor.New(dev, batch, dim)}
-	if l.epsAll, l.eps, err = shardOn(dev, shard, n*dim); err != nil {
-		return nil, err
-	}
+	l := &deviceLoss{dev: dev, staged: sb, global: shard.Global, first: uint64(shard.First), x: tensor.New(dev, batch, n*dim),
+		target: tensor.New(dev, batch, dim), grad: tensor.New(dev, batch, dim), eps: tensor.New(dev, batch, n*dim)}
 	if dsm {
-		if l.auxAll, l.aux, err = shardOn(dev, shard, (n-1)*dim); err != nil {
-			return nil, err
-		}
+		l.aux = tensor.New(dev, batch, (n-1)*dim)
 	}
-	return l, tensor.Err(l.x, l.target, l.grad)
-}
-
-// shardOn allocates a whole batch of width values per sample on dev and
-// returns it with the view of the shard's rows (the same tensor twice for
-// the whole batch).
-func shardOn(dev tensor.Device, shard Shard, width int) (all, part *tensor.Tensor, err error) {
-	all = tensor.New(dev, shard.Global, width)
-	if err := all.Err(); err != nil || shard.whole() {
-		return all, all, err
-	}
-	part, err = tensor.View(all, shard.First*width, shard.Len, width)
-	return all, part, err
+	return l, tensor.Err(l.x, l.target, l.grad, l.eps, l.aux)
 }
 
 // record runs the step's reparameterisation, forward pass and loss on the device, the data batch
@@ -212,9 +195,9 @@ func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, 
 	if err := l.staged.upload(sde, times); err != nil {
 		return nil, err
 	}
-	tensor.FillNormal(l.epsAll, c.Stream(rng.StreamNoise))
+	tensor.FillNormalFrom(l.eps, c.Stream(rng.StreamNoise), l.first*uint64(l.eps.Dim(1)))
 	if l.aux != nil {
-		tensor.FillNormal(l.auxAll, c.Stream(rng.StreamAux))
+		tensor.FillNormalFrom(l.aux, c.Stream(rng.StreamAux), l.first*uint64(l.aux.Dim(1)))
 	}
 	tensor.Perturb(l.x, l.target, l.staged.coef, l.staged.data, l.eps, l.aux, sde.Blocks())
 	g := c.Tape

@@ -45,9 +45,12 @@ func fusedCases(cases map[tensor.OpKind][]opCase) {
 	add := func(k tensor.OpKind, name string, f func(r *tensor.RNG, d dc) *tensor.Tensor) {
 		cases[k] = append(cases[k], opCase{name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor { return f(r, d) }})
 	}
-	for _, n := range []int{0, 1, 3, 17, 1001} {
-		add(tensor.OpFillNormal, fmt.Sprintf("FillNormal[%d]", n), func(r *tensor.RNG, d dc) *tensor.Tensor {
-			return tensor.FillNormal(d(tensor.Zeros(n)), st)
+	for _, c := range []struct {
+		n     int
+		first uint64
+	}{{0, 0}, {1, 0}, {3, 0}, {17, 0}, {1001, 0}, {1, 7}, {16, 5}, {1001, 12}} {
+		add(tensor.OpFillNormal, fmt.Sprintf("FillNormal[%d]/first=%d", c.n, c.first), func(r *tensor.RNG, d dc) *tensor.Tensor {
+			return tensor.FillNormalFrom(d(tensor.Zeros(c.n)), st, c.first)
 		})
 	}
 	for _, c := range []struct {
