@@ -36,12 +36,7 @@ func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 	o := out.data
 	switch opTable[op.Kind].class {
 	case ClassFill:
-		v := op.Scalar
-		parallel.For(len(o), grain, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				o[i] = v
-			}
-		})
+		parallel.For(len(o), grain, func(lo, hi int) { fillSlice(o[lo:hi], op.Scalar) })
 	case ClassCopy:
 		a := in[0].data
 		parallel.For(len(o), grain, func(lo, hi int) { copy(o[lo:hi], a[lo:hi]) })
@@ -82,6 +77,22 @@ func (cpuDevice) Exec(op Op, out *Tensor, in ...*Tensor) error {
 		return fmt.Errorf("%v: %w", op.Kind, ErrUnsupported)
 	}
 	return nil
+}
+
+// fillSlice sets every element of o to v: memclr for zero (the gradients' reset), else one element
+// copied into doubling spans (memmove), either a fraction of an element-by-element loop's time.
+func fillSlice(o []float32, v float32) {
+	if v == 0 && !math.Signbit(float64(v)) {
+		clear(o)
+		return
+	}
+	if len(o) == 0 {
+		return
+	}
+	o[0] = v
+	for n := 1; n < len(o); n *= 2 {
+		copy(o[n:], o[:n])
+	}
 }
 
 // unaryFunc returns the slice kernel of an element-wise op.

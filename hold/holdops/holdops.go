@@ -14,13 +14,13 @@ import (
 // both 4×4 row-major float64.
 func PutPerturbCoefficients(dst []float32, s *hold.SDE, t float64) {
 	m, l := s.PerturbMaps(t)
-	c := make([]float64, 32)
+	var c [32]float64
 	for r := range hold.MaxBlocks {
 		for j := range hold.MaxBlocks {
 			c[4*r+j], c[16+4*r+j] = m[r][j], l[r][j]
 		}
 	}
-	tensor.PutFloat64s(dst[:tensor.PerturbCoefLen], c)
+	tensor.PutFloat64s(dst[:tensor.PerturbCoefLen], c[:])
 }
 
 // Map is the A-step st as a tensor.BlockMap (CholA's lower triangle).

@@ -112,6 +112,12 @@ func baseCases() map[tensor.OpKind][]opCase {
 	m := map[tensor.OpKind][]opCase{
 		tensor.OpFill: {{"Fill", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 			return tensor.Fill(d(tensor.Zeros(3, 5)), 2.5)
+		}}, {"Fill0", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.Fill(d(tensor.RandN(r, 7, 13)), 0)
+		}}, {"Fill[1]", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.Fill(d(tensor.RandN(r, 1)), -3)
+		}}, {"Fill[100003]", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+			return tensor.Fill(d(tensor.RandN(r, 100003)), -1.25)
 		}}},
 		tensor.OpCopy: {{"Copy", func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 			return tensor.Copy(d(tensor.Zeros(6, 5)), d(tensor.RandN(r, 30)))
