@@ -4,7 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/cuda"
-	"holdgo/internal/budget"
+	"holdgo/internal/devices"
 )
 
 // benchKernelsCommand is 'holdctl bench kernels': time every CUDA kernel family with CUDA events
@@ -24,34 +24,7 @@ func benchKernelsCommand() *cli.Command {
 		Name:  "kernels",
 		Usage: "time every CUDA kernel on the GPU (needs a build with -tags cuda)",
 		Action: func(c *cli.Context) error {
-			return benchKernels(c.App.Writer, cfg.Device, benchOptions{Elements: cfg.Elements, GemmSize: cfg.Gemm, Reps: cfg.Reps})
+			return inputErr(devices.BenchKernels(c.App.Writer, cfg.Device, cuda.BenchOptions{Elements: cfg.Elements, GemmSize: cfg.Gemm, Reps: cfg.Reps}))
 		},
 	}, &cfg)
-}
-
-// checkKernelMemory refuses (exit 2) a kernel benchmark whose buffers would not fit the memory
-// budget, naming both size flags with their values and what each alone needs, before anything is
-// allocated. A GPU
-// keeps the workloads' tensors in its own memory and only the staging of one upload counts
-// (onHost false); on the host shim the device memory is host memory too (onHost true).
-func checkKernelMemory(o cuda.BenchOptions, onHost bool) error {
-	need := func(o cuda.BenchOptions) int64 {
-		m := cuda.BenchMemoryOf(o)
-		if onHost {
-			return m.Device + m.Host
-		}
-		return m.Host
-	}
-	total := need(o)
-	if total <= budget.Limit() {
-		return nil
-	}
-	where := "host memory for staging the uploads"
-	if onHost {
-		where = "host memory (the shim's device memory is host memory)"
-	}
-	alone := func(o cuda.BenchOptions) string { return budget.Format(need(o)) }
-	return usageErr("bench kernels --elements %d --gemm %d: the workloads need %s of %s, over the memory budget of %s (--max-memory); give a smaller --elements (%d alone needs %s) or --gemm (%d alone needs %s)",
-		o.Elements, o.GemmSize, budget.Format(total), where, budget.Format(budget.Limit()),
-		o.Elements, alone(cuda.BenchOptions{Elements: o.Elements, GemmSize: 1}), o.GemmSize, alone(cuda.BenchOptions{Elements: 1, GemmSize: o.GemmSize}))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
+	"holdgo/internal/devices"
 )
 
 // benchOpsCommand is 'holdctl bench ops': run the backend test table (tensor/optest) on a device
@@ -32,7 +33,7 @@ func benchOpsCommand() *cli.Command {
 					}
 				}
 			}
-			dev, err := openDevice(cfg.Device)
+			dev, err := devices.Open(cfg.Device)
 			if err != nil {
 				return usageErr("bench ops: %v", err)
 			}

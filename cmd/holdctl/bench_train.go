@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
+	"holdgo/internal/devices"
 	"holdgo/tensor"
 )
 
@@ -23,7 +24,7 @@ func benchTrainCommand() *cli.Command {
 			"kernel launches, host synchronisations and host↔device copies per step",
 		Flags: []cli.Flag{deviceFlag()},
 		Action: func(c *cli.Context) error {
-			dev, err := openDevice(c.String("device"))
+			dev, err := devices.Open(c.String("device"))
 			if err != nil {
 				return usageErr("%v", err)
 			}

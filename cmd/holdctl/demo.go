@@ -12,6 +12,7 @@ import (
 	"holdgo/experiment"
 	"holdgo/hold"
 	"holdgo/internal/clibind"
+	"holdgo/internal/devices"
 	"holdgo/internal/procexit"
 	"holdgo/sample"
 	"holdgo/train"
@@ -53,7 +54,7 @@ func runDemo(c *cli.Context, opt demoOptions) error {
 	device := c.String("device")
 	return inputExit(experiment.RunDemo(experiment.DemoRun{Out: opt.Out, Steps: opt.Steps, L: opt.L, Alpha: opt.Alpha, N: opt.N,
 		NFE: opt.NFE, Sampler: opt.Sampler, Seed: opt.Seed, Times: opt.Times, LR: opt.LR, Fourier: opt.Fourier, Force: opt.Force,
-		Device: device, Open: openDevice, Prog: "holdctl",
+		Device: device, Open: devices.Open, Prog: "holdctl",
 		Notify: func() (context.Context, func()) {
 			ctx, stop := signal.NotifyContext(c.Context, procexit.StopSignals...)
 			procexit.OwnSignals()

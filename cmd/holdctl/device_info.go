@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/cuda"
+	"holdgo/internal/devices"
 )
 
 // deviceCommand is 'holdctl device': open --device and say what it is, the preflight of the GPU
@@ -23,28 +24,20 @@ func deviceCommand() *cli.Command {
 				return usageErr("device takes no arguments, got %q", c.Args().First())
 			}
 			t0 := time.Now()
-			dev, err := openDevice(c.String("device"))
+			dev, err := devices.Open(c.String("device"))
 			if err != nil {
 				return usageErr("%v", err)
 			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "device: %s\n", c.String("device"))
 			if cd, ok := dev.(*cuda.Device); ok {
-				fmt.Fprintf(w, "backend: %s\n", backendName(cd.Backend()))
+				fmt.Fprintf(w, "backend: %s\n", devices.BackendName(cd.Backend()))
 				fmt.Fprintf(w, "opened: in %.2f s (on a GPU: cuBLAS loaded, every PTX module JIT-compiled or read from the JIT cache)\n", time.Since(t0).Seconds())
 			}
-			for _, line := range cudaLibraries() {
+			for _, line := range devices.Libraries() {
 				fmt.Fprintln(w, line)
 			}
 			return nil
 		},
 	}
-}
-
-// backendName is the GPU's name where the backend knows it.
-func backendName(be cuda.Backend) string {
-	if n, ok := be.(interface{ DeviceName() string }); ok {
-		return n.DeviceName()
-	}
-	return be.Name()
 }

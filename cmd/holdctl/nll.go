@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
+	"holdgo/internal/devices"
 	"holdgo/sample"
 )
 
@@ -38,7 +39,7 @@ func nllCommand() *cli.Command {
 			return inputExit(experiment.RunNLL(experiment.NLLRun{IsSet: c.IsSet, Ckpt: c.String("ckpt"), Raw: c.Bool("raw-weights"),
 				TrainData: c.String("train-data"), Data: c.String("data"), Estimator: c.String("estimator"), Gauge: c.String("gauge"),
 				N: opt.N, Batch: opt.Batch, Tol: opt.Tol, Eps: opt.Eps, Clip: opt.Clip, Seed: opt.Seed, DataSeed: opt.DataSeed,
-				Device: c.String("device"), Open: openDevice}, c.App.Writer))
+				Device: c.String("device"), Open: devices.Open}, c.App.Writer))
 		},
 	}, &opt)
 }

@@ -9,6 +9,7 @@ import (
 	"holdgo/data"
 	"holdgo/experiment"
 	"holdgo/internal/clibind"
+	"holdgo/internal/devices"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -24,7 +25,7 @@ func sampleHelp(cmd *cli.Command) *cli.Command {
 // samplerOn opens --device and returns its sampling function for the model (Sampler.On); errors
 // are the user's (exit status 2).
 func samplerOn(device string, s *sample.Sampler, m *train.Model, w io.Writer) (sample.Func, error) {
-	dev, err := openDevice(device)
+	dev, err := devices.Open(device)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -74,7 +75,7 @@ func sampleCommand() *cli.Command {
 			oracle.Data, oracle.SDE, oracle.Order, oracle.L, oracle.Alpha = opt.Data, opt.SDE, opt.Order, opt.L, opt.Alpha
 			return inputExit(experiment.RunSample(experiment.SampleRun{SpecFlags: opt.SpecFlags, IsSet: c.IsSet, Ckpt: opt.Ckpt,
 				Raw: opt.RawWeights, TrainData: c.String("train-data"), Oracle: opt.Oracle, OracleConfig: oracle, OracleN: opt.OracleN,
-				N: opt.N, Seed: opt.Seed, Outs: opt.Out, Force: c.Bool("force"), Device: c.String("device"), Open: openDevice},
+				N: opt.N, Seed: opt.Seed, Outs: opt.Out, Force: c.Bool("force"), Device: c.String("device"), Open: devices.Open},
 				c.App.Writer, c.App.ErrWriter))
 		},
 	}, &opt))

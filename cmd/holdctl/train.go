@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"holdgo/cuda"
 	"holdgo/dist"
 	"holdgo/internal/clibind"
+	"holdgo/internal/devices"
 	"holdgo/internal/parallel"
 	"holdgo/internal/procexit"
 	"holdgo/tensor"
@@ -65,8 +64,8 @@ func trainCommand() *cli.Command {
 				ctx, cancel = context.WithTimeout(ctx, opt.TimeLimit)
 				defer cancel()
 			}
-			if err := checkDist(opt.Dist, c.String("device")); err != nil {
-				return err
+			if err := devices.CheckDist(opt.Dist, c.String("device")); err != nil {
+				return usageErr("%v", err)
 			}
 			comm, err := dist.Open()
 			if err != nil {
@@ -86,28 +85,6 @@ func trainCommand() *cli.Command {
 			return train.EndRanks(comm, runTrain(ctx, c, comm, opt), "holdctl")
 		},
 	}, &opt, &flags)
-}
-
-// checkDist checks --dist: host, or nccl on --device cuda with an NCCL that loads. The NCCL
-// communicator on GPUs (train.Trainer.SetDeviceComm with NCCL on a second stream) is not built yet:
-// the bucketed reduction in device memory runs with the in-process engine only (dist.NewLocalDevice,
-// docs/distributed.md), so --dist nccl stops here, after saying which NCCL it found.
-func checkDist(mode, device string) error {
-	switch mode {
-	case "", "host":
-		return nil
-	case "nccl":
-	default:
-		return usageErr("--dist %q: want host or nccl", mode)
-	}
-	if device != "cuda" && !strings.HasPrefix(device, "cuda:") {
-		return usageErr("--dist nccl sums gradients in GPU memory: it needs --device cuda (got --device %s)", device)
-	}
-	lib, err := cuda.NCCLInfo()
-	if err != nil {
-		return usageErr("--dist nccl: %v", err)
-	}
-	return usageErr("--dist nccl: %s loads, but this build has no NCCL communicator on GPUs yet (issue 49); use --dist host, whose all-reduce goes through host memory", lib)
 }
 
 // usageErr is an input error: exit status 2.
@@ -136,14 +113,14 @@ func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, opt t
 }
 
 // openRankDevice opens this rank's --device: in a run of several processes, --device cuda without an
-// ordinal takes the GPU of the rank's local rank (rankDevice), and every rank says once where it runs
-// (rankLine; not for --local-ranks, whose ranks share the process and its device).
+// ordinal takes the GPU of the rank's local rank (devices.ForRank), and every rank says once where it runs
+// (devices.RankLine; not for --local-ranks, whose ranks share the process and its device).
 func openRankDevice(c *cli.Context, comm dist.Communicator, opt trainOptions) (tensor.Device, error) {
-	name, err := rankDevice(c.String("device"), comm.Size(), os.LookupEnv, cudaDeviceCount)
+	name, err := devices.ForRank(c.String("device"), comm.Size(), os.LookupEnv, devices.Count)
 	if err != nil {
 		return nil, err
 	}
-	dev, err := openDevice(name)
+	dev, err := devices.Open(name)
 	if err != nil || comm.Size() < 2 || opt.LocalRanks > 1 {
 		return dev, err
 	}
@@ -151,7 +128,7 @@ func openRankDevice(c *cli.Context, comm dist.Communicator, opt trainOptions) (t
 	if err != nil {
 		host = "unknown (" + err.Error() + ")"
 	}
-	fmt.Fprintln(c.App.ErrWriter, rankLine(comm.Rank(), comm.Size(), host, dev))
+	fmt.Fprintln(c.App.ErrWriter, devices.RankLine(comm.Rank(), comm.Size(), host, dev))
 	return dev, nil
 }
 

@@ -1,10 +1,12 @@
-package main
+package devices
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"holdgo/cuda"
+	"holdgo/internal/budget"
 	"holdgo/tensor"
 )
 
@@ -37,7 +39,7 @@ func TestRankDevice(t *testing.T) {
 		{"cuda", 4, map[string]string{"LOCAL_RANK": "0"}, gpus(0), "", "no GPU visible"},
 	} {
 		lookup := func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }
-		got, err := rankDevice(c.name, c.ranks, lookup, c.count)
+		got, err := ForRank(c.name, c.ranks, lookup, c.count)
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s on %d ranks, %v: %q, %v; want an error with %q", c.name, c.ranks, c.env, got, err, c.err)
@@ -49,7 +51,53 @@ func TestRankDevice(t *testing.T) {
 
 // TestRankLine: the line a rank writes at start, on the CPU.
 func TestRankLine(t *testing.T) {
-	if got, want := rankLine(1, 4, "node2", tensor.CPU), "rank 1 of 4: host node2, device "+tensor.CPU.Name(); got != want {
-		t.Errorf("rankLine: %q, want %q", got, want)
+	if got, want := RankLine(1, 4, "node2", tensor.CPU), "rank 1 of 4: host node2, device "+tensor.CPU.Name(); got != want {
+		t.Errorf("RankLine: %q, want %q", got, want)
+	}
+}
+
+// TestOpen: the host devices by name, an unknown name refused with the names it takes.
+func TestOpen(t *testing.T) {
+	for name, want := range map[string]tensor.Device{"": tensor.CPU, "cpu": tensor.CPU, "reference": tensor.Reference} {
+		if dev, err := Open(name); err != nil || dev != want {
+			t.Errorf("Open(%q): %v, %v; want %s", name, dev, err, want.Name())
+		}
+	}
+	if _, err := Open("tpu"); err == nil || !strings.Contains(err.Error(), "want cpu, reference, cuda or cuda:N") {
+		t.Errorf("Open(tpu): %v", err)
+	}
+}
+
+// TestCheckDist: host passes, an unknown mode and nccl off a CUDA device are refused naming the flag.
+func TestCheckDist(t *testing.T) {
+	for _, c := range []struct{ mode, device, err string }{
+		{"", "cpu", ""}, {"host", "cuda", ""},
+		{"mpi", "cpu", `--dist "mpi": want host or nccl`},
+		{"nccl", "cpu", "it needs --device cuda (got --device cpu)"},
+		{"nccl", "cuda:1", "--dist nccl: "}, // no NCCL communicator on GPUs in any build yet
+	} {
+		err := CheckDist(c.mode, c.device)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("CheckDist(%q, %q): %v; want %q", c.mode, c.device, err, c.err)
+		}
+	}
+}
+
+// TestKernelMemory: a kernel benchmark over the budget is refused before anything is allocated,
+// naming both size flags, as bad input (budget.ErrExceeded); on the host shim the device's memory
+// counts too.
+func TestKernelMemory(t *testing.T) {
+	defer budget.SetLimit(budget.Limit())
+	budget.SetLimit(256 << 20)
+	small := cuda.BenchOptions{Elements: 1 << 10, GemmSize: 16, Reps: 1}
+	if err := checkKernelMemory(small, true); err != nil {
+		t.Errorf("a small run: %v", err)
+	}
+	big := cuda.BenchOptions{Elements: 1 << 30, GemmSize: 16, Reps: 1}
+	for _, onHost := range []bool{false, true} {
+		err := checkKernelMemory(big, onHost)
+		if !errors.Is(err, budget.ErrExceeded) || !strings.Contains(err.Error(), "--elements 1073741824 --gemm 16") {
+			t.Errorf("onHost %v: %v; want budget.ErrExceeded naming the flags", onHost, err)
+		}
 	}
 }

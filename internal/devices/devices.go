@@ -1,0 +1,157 @@
+// Package devices opens the tensor.Device a command names (--device: cpu, reference, cuda, cuda:N)
+// in this build, and holds what else depends on the build's CUDA: the GPU a data-parallel rank takes,
+// the line each rank writes, the libraries a CUDA device loads, and the kernel benchmark's driver.
+// Three builds: -tags cuda (the driver), -tags cudashim (holdctl-shim: the host shim), neither (no CUDA,
+// every CUDA request refused with how to get a CUDA build).
+package devices
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"holdgo/cuda"
+	"holdgo/dist"
+	"holdgo/internal/budget"
+	"holdgo/tensor"
+)
+
+// Open returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:N",
+// which OpenCUDA of the build (devices_cuda.go, devices_shim.go, devices_nocuda.go) opens or
+// refuses with a message that says how to get a CUDA build.
+func Open(name string) (tensor.Device, error) {
+	switch {
+	case name == "" || name == "cpu":
+		return tensor.CPU, nil
+	case name == "reference":
+		return tensor.Reference, nil
+	case name == "cuda" || strings.HasPrefix(name, "cuda:"):
+		d, err := OpenCUDA(name)
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("unknown device %q (want cpu, reference, cuda or cuda:N)", name)
+}
+
+// ForRank is the --device that a rank of a run of ranks > 1 opens: "cuda" without an ordinal
+// becomes cuda:N, N the GPU of the rank's local rank on its node (dist.LocalRank from lookup,
+// os.LookupEnv in holdctl; dist.DeviceForLocalRank over the count GPUs visible: local rank N takes
+// GPU N, one visible GPU serves every rank, more ranks than GPUs is an error). One rank, an
+// explicit cuda:N, another device or no local rank in the environment leave name as it is.
+func ForRank(name string, ranks int, lookup func(string) (string, bool), count func() (int, error)) (string, error) {
+	if name != "cuda" || ranks < 2 {
+		return name, nil
+	}
+	local, source, ok, err := dist.LocalRank(lookup)
+	if err != nil || !ok {
+		return name, err
+	}
+	n, err := count()
+	if err != nil {
+		return "", fmt.Errorf("--device cuda for local rank %d (%s): %w", local, source, err)
+	}
+	ordinal, err := dist.DeviceForLocalRank(local, n)
+	if err != nil {
+		return "", fmt.Errorf("--device cuda for local rank %d (%s): %w", local, source, err)
+	}
+	return fmt.Sprintf("cuda:%d", ordinal), nil
+}
+
+// RankLine is the line each rank of a run of several processes writes once at start: where it runs
+// and on what ("rank 1 of 4: host node2, device NVIDIA H100 80GB HBM3 (sm_90 PTX) (bus id
+// 00000000:19:00.0)"), so a log shows which GPU every rank took.
+func RankLine(rank, size int, host string, dev tensor.Device) string {
+	what := "device " + dev.Name()
+	if cd, ok := dev.(*cuda.Device); ok {
+		bus := "none" // the host shim
+		if b, ok := cd.Backend().(interface{ BusID() string }); ok {
+			bus = b.BusID()
+		}
+		what = fmt.Sprintf("device %s (bus id %s)", BackendName(cd.Backend()), bus)
+	}
+	return fmt.Sprintf("rank %d of %d: host %s, %s", rank, size, host, what)
+}
+
+// BackendName is the GPU's name where the backend knows it.
+func BackendName(be cuda.Backend) string {
+	if n, ok := be.(interface{ DeviceName() string }); ok {
+		return n.DeviceName()
+	}
+	return be.Name()
+}
+
+// CheckDist checks --dist: host, or nccl on --device cuda with an NCCL that loads. The NCCL
+// communicator on GPUs (train.Trainer.SetDeviceComm with NCCL on a second stream) is not built yet:
+// the bucketed reduction in device memory runs with the in-process engine only (dist.NewLocalDevice,
+// docs/distributed.md), so --dist nccl stops here, after saying which NCCL it found. Every error is
+// the user's.
+func CheckDist(mode, device string) error {
+	switch mode {
+	case "", "host":
+		return nil
+	case "nccl":
+	default:
+		return fmt.Errorf("--dist %q: want host or nccl", mode)
+	}
+	if device != "cuda" && !strings.HasPrefix(device, "cuda:") {
+		return fmt.Errorf("--dist nccl sums gradients in GPU memory: it needs --device cuda (got --device %s)", device)
+	}
+	lib, err := cuda.NCCLInfo()
+	if err != nil {
+		return fmt.Errorf("--dist nccl: %v", err)
+	}
+	return fmt.Errorf("--dist nccl: %s loads, but this build has no NCCL communicator on GPUs yet (issue 49); use --dist host, whose all-reduce goes through host memory", lib)
+}
+
+// MemoryError is a kernel benchmark over the memory budget: it unwraps to budget.ErrExceeded (bad
+// input).
+type MemoryError struct{ msg string }
+
+func (e *MemoryError) Error() string { return e.msg }
+func (e *MemoryError) Unwrap() error { return budget.ErrExceeded }
+
+// checkKernelMemory refuses (a *MemoryError) a kernel benchmark whose buffers would not fit the memory
+// budget, naming both size flags with their values and what each alone needs, before anything is
+// allocated. A GPU keeps the workloads' tensors in its own memory and only the staging of one upload
+// counts (onHost false); on the host shim the device memory is host memory too (onHost true).
+func checkKernelMemory(o cuda.BenchOptions, onHost bool) error {
+	need := func(o cuda.BenchOptions) int64 {
+		m := cuda.BenchMemoryOf(o)
+		if onHost {
+			return m.Device + m.Host
+		}
+		return m.Host
+	}
+	total := need(o)
+	if total <= budget.Limit() {
+		return nil
+	}
+	where := "host memory for staging the uploads"
+	if onHost {
+		where = "host memory (the shim's device memory is host memory)"
+	}
+	alone := func(o cuda.BenchOptions) string { return budget.Format(need(o)) }
+	return &MemoryError{fmt.Sprintf("bench kernels --elements %d --gemm %d: the workloads need %s of %s, over the memory budget of %s (--max-memory); give a smaller --elements (%d alone needs %s) or --gemm (%d alone needs %s)",
+		o.Elements, o.GemmSize, budget.Format(total), where, budget.Format(budget.Limit()),
+		o.Elements, alone(cuda.BenchOptions{Elements: o.Elements, GemmSize: 1}), o.GemmSize, alone(cuda.BenchOptions{Elements: 1, GemmSize: o.GemmSize}))}
+}
+
+// benchKernels checks the workloads against the memory budget, opens the CUDA device name and times
+// every CUDA kernel family on it (cuda.BenchKernels), printing the table.
+func benchKernels(w io.Writer, name string, opts cuda.BenchOptions, onHost bool) error {
+	if err := checkKernelMemory(opts, onHost); err != nil {
+		return err
+	}
+	dev, err := OpenCUDA(name)
+	if err != nil {
+		return err
+	}
+	res, err := cuda.BenchKernels(dev, opts)
+	if err != nil {
+		return err
+	}
+	cuda.WriteBenchTable(w, dev, res)
+	return nil
+}
