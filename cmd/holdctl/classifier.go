@@ -9,6 +9,7 @@ import (
 	"holdgo/fid"
 	"holdgo/imagedata"
 	"holdgo/internal/outpath"
+	"holdgo/internal/parallel"
 	"holdgo/train"
 )
 
@@ -24,7 +25,7 @@ type classifierOptions struct {
 	LR     float64 `flag:"lr" gt:"0" max:"10" help:"peak learning rate (cosine decay to 0)"`
 	Limit  int     `flag:"limit" min:"0" max:"2147483647" note:"0: all" help:"use at most this many training images (0: all)"`
 	Seed   uint64  `flag:"seed" help:"seed of the initialisation and the shuffling"`
-	threadsOption
+	parallel.ThreadsOption
 }
 
 func classifierCommand() *cli.Command {
@@ -56,7 +57,7 @@ func runClassifierTrain(c *cli.Context, opt classifierOptions) error {
 		return usageErr("classifier train: --data KIND:DIR with labels, KIND one of %v (got %q)", imagedata.Kinds, spec)
 	}
 	epochs, batch, lr := opt.Epochs, opt.Batch, opt.LR
-	opt.apply()
+	opt.Apply()
 	guard := outpath.New(c.Bool("force"))
 	guard.Data(spec, c.String("test"))
 	if err := checkOutputs(guard, output{"out", c.String("out"), outpath.Safetensors}); err != nil {

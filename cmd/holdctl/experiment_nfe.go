@@ -5,6 +5,7 @@ import (
 
 	"holdgo/experiment"
 	"holdgo/hold"
+	"holdgo/internal/parallel"
 	"holdgo/sample"
 )
 
@@ -49,7 +50,7 @@ type experimentNFEOptions struct {
 	Seed           uint64 `flag:"seed" help:"seed (every cell uses it)"`
 	FloorReps      int    `flag:"floor-reps" min:"1" max:"1000" help:"replicates of exact samples for the floor"`
 	Workers        int    `flag:"workers" min:"1" max:"256" help:"chunks sampled in parallel (oracle table)"`
-	threadsOption
+	parallel.ThreadsOption
 }
 
 func runExperimentNFE(c *cli.Context, opt experimentNFEOptions) error {
@@ -64,6 +65,6 @@ func runExperimentNFE(c *cli.Context, opt experimentNFEOptions) error {
 			Workers: opt.Workers, Ends: hold.DefaultEndTimes()},
 		EndTimes: c.StringSlice("end-time"), MaxNFE: experiment.MaxNFE, Ckpts: ckpts, Oracle: !c.Bool("no-oracle"),
 		Samples: opt.Samples, TrainedSamples: opt.TrainedSamples, FloorReps: opt.FloorReps,
-		Out: c.String("out"), Force: c.Bool("force"), Ready: opt.apply,
+		Out: c.String("out"), Force: c.Bool("force"), Ready: opt.Apply,
 	}, c.App.Writer))
 }

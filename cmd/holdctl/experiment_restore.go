@@ -60,7 +60,7 @@ func experimentRestoreCommand() *cli.Command {
 }
 
 func runExperimentRestore(c *cli.Context, opt experimentRestoreOptions) error {
-	opt.apply()
+	opt.Apply()
 	if f := c.String("format"); f != "markdown" && f != "json" {
 		return usageErr("experiment restore: --format %q, want markdown or json", f)
 	}

@@ -8,6 +8,7 @@ import (
 	"holdgo/experiment"
 	"holdgo/fid"
 	"holdgo/imagedata"
+	"holdgo/internal/parallel"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -31,7 +32,7 @@ type fidOptions struct {
 	KIDSubsetSize int    `flag:"kid-subset-size" min:"2" max:"1048576" help:"KID subset size"`
 	Seed          uint64 `flag:"seed" help:"seed of the sampler and of the KID subsets"`
 	RawWeights    bool   `flag:"raw-weights" help:"sample a run with its raw weights instead of the EMA"`
-	threadsOption
+	parallel.ThreadsOption
 	JSON bool `flag:"json" help:"print one JSON object: fid, kid, kid_se, n"`
 	sample.SpecFlags
 }
@@ -56,7 +57,7 @@ func fidCommand() *cli.Command {
 }
 
 func runFID(c *cli.Context, opt fidOptions) error {
-	opt.apply()
+	opt.Apply()
 	err := experiment.RunFID(fid.Config{Ref: opt.Ref, Samples: opt.Samples, FeatureSpec: opt.Features, RefN: opt.RefN, N: opt.N,
 		Batch: opt.Batch, ImageShape: opt.ImageShape, SaveStats: opt.SaveStats, KIDOnly: opt.KIDOnly,
 		KID: fid.KIDOptions{Subsets: opt.KIDSubsets, SubsetSize: opt.KIDSubsetSize, Seed: opt.Seed},

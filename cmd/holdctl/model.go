@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/bench"
+	"holdgo/internal/parallel"
 	"holdgo/layers"
 )
 
@@ -17,7 +18,7 @@ type modelInfoOptions struct {
 	NF          int `flag:"nf" min:"0" max:"4096" note:"0: the preset's" help:"base channels (0: the preset's)"`              // train.MaxChannels
 	ResBlocks   int `flag:"res-blocks" min:"0" max:"64" note:"0: the preset's" help:"res-blocks per level (0: the preset's)"` // train.MaxResBlocks
 	Batch       int `flag:"batch" min:"0" max:"4096" note:"0: no step" help:"also run one forward+backward at this batch and report its memory and time"`
-	threadsOption
+	parallel.ThreadsOption
 }
 
 func modelCommand() *cli.Command {
@@ -58,7 +59,7 @@ func modelInfo(c *cli.Context, opt modelInfoOptions) error {
 		if err := checkBudget("batch", int64(b)*int64(cfg.ImageSize)*int64(cfg.ImageSize)*int64(cfg.NF)*4*64, 4); err != nil {
 			return err
 		}
-		opt.apply()
+		opt.Apply()
 		st, err := bench.ModelStep(cfg, b, !c.Bool("no-recycle"))
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
+	"holdgo/internal/parallel"
 	"holdgo/sample"
 )
 
@@ -16,7 +17,7 @@ type modelX0Options struct {
 	Levels   int     `flag:"levels" min:"2" max:"100" help:"noise levels"`
 	SigmaMin float64 `flag:"sigma-min" gt:"0" note:"below σ(T)" help:"smallest noise level"`
 	Seed     uint64  `flag:"seed" help:"seed of the forward noise"`
-	threadsOption
+	parallel.ThreadsOption
 }
 
 func modelX0Command() *cli.Command {
@@ -39,7 +40,7 @@ func modelX0Command() *cli.Command {
 }
 
 func runModelX0(c *cli.Context, opt modelX0Options) error {
-	opt.apply()
+	opt.Apply()
 	return inputExit(experiment.RunX0(experiment.X0Run{Ckpt: c.String("ckpt"), Data: c.String("data"), N: opt.N, Levels: opt.Levels,
 		SigmaMin: opt.SigmaMin, Seed: opt.Seed, JSON: c.Bool("json")}, c.App.Writer))
 }

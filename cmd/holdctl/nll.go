@@ -5,6 +5,7 @@ import (
 
 	"holdgo/experiment"
 	"holdgo/internal/devices"
+	"holdgo/internal/parallel"
 	"holdgo/sample"
 )
 
@@ -16,7 +17,7 @@ type nllOptions struct {
 	Eps   float64 `flag:"eps" gt:"0" note:"below the horizon T" help:"start time of the ODE"`
 	Seed  uint64  `flag:"seed" help:"seed of dequantisation, auxiliary variables and ε"`
 	Clip  float64 `flag:"clip" min:"0" help:"integrate the flow of the denoiser with x̂₀ thresholded to [−clip, clip] (the model sample --clip draws from; on the shipped VP model 0.009 bits/dim lower than 0 at 2.2× the time); 0: the network's own flow, the likelihood CLD-SGM and score_sde report"`
-	threadsOption
+	parallel.ThreadsOption
 	DataSeed uint64 `flag:"data-seed" help:"point data: seed of the held-out draws of the run's data (default: derived from, never equal to, the training seed)"`
 }
 
@@ -35,7 +36,7 @@ func nllCommand() *cli.Command {
 			deviceFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			opt.apply()
+			opt.Apply()
 			return inputExit(experiment.RunNLL(experiment.NLLRun{IsSet: c.IsSet, Ckpt: c.String("ckpt"), Raw: c.Bool("raw-weights"),
 				TrainData: c.String("train-data"), Data: c.String("data"), Estimator: c.String("estimator"), Gauge: c.String("gauge"),
 				N: opt.N, Batch: opt.Batch, Tol: opt.Tol, Eps: opt.Eps, Clip: opt.Clip, Seed: opt.Seed, DataSeed: opt.DataSeed,

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
+	"holdgo/internal/parallel"
 	"holdgo/sample"
 )
 
@@ -18,7 +19,7 @@ type plotTrajectoryOptions struct {
 	Times int    `flag:"times" min:"2" max:"40" help:"times along each path"`
 	Scale int    `flag:"scale" min:"1" max:"8" help:"pixel repetition of the tiles"`
 	Seed  uint64 `flag:"seed" help:"seed of the sampler and of the forward noise"`
-	threadsOption
+	parallel.ThreadsOption
 }
 
 func plotTrajectoryCommand() *cli.Command {
@@ -42,7 +43,7 @@ func plotTrajectoryCommand() *cli.Command {
 }
 
 func runPlotTrajectory(c *cli.Context, opt plotTrajectoryOptions) error {
-	opt.apply()
+	opt.Apply()
 	return inputExit(experiment.RunTrajectory(experiment.TrajectoryRun{Out: c.String("out"), Ckpt: c.String("ckpt"),
 		Data: c.String("data"), Spec: opt.Spec(c.IsSet), IsSet: c.IsSet, N: opt.N, Times: opt.Times, Scale: opt.Scale,
 		Seed: opt.Seed}, c.App.Writer))

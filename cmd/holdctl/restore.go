@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/internal/parallel"
 	"holdgo/restore"
 )
 
@@ -33,7 +34,7 @@ type restoreNumbers struct {
 	N         int     `flag:"n" min:"1" max:"2147483647" help:"number of images"`
 	K         int     `flag:"samples-per-image" min:"1" max:"65536" help:"restorations K of each image"`
 	Seed      uint64  `flag:"seed" help:"random seed (image i's streams are keyed by it and i)"`
-	threadsOption
+	parallel.ThreadsOption
 	ForwardMiB int `flag:"forward-mib" min:"0" max:"1048576" note:"at most the memory budget" help:"memory for one forward pass's activations in MiB (0: passes of 64 samples)"`
 }
 
@@ -84,7 +85,7 @@ func restoreCommand() *cli.Command {
 }
 
 func runRestore(c *cli.Context, o restoreOptions) error {
-	o.apply()
+	o.Apply()
 	return restoreErr(restore.RunJob(restore.JobRun{Params: restore.Params{Ckpt: c.String("ckpt"), RawWeights: c.Bool("raw-weights"),
 		Task: restore.Task{Name: c.String("task"), Box: o.Box, BoxPos: c.String("box-pos"), Drop: o.Drop,
 			BlurSigma: o.BlurSigma, Noise: o.Noise},

@@ -10,6 +10,7 @@ import (
 	"holdgo/experiment"
 	"holdgo/internal/clibind"
 	"holdgo/internal/devices"
+	"holdgo/internal/parallel"
 	"holdgo/sample"
 	"holdgo/train"
 )
@@ -57,7 +58,7 @@ type sampleOptions struct {
 	N          int      `flag:"n" min:"1" max:"2e18" note:"and its samples fit in a file" help:"number of samples"`
 	Seed       uint64   `flag:"seed" help:"random seed"`
 	Out        []string `flag:"out" help:"output files: .npy (float32, (n, d)) and/or .png"`
-	threadsOption
+	parallel.ThreadsOption
 }
 
 func sampleCommand() *cli.Command {
@@ -70,7 +71,7 @@ func sampleCommand() *cli.Command {
 		Flags:  []cli.Flag{trainDataFlag(), forceFlag(), deviceFlag()},
 		Before: oneProcess("sample"),
 		Action: func(c *cli.Context) error {
-			opt.apply()
+			opt.Apply()
 			oracle := d
 			oracle.Data, oracle.SDE, oracle.Order, oracle.L, oracle.Alpha = opt.Data, opt.SDE, opt.Order, opt.L, opt.Alpha
 			return inputExit(experiment.RunSample(experiment.SampleRun{SpecFlags: opt.SpecFlags, IsSet: c.IsSet, Ckpt: opt.Ckpt,

@@ -10,12 +10,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"holdgo/internal/parallel"
 	"holdgo/serve"
 	"holdgo/train"
 )
 
 func serveCommand() *cli.Command {
-	var opt threadsOption
+	var opt parallel.ThreadsOption
 	return withConfig(&cli.Command{
 		Name:  "serve",
 		Usage: "a local web page to restore and sample images with a trained image model",
@@ -34,7 +35,7 @@ func serveCommand() *cli.Command {
 		},
 		Before: oneProcess("serve"),
 		Action: func(c *cli.Context) error {
-			opt.apply()
+			opt.Apply()
 			return runServe(c)
 		},
 	}, &opt)

@@ -31,21 +31,13 @@ type trainOptions struct {
 	Config string `flag:"config" help:"YAML or JSON file with any of the keys below (flags given explicitly win)"`
 	Out    string `flag:"out" help:"run directory"`
 	Resume bool   `flag:"resume" help:"continue the run in --out from its checkpoint (up to --steps in total); only --steps, --ckpt-every, --log-every, --threads, --local-ranks and --time-limit may differ from the stored run"`
-	threadsOption
+	parallel.ThreadsOption
 	LocalRanks  int           `flag:"local-ranks" min:"1" max:"256" help:"data-parallel ranks in this process (goroutines on one thread each, the batch split evenly): faster than splitting each operation for small networks such as the toy MLP (holdctl demo trains on 2)"`
 	LogEvery    int           `flag:"log-every" min:"1" help:"steps between log.csv rows and plain progress lines"`
 	TimeLimit   time.Duration `flag:"time-limit" min:"0" note:"0: no limit" help:"stop after this wall time (e.g. 58m), writing the checkpoint; 0: no limit"`
 	ForceUnlock bool          `flag:"force-unlock" help:"take over a run directory's lock that names another host (only when its process is known to be dead)"`
 	Dist        string        `flag:"dist" help:"how the ranks sum their gradients: host (an all-reduce of host copies over MPI or --local-ranks) or nccl (NCCL in device memory, --device cuda; exit 2 naming every path tried when no NCCL loads)"`
 }
-
-// threadsOption is --threads of the commands that run the worker pool.
-type threadsOption struct {
-	Threads int `flag:"threads" min:"0" max:"256" note:"0: all cores" help:"worker threads (default: all cores)"` // each thread is a persistent worker goroutine
-}
-
-// apply sets the worker pool's size (0: all cores).
-func (t threadsOption) apply() { parallel.SetThreads(t.Threads) }
 
 func trainCommand() *cli.Command {
 	opt := trainOptions{Out: "runs/hold", LocalRanks: 1, LogEvery: 100, Dist: "host"}
@@ -55,7 +47,7 @@ func trainCommand() *cli.Command {
 		Usage: "train a score model (writes DIR/config.yaml, DIR/ckpt.safetensors, DIR/log.csv)",
 		Flags: []cli.Flag{deviceFlag()},
 		Action: func(c *cli.Context) error {
-			opt.apply()
+			opt.Apply()
 			ctx, stop := signal.NotifyContext(c.Context, procexit.StopSignals...)
 			defer stop()
 			procexit.OwnSignals() // a signal writes a checkpoint first (loop), instead of main's plain cleanup
