@@ -24,13 +24,6 @@ type SampleConfig struct {
 	Repeats int // forward passes timed (median); the sampling run is timed once
 }
 
-// SampleInputError is an error of Sample about its input (the checkpoint, the sampler flags, a batch
-// over the memory budget) rather than a failure while it ran.
-type SampleInputError struct{ Err error }
-
-func (e *SampleInputError) Error() string { return e.Err.Error() }
-func (e *SampleInputError) Unwrap() error { return e.Err }
-
 // SampleResult compares sampling with the forward pass it is made of.
 type SampleResult struct {
 	Model        string  `json:"model"`
@@ -58,11 +51,11 @@ func Sample(cfg SampleConfig) (*SampleResult, error) {
 	}
 	m, err := train.LoadModel(cfg.Ckpt, false, "")
 	if err != nil {
-		return nil, &SampleInputError{err}
+		return nil, &InputError{err}
 	}
 	ns, ok := m.Score.(*train.NetworkScorer)
 	if !ok {
-		return nil, &SampleInputError{fmt.Errorf("bench sample: %s does not hold a score network", cfg.Ckpt)}
+		return nil, &InputError{fmt.Errorf("bench sample: %s does not hold a score network", cfg.Ckpt)}
 	}
 	// A forward pass of a few samples tells the memory a pass of the whole batch holds: refuse a batch
 	// beyond the memory budget (--max-memory) before the pass that would take it.
@@ -72,12 +65,12 @@ func Sample(cfg SampleConfig) (*SampleResult, error) {
 		return nil, err
 	}
 	if err := budget.CheckCount(int64(cfg.Batch), perSample, "--batch (forward activations per image)"); err != nil {
-		return nil, &SampleInputError{err}
+		return nil, &InputError{err}
 	}
 	ns.ForwardBatch = cfg.Batch
 	s, err := cfg.Spec.Build(m.SDE, ns, m.Source.Dimension())
 	if err != nil {
-		return nil, &SampleInputError{err}
+		return nil, &InputError{err}
 	}
 	s.Workers = 1
 	start := time.Now()
