@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"holdgo/checkpoint"
 	"holdgo/imagedata"
 	"holdgo/internal/atomicfile"
+	"holdgo/internal/outpath"
+	"holdgo/internal/runlock"
 )
 
 // KeyExported marks a checkpoint written by ExportEMA (value "ema").
@@ -155,5 +158,32 @@ func checkExportDir(dir string, force bool) error {
 	if !force {
 		return inputErr("export: --out %s holds an exported model; add --force to replace it", dir)
 	}
+	return nil
+}
+
+// RunExport is holdctl export: it refuses an empty out, or one inside a run directory that another
+// process is training in (its lock), loads the checkpoint that ckpt names (a run directory or a file),
+// writes its export to out (Export; force replaces an earlier export) and reports it on w. Its input
+// errors are ExitErrors of status 2.
+func RunExport(ckpt, out string, force bool, w io.Writer) error {
+	if out == "" {
+		return inputErr("export: --out is empty: give the directory to write the model into")
+	}
+	// The export's directory may not be made inside a run that another process is training in.
+	if parent := filepath.Dir(filepath.Clean(out)); outpath.IsRunDir(parent) {
+		if owner, busy := runlock.Holder(parent); busy {
+			return inputErr("export: --out %s is in the run directory %s, which %s is writing now (its lock); wait for it or write elsewhere", out, parent, owner)
+		}
+	}
+	src, err := checkpoint.Load(CheckpointPath(ckpt))
+	if err != nil {
+		return inputErr("export: %v", err)
+	}
+	if err := Export(src, out, force); err != nil {
+		return err
+	}
+	st, _ := os.Stat(filepath.Join(out, CheckpointFile))
+	step, _ := src.Step()
+	fmt.Fprintf(w, "exported %s (step %d, EMA weights, %.1f MB) to %s\n", src.Path, step, float64(st.Size())/1e6, out)
 	return nil
 }

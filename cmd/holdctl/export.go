@@ -1,15 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/urfave/cli/v2"
 
-	"holdgo/checkpoint"
-	"holdgo/internal/outpath"
-	"holdgo/internal/runlock"
 	"holdgo/train"
 )
 
@@ -25,31 +18,8 @@ func exportCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Required: true, Usage: "directory to write the model into"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an earlier export in --out"},
 		},
-		Action: runExport,
+		Action: func(c *cli.Context) error {
+			return cliError(train.RunExport(c.String("ckpt"), c.String("out"), c.Bool("force"), c.App.Writer))
+		},
 	}
-}
-
-func runExport(c *cli.Context) error {
-	out := c.String("out")
-	if out == "" {
-		return usageErr("export: --out is empty: give the directory to write the model into")
-	}
-	// The export's directory may not be made inside a run that another process is training in.
-	if parent := filepath.Dir(filepath.Clean(out)); outpath.IsRunDir(parent) {
-		if owner, busy := runlock.Holder(parent); busy {
-			return usageErr("export: --out %s is in the run directory %s, which %s is writing now (its lock); wait for it or write elsewhere", out, parent, owner)
-		}
-	}
-	src, err := checkpoint.Load(train.CheckpointPath(c.String("ckpt")))
-	if err != nil {
-		return usageErr("export: %v", err)
-	}
-	if err := train.Export(src, out, c.Bool("force")); err != nil {
-		return cliError(err)
-	}
-	target := filepath.Join(out, ckptName)
-	st, _ := os.Stat(target)
-	step, _ := src.Step()
-	fmt.Fprintf(c.App.Writer, "exported %s (step %d, EMA weights, %.1f MB) to %s\n", src.Path, step, float64(st.Size())/1e6, out)
-	return nil
 }
