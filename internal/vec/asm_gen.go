@@ -719,6 +719,144 @@ func writeAffine64(w *bytes.Buffer, is *isa) {
 	g.op("RET")
 }
 
+// sin64Consts are the float64 constants of writeSin64, one 64-byte row of 8 equal lanes each in
+// vconst64<>: sinRef's, with the same values (Go's constant arithmetic rounds 1.0/6 and the rest to
+// the nearest float64 exactly as the Go kernel's expressions do).
+var sin64Consts = []struct {
+	name string
+	bits uint64
+}{
+	{"twoOverPi", math.Float64bits(2 / math.Pi)},
+	{"pio2Hi", math.Float64bits(1.57079632673412561417e+00)},
+	{"pio2Lo", math.Float64bits(6.07710050650619224932e-11)},
+	{"s3", math.Float64bits(-1.0 / 6)},
+	{"s5", math.Float64bits(1.0 / 120)},
+	{"s7", math.Float64bits(-1.0 / 5040)},
+	{"s9", math.Float64bits(1.0 / 362880)},
+	{"c2", math.Float64bits(-0.5)},
+	{"c4", math.Float64bits(1.0 / 24)},
+	{"c6", math.Float64bits(-1.0 / 720)},
+	{"c8", math.Float64bits(1.0 / 40320)},
+	{"c10", math.Float64bits(1.0 / 3628800)},
+	{"one", math.Float64bits(1)},
+	{"magic", math.Float64bits(0x1.8p52)}, // k + 1.5·2⁵² holds the integer k in its low bits
+	{"absMask", 1<<63 - 1},
+	{"sinLimit", math.Float64bits(1 << 19)},
+	{"signBit", 1 << 63},
+	{"oneBit", 1},
+}
+
+// c64 is the vconst64<> operand of a sin64Consts constant.
+func c64(name string) string {
+	for i, c := range sin64Consts {
+		if c.name == name {
+			return fmt.Sprintf("vconst64<>+%d(SB)", 64*i)
+		}
+	}
+	panic("no float64 constant " + name)
+}
+
+// writeSin64 writes sin64{ISA}(dst, x []float32) (outside bool): sinRef on the elements up to the
+// last multiple of the float64 lanes (the Go wrapper does the rest), operation for operation — the
+// same float64 products and sums in the same order, none fused, the round to even, the quadrant's
+// polynomial chosen by a blend and its sign by an XOR — so every element has sinRef's bits. A lane
+// with |x| ≥ 2¹⁹ or NaN keeps x itself (|x| > 1, never a sine) and outside reports that there was
+// one: the wrapper then redoes those with math.Sin, from dst alone, so dst may be x.
+func writeSin64(w *bytes.Buffer, is *isa) {
+	g := &gen{w: w, isa: is}
+	name := "sin64" + is.suffix
+	lanes := is.width / 2
+	r := func(i int) string { return fmt.Sprintf("%s%d", is.reg, i) }
+	half := map[string]string{"Z": "Y", "Y": "X"}[is.reg]
+	and, xor, cvt := "VANDPD", "VXORPD", "VCVTPD2PSY"
+	if is == avx512 {
+		and, xor, cvt = "VPANDQ", "VPXORQ", "VCVTPD2PS"
+	}
+	step := func(i int) {
+		g.op("VCVTPS2PD %d(SI)(BX*4), %s", 4*lanes*i, r(0)) // x
+		g.op("%s %s, %s, %s", and, c64("absMask"), r(0), r(1))
+		if is == avx512 { // outside: !(|x| < 2¹⁹), NaN included
+			g.op("VCMPPD $5, %s, %s, K1", c64("sinLimit"), r(1))
+			g.op("KORW K1, K2, K2")
+		} else {
+			g.op("VCMPPD $5, %s, %s, %s", c64("sinLimit"), r(1), r(10))
+			g.op("VORPD %s, %s, %s", r(10), r(7), r(7))
+		}
+		g.op("VMULPD %s, %s, %s", c64("twoOverPi"), r(0), r(2))
+		if is == avx512 {
+			g.op("VRNDSCALEPD $0, %s, %s", r(2), r(2))
+		} else {
+			g.op("VROUNDPD $0, %s, %s", r(2), r(2))
+		}
+		g.op("VADDPD %s, %s, %s", r(9), r(2), r(2)) // k + 0: −0 becomes +0
+		g.op("VMULPD %s, %s, %s", c64("pio2Hi"), r(2), r(3))
+		g.op("VSUBPD %s, %s, %s", r(3), r(0), r(3)) // x − k·pio2Hi
+		g.op("VMULPD %s, %s, %s", c64("pio2Lo"), r(2), r(4))
+		g.op("VSUBPD %s, %s, %s", r(4), r(3), r(3)) // r
+		g.op("VMULPD %s, %s, %s", r(3), r(3), r(4)) // r²
+		// sin: r·(1 + r²·(s3 + r²·(s5 + r²·(s7 + r²·s9))))
+		g.op("VMULPD %s, %s, %s", c64("s9"), r(4), r(5))
+		for _, c := range []string{"s7", "s5", "s3"} {
+			g.op("VADDPD %s, %s, %s", c64(c), r(5), r(5))
+			g.op("VMULPD %s, %s, %s", r(5), r(4), r(5))
+		}
+		g.op("VADDPD %s, %s, %s", c64("one"), r(5), r(5))
+		g.op("VMULPD %s, %s, %s", r(5), r(3), r(5))
+		// cos: 1 + r²·(c2 + r²·(c4 + r²·(c6 + r²·(c8 − r²·c10))))
+		g.op("VMULPD %s, %s, %s", c64("c10"), r(4), r(6))
+		g.op("VSUBPD %s, %s, %s", r(6), r(8), r(6)) // c8 − r²·c10
+		g.op("VMULPD %s, %s, %s", r(6), r(4), r(6))
+		for _, c := range []string{"c6", "c4", "c2"} {
+			g.op("VADDPD %s, %s, %s", c64(c), r(6), r(6))
+			g.op("VMULPD %s, %s, %s", r(6), r(4), r(6))
+		}
+		g.op("VADDPD %s, %s, %s", c64("one"), r(6), r(6))
+		// Quadrant q = k mod 4 from k's low bits: cos for odd q, the sign flipped for q&2.
+		g.op("VADDPD %s, %s, %s", c64("magic"), r(2), r(2))
+		if is == avx512 {
+			g.op("VPTESTMQ %s, %s, K3", c64("oneBit"), r(2))
+			g.op("VMOVAPD %s, K3, %s", r(6), r(5))
+		} else {
+			g.op("VPSLLQ $63, %s, %s", r(2), r(1))
+			g.op("VBLENDVPD %s, %s, %s, %s", r(1), r(6), r(5), r(5))
+		}
+		g.op("VPSLLQ $62, %s, %s", r(2), r(1))
+		g.op("%s %s, %s, %s", and, c64("signBit"), r(1), r(1))
+		g.op("%s %s, %s, %s", xor, r(1), r(5), r(5))
+		if is == avx512 { // outside lanes keep x: the wrapper finds them by |value| > 1
+			g.op("VMOVAPD %s, K1, %s", r(0), r(5))
+		} else {
+			g.op("VBLENDVPD %s, %s, %s, %s", r(10), r(0), r(5), r(5))
+		}
+		g.op("%s %s, %s%d", cvt, r(5), half, 5)
+		g.op("VMOVUPS %s%d, %d(DI)(BX*4)", half, 5, 4*lanes*i)
+	}
+	fmt.Fprintf(w, "\n// func %s(dst, x []float32) (outside bool)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-49\n", name)
+	g.op("MOVQ dst_base+0(FP), DI")
+	g.op("MOVQ dst_len+8(FP), DX")
+	g.op("MOVQ x_base+24(FP), SI")
+	g.op("%s %s, %s, %s", xor, r(9), r(9), r(9))
+	g.op("VMOVUPD %s, %s", c64("c8"), r(8))
+	if is == avx512 {
+		g.op("KXORW K2, K2, K2")
+	} else {
+		g.op("VXORPD %s, %s, %s", r(7), r(7), r(7))
+	}
+	lanesLoop(g, name, lanes, step, name+"_done")
+	g.label(name + "_done")
+	if is == avx512 {
+		g.op("KORTESTW K2, K2")
+		g.op("SETNE outside+48(FP)")
+	} else {
+		g.op("VMOVMSKPD %s, AX", r(7))
+		g.op("TESTQ AX, AX")
+		g.op("SETNE outside+48(FP)")
+	}
+	g.op("VZEROUPPER")
+	g.op("RET")
+}
+
 // writeMix writes mix{32,64}_{rows}{ISA}: for n elements (a multiple of the
 // float64 lanes of a vector; the Go wrapper does the rest), out[r][i] =
 // Σ_j coef[r·nin+j]·in[j][i] with float64 FMAs in the order of j, for a
@@ -835,6 +973,13 @@ func main() {
 		fmt.Fprintf(&s, "DATA vtail<>+%d(SB)/4, $0x%08x\n", 4*l, v)
 	}
 	fmt.Fprintf(&s, "GLOBL vtail<>(SB), RODATA|NOPTR, $64\n")
+	fmt.Fprintf(&s, "\n// vconst64: one 64-byte row of 8 equal float64 lanes per constant of sin64.\n")
+	for i, c := range sin64Consts {
+		for l := range 8 {
+			fmt.Fprintf(&s, "DATA vconst64<>+%d(SB)/8, $0x%016x\n", 64*i+8*l, c.bits)
+		}
+	}
+	fmt.Fprintf(&s, "GLOBL vconst64<>(SB), RODATA|NOPTR, $%d\n", 64*len(sin64Consts))
 
 	var decl bytes.Buffer
 	fmt.Fprintf(&decl, "// Code generated by asm_gen.go; DO NOT EDIT.\n\n//go:build !noasm\n\npackage vec\n\nimport \"holdgo/internal/isa\"\n\n")
@@ -853,6 +998,8 @@ func main() {
 		fmt.Fprintf(&decl, "//go:noescape\nfunc sumDotDev%s(dy, x []float32, m float64) (sum, dot float64)\n\n", is.suffix)
 		writeAffine64(&s, is)
 		fmt.Fprintf(&decl, "//go:noescape\nfunc affine64%s(dst, x []float32, a, c float64)\n\n", is.suffix)
+		writeSin64(&s, is)
+		fmt.Fprintf(&decl, "//go:noescape\nfunc sin64%s(dst, x []float32) (outside bool)\n\n", is.suffix)
 		for _, f32 := range []bool{true, false} {
 			for rows := 1; rows <= 4; rows++ {
 				decl.WriteString(writeMix(&s, is, f32, rows))
@@ -864,7 +1011,7 @@ func main() {
 		for _, e := range elems {
 			fmt.Fprintf(&decl, "\t%s: %s%s,\n", e.name, e.name, is.suffix)
 		}
-		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n\tsumDotDev: sumDotDev%s,\n\taffine64: affine64%s,\n", is.suffix, is.suffix, is.suffix, is.suffix, is.suffix)
+		fmt.Fprintf(&decl, "\tsum: sum%s,\n\tsumSquares: sumSquares%s,\n\tsumSqDev: sumSqDev%s,\n\tsumDotDev: sumDotDev%s,\n\taffine64: affine64%s,\n\tsin64: sin64%s,\n", is.suffix, is.suffix, is.suffix, is.suffix, is.suffix, is.suffix)
 		fmt.Fprintf(&decl, "\tf64Lanes: %d,\n", is.width/2)
 		fmt.Fprintf(&decl, "}\n\n")
 	}

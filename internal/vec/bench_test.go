@@ -38,6 +38,7 @@ func BenchmarkVec(b *testing.B) {
 		{name: "SiLU", bytes: 8, run: func(x, y, _, _ []float32) { SiLU(x, y) }},
 		{name: "SiLUGrad", bytes: 12, run: func(x, y, z, _ []float32) { SiLUGrad(x, y, z) }},
 		{name: "Tanh", bytes: 8, run: func(x, y, _, _ []float32) { Tanh(x, y) }},
+		{name: "Sin", bytes: 8, run: func(x, y, _, _ []float32) { Sin(x, y) }},
 		{name: "SumSqDev", bytes: 4, run: func(x, _, _, _ []float32) { SumSqDev(x, 0.5) }},
 		{name: "SumDotDev", bytes: 8, run: func(x, y, _, _ []float32) { SumDotDev(x, y, 0.5) }},
 		// The HOLD-3 reparameterisation: x_t (3 rows) from q0 and ε (3 rows).

@@ -61,6 +61,9 @@ func sumDotDevAVX512(dy, x []float32, m float64) (sum, dot float64)
 func affine64AVX512(dst, x []float32, a, c float64)
 
 //go:noescape
+func sin64AVX512(dst, x []float32) (outside bool)
+
+//go:noescape
 func mix32_1AVX512(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
 
 //go:noescape
@@ -139,6 +142,9 @@ func sumDotDevAVX2(dy, x []float32, m float64) (sum, dot float64)
 func affine64AVX2(dst, x []float32, a, c float64)
 
 //go:noescape
+func sin64AVX2(dst, x []float32) (outside bool)
+
+//go:noescape
 func mix32_1AVX2(n int, outs *[4]*float32, ins *[8]*float32, nin int, coef *float64)
 
 //go:noescape
@@ -182,6 +188,7 @@ var avx512Impl = impl{
 	sumSqDev:   sumSqDevAVX512,
 	sumDotDev:  sumDotDevAVX512,
 	affine64:   affine64AVX512,
+	sin64:      sin64AVX512,
 	f64Lanes:   8,
 }
 
@@ -205,6 +212,7 @@ var avx2Impl = impl{
 	sumSqDev:   sumSqDevAVX2,
 	sumDotDev:  sumDotDevAVX2,
 	affine64:   affine64AVX2,
+	sin64:      sin64AVX2,
 	f64Lanes:   4,
 }
 

@@ -45,6 +45,7 @@ type impl struct {
 	sumSqDev                 func(x []float32, m float64) float64
 	sumDotDev                func(dy, x []float32, m float64) (sum, dot float64)
 	affine64                 func(dst, x []float32, a, c float64)
+	sin64                    func(dst, x []float32) (outside bool)
 	// f64Lanes is the number of float64 lanes of a vector: the element
 	// multiple the mix and sumSqDev kernels handle (0: no kernels, the Go
 	// loops do everything); mix32Kernel / mix64Kernel run the level's
