@@ -1148,10 +1148,37 @@ MUTATIONS = json.loads(r"""
  {
   "label": "data-parallel: shard noise drawn from element 0",
   "file": "train/objective.go",
-  "old": "part, err = tensor.View(all, shard.First*width, shard.Len, width)",
-  "new": "part, err = tensor.View(all, 0, shard.Len, width)",
+  "old": "tensor.FillNormalFrom(l.eps, c.Stream(rng.StreamNoise), l.first*uint64(l.eps.Dim(1)))",
+  "new": "tensor.FillNormalFrom(l.eps, c.Stream(rng.StreamNoise), 0)",
   "pkg": "./train",
   "run": "TestShardGradientsSumToWhole",
+  "tags": ""
+ },
+ {
+  "label": "data-parallel: shard auxiliary noise (DSM) drawn from element 0",
+  "file": "train/objective.go",
+  "old": "tensor.FillNormalFrom(l.aux, c.Stream(rng.StreamAux), l.first*uint64(l.aux.Dim(1)))",
+  "new": "tensor.FillNormalFrom(l.aux, c.Stream(rng.StreamAux), 0)",
+  "pkg": "./train",
+  "run": "TestShardGradientsSumToWhole",
+  "tags": ""
+ },
+ {
+  "label": "hg_philox_normal: the odd draw of a pair takes the cosine",
+  "file": "kernels/philox.cu",
+  "old": "dst[j] = (float)hg_dmul(r, (e & 1) ? s : c);",
+  "new": "dst[j] = (float)hg_dmul(r, (e & 1) ? c : c);",
+  "pkg": "./cuda",
+  "run": "TestShimBackendTable",
+  "tags": "cudashim"
+ },
+ {
+  "label": "SIMD Sin: the quadrant's sign flip dropped (AVX-512 and AVX2 generator)",
+  "file": "internal/vec/kernel_amd64.s",
+  "old": "VPSLLQ $62, Z2, Z1",
+  "new": "VPSLLQ $61, Z2, Z1",
+  "pkg": "./internal/vec",
+  "run": "TestSin",
   "tags": ""
  },
  {
