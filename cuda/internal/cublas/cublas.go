@@ -1,14 +1,10 @@
-//go:build cuda || cublasdl
+//go:build cuda || dynlib
 
 package cublas
 
 /*
-#cgo LDFLAGS: -ldl
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 // The cuBLAS ABI used here, declared without cublas_v2.h so that this file builds without the CUDA
 // toolkit: statuses and enums are C ints (CUBLAS_STATUS_SUCCESS = 0, CUBLAS_OP_N/T = 0/1,
@@ -16,9 +12,8 @@ package cublas
 // handle an opaque pointer. These values are the same in cuBLAS 11, 12 and 13.
 typedef void* hg_handle;
 
+// hg_cublas is the table of cuBLAS's functions, bound by dynlib (symbols, below).
 typedef struct {
-	void* lib;
-	void* lt;
 	int (*create)(hg_handle*);
 	int (*destroy)(hg_handle);
 	int (*set_stream)(hg_handle, void*);
@@ -27,45 +22,6 @@ typedef struct {
 	int (*sgemm_strided_batched)(hg_handle, int, int, int, int, int, const float*, const float*, int, long long,
 		const float*, int, long long, const float*, float*, int, long long, int);
 } hg_cublas;
-
-// hg_open dlopens path into t (after preloading lt, libcublasLt, when given: libcublas needs it and
-// the dynamic loader finds it by soname once it is loaded) and returns NULL, or dlerror's message.
-static const char* hg_open(hg_cublas* t, const char* path, const char* lt) {
-	dlerror();
-	if (lt) t->lt = dlopen(lt, RTLD_NOW | RTLD_GLOBAL);
-	t->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!t->lib) {
-		const char* e = dlerror();
-		if (t->lt) { dlclose(t->lt); t->lt = NULL; }
-		return e ? e : "dlopen failed";
-	}
-	return NULL;
-}
-
-static void* hg_sym(hg_cublas* t, const char* a, const char* b) {
-	void* p = dlsym(t->lib, a);
-	if (!p && b) p = dlsym(t->lib, b);
-	return p;
-}
-
-// hg_bind looks up every function and returns NULL, or the name of the first one missing.
-static const char* hg_bind(hg_cublas* t) {
-#define HG_BIND(field, a, b) if (!(*(void**)&t->field = hg_sym(t, a, b))) return a
-	HG_BIND(create, "cublasCreate_v2", "cublasCreate");
-	HG_BIND(destroy, "cublasDestroy_v2", "cublasDestroy");
-	HG_BIND(set_stream, "cublasSetStream_v2", "cublasSetStream");
-	HG_BIND(set_math_mode, "cublasSetMathMode", NULL);
-	HG_BIND(get_property, "cublasGetProperty", NULL);
-	HG_BIND(sgemm_strided_batched, "cublasSgemmStridedBatched", NULL);
-#undef HG_BIND
-	return NULL;
-}
-
-static void hg_close(hg_cublas* t) {
-	if (t->lib) dlclose(t->lib);
-	if (t->lt) dlclose(t->lt);
-	t->lib = t->lt = NULL;
-}
 
 static int hg_property(hg_cublas* t, int which, int* v) { return t->get_property(which, v); }
 
@@ -101,56 +57,32 @@ import (
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"holdgo/cuda/internal/dynlib"
 )
 
 // Library is a loaded cuBLAS.
 type Library struct {
 	Path                string // the candidate that loaded
 	Major, Minor, Patch int    // cublasGetProperty
+	dl                  *dynlib.Lib
 	t                   *C.hg_cublas
 }
 
 // Load tries the candidates of s in order and returns the first library that opens and exports
-// every function the backend calls, or a *LoadError listing every path tried and why it failed.
-func Load(s Search) (*Library, error) {
-	var tried []Attempt
-	for _, path := range s.Candidates() {
-		lib, err := open(path)
-		if err == nil {
-			return lib, nil
-		}
-		tried = append(tried, Attempt{Path: path, Reason: err.Error()})
-	}
-	return nil, &LoadError{Tried: tried}
-}
+// every function the backend calls, or a *dynlib.LoadError listing every path tried and why it
+// failed.
+func Load(s dynlib.Search) (*Library, error) { return dynlib.Load(spec, s, open) }
 
+// open binds cuBLAS's functions from path, after preloading the libcublasLt beside it (ltPath), and
+// reads its version.
 func open(path string) (*Library, error) {
-	if strings.Contains(path, "/") {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("not found")
-		}
+	t := new(C.hg_cublas)
+	dl, err := spec.Open(path, symbols(t), ltPath(path))
+	if err != nil {
+		return nil, err
 	}
-	t := (*C.hg_cublas)(C.calloc(1, C.sizeof_hg_cublas))
-	if t == nil {
-		return nil, fmt.Errorf("out of memory")
-	}
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	var clt *C.char
-	if lt := ltPath(path); lt != "" {
-		clt = C.CString(lt)
-		defer C.free(unsafe.Pointer(clt))
-	}
-	if msg := C.hg_open(t, cpath, clt); msg != nil {
-		C.free(unsafe.Pointer(t))
-		return nil, fmt.Errorf("dlopen: %s", C.GoString(msg))
-	}
-	if missing := C.hg_bind(t); missing != nil {
-		C.hg_close(t)
-		C.free(unsafe.Pointer(t))
-		return nil, fmt.Errorf("not a usable cuBLAS: no symbol %s", C.GoString(missing))
-	}
-	lib := &Library{Path: path, t: t}
+	lib := &Library{Path: path, dl: dl, t: t}
 	for i, v := range []*int{&lib.Major, &lib.Minor, &lib.Patch} {
 		x, err := lib.property(i)
 		if err != nil {
@@ -160,6 +92,19 @@ func open(path string) (*Library, error) {
 		*v = x
 	}
 	return lib, nil
+}
+
+// symbols is cuBLAS's symbol table: each function the backend calls (the _v2 name, or the older
+// one), and its place in t.
+func symbols(t *C.hg_cublas) []dynlib.Symbol {
+	return []dynlib.Symbol{
+		{Name: "cublasCreate_v2", Alt: "cublasCreate", Addr: unsafe.Pointer(&t.create)},
+		{Name: "cublasDestroy_v2", Alt: "cublasDestroy", Addr: unsafe.Pointer(&t.destroy)},
+		{Name: "cublasSetStream_v2", Alt: "cublasSetStream", Addr: unsafe.Pointer(&t.set_stream)},
+		{Name: "cublasSetMathMode", Addr: unsafe.Pointer(&t.set_math_mode)},
+		{Name: "cublasGetProperty", Addr: unsafe.Pointer(&t.get_property)},
+		{Name: "cublasSgemmStridedBatched", Addr: unsafe.Pointer(&t.sgemm_strided_batched)},
+	}
 }
 
 // property is cublasGetProperty(which): 0 major, 1 minor, 2 patch level.
@@ -191,10 +136,9 @@ func (l *Library) Version() string { return fmt.Sprintf("%d.%d.%d", l.Major, l.M
 
 // Close unloads the library; handles made from it must be destroyed first.
 func (l *Library) Close() {
-	if l.t != nil {
-		C.hg_close(l.t)
-		C.free(unsafe.Pointer(l.t))
-		l.t = nil
+	if l.dl != nil {
+		l.dl.Close()
+		l.dl, l.t = nil, nil
 	}
 }
 

@@ -1,24 +1,28 @@
-//go:build cuda || cublasdl
+//go:build cuda || dynlib
 
 package cublas
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"holdgo/cuda/internal/dynlib"
+	"holdgo/cuda/internal/dynlib/dynlibtest"
 )
 
 // fakeSource is a stand-in cuBLAS: the functions the loader binds, cublasGetProperty answering
 // MAJOR.MINOR.PATCH (so a test can tell which file loaded) and a plain column-major
 // cublasSgemmStridedBatched on host memory (so the argument marshalling of Handle.Sgemm is
-// checked; property 99 answers the last math mode). -DBROKEN leaves cublasSgemmStridedBatched out.
+// checked; property 99 answers the last math mode). -DBROKEN leaves cublasSgemmStridedBatched out;
+// -DLT makes it call cublasLtGetVersion, so that it needs a libcublasLt, as the real one does.
 const fakeSource = `
+#ifdef LT
+int cublasLtGetVersion(void);
+int fake_lt_version(void) { return cublasLtGetVersion(); }
+#endif
 static int mode = -1; /* the last math mode, answered as property 99 */
 int cublasGetProperty(int which, int* v) { *v = which == 0 ? MAJOR : which == 1 ? MINOR : which == 2 ? PATCH : mode; return 0; }
 int cublasCreate_v2(void** h) { static int x; *h = &x; return 0; }
@@ -47,117 +51,50 @@ int cublasSgemmStridedBatched(void* h, int ta, int tb, int m, int n, int k, cons
 #endif
 `
 
-// fake builds a fake cuBLAS with gcc at dir/name reporting version major.minor.patch.
-func fake(t *testing.T, dir, name string, major, minor, patch int, broken bool) string {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not found: the loader test builds its fake libraries with gcc")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(t.TempDir(), "fake.c")
-	if err := os.WriteFile(src, []byte(fakeSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, name)
-	args := []string{"-shared", "-fPIC", "-O1", "-o", out, src,
-		fmt.Sprintf("-DMAJOR=%d", major), fmt.Sprintf("-DMINOR=%d", minor), fmt.Sprintf("-DPATCH=%d", patch)}
-	if broken {
-		args = append(args, "-DBROKEN")
-	}
-	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s", args, err, b)
-	}
-	return out
-}
-
-func load(t *testing.T, s Search) *Library {
-	t.Helper()
-	lib, err := Load(s)
-	if err != nil {
-		t.Fatalf("Load(%v): %v", s.Candidates(), err)
-	}
-	t.Cleanup(lib.Close)
-	return lib
-}
-
-// $HOLDGO_CUBLAS comes first; then libcublas.so.13, .12, .11, each searched in every folder before
-// the next major version.
-func TestLoadOrder(t *testing.T) {
+// cuBLAS's table binds from a fake named by $HOLDGO_CUBLAS (dynlib.Search.Env) and its version
+// reads; a libcublas.so.N that needs the libcublasLt.so.N beside it loads (Load preloads it); a
+// library without cublasSgemmStridedBatched is refused by name; when nothing loads, the error names
+// every path tried and how to get cuBLAS. (The search's order and fall-through are dynlib's, tested
+// there.)
+func TestLoad(t *testing.T) {
 	root := t.TempDir()
-	d1, d2, env := filepath.Join(root, "d1"), filepath.Join(root, "d2"), filepath.Join(root, "env")
-	fake(t, d1, "libcublas.so.11", 11, 0, 1, false)
-	fake(t, d1, "libcublas.so.12", 12, 0, 1, false)
-	fake(t, d2, "libcublas.so.13", 13, 0, 2, false)
-	explicit := fake(t, env, "libmine.so", 12, 7, 3, false)
-	names := []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}
-
-	for _, c := range []struct {
-		name string
-		s    Search
-		want string // version
-		path string
-	}{
-		{"env first", Search{Env: explicit, Names: names, Dirs: []string{d1, d2}}, "12.7.3", explicit},
-		{".13 in the second folder before .12 in the first", Search{Names: names, Dirs: []string{d1, d2}}, "13.0.2", filepath.Join(d2, "libcublas.so.13")},
-		{".12 before .11", Search{Names: names, Dirs: []string{d1}}, "12.0.1", filepath.Join(d1, "libcublas.so.12")},
-		{".11 last", Search{Names: names[2:], Dirs: []string{d1, d2}}, "11.0.1", filepath.Join(d1, "libcublas.so.11")},
-		{"missing env falls through", Search{Env: filepath.Join(root, "nope.so"), Names: names, Dirs: []string{d1}}, "12.0.1", filepath.Join(d1, "libcublas.so.12")},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			lib := load(t, c.s)
-			if lib.Version() != c.want || lib.Path != c.path {
-				t.Errorf("loaded %s %s, want %s %s", lib.Path, lib.Version(), c.path, c.want)
-			}
-		})
-	}
-}
-
-// No usable library: a missing file, a file that is not a shared library and a library without
-// one of the functions are each reported, in order, in the one error.
-func TestLoadNothingUsable(t *testing.T) {
-	root := t.TempDir()
-	broken := fake(t, filepath.Join(root, "a"), "libcublas.so.13", 13, 0, 0, true)
-	junk := filepath.Join(root, "a", "libcublas.so.12")
-	if err := os.WriteFile(junk, []byte("not a library\n"), 0o644); err != nil {
+	mine := dynlibtest.Library(t, fakeSource, filepath.Join(root, "env"), "libmine.so", "-DMAJOR=12", "-DMINOR=7", "-DPATCH=3")
+	lib, err := Load(dynlib.Search{Env: mine, Names: Names})
+	if err != nil {
 		t.Fatal(err)
 	}
-	env := filepath.Join(root, "missing", "libcublas.so")
-	s := Search{Env: env, Names: Names, Dirs: []string{filepath.Join(root, "a")}}
-	lib, err := Load(s)
-	if err == nil {
-		lib.Close()
-		t.Fatalf("Load loaded %s", lib.Path)
+	if lib.Path != mine || lib.Version() != "12.7.3" {
+		t.Errorf("loaded %s %s, want %s 12.7.3", lib.Path, lib.Version(), mine)
 	}
-	var le *LoadError
-	if !errors.As(err, &le) {
-		t.Fatalf("error %T %v, want *LoadError", err, err)
+	lib.Close()
+
+	withLt := filepath.Join(root, "lt")
+	dynlibtest.Library(t, "int cublasLtGetVersion(void) { return 120103; }\n", withLt, "libcublasLt.so.12", "-Wl,-soname,libcublasLt.so.12")
+	dynlibtest.Library(t, fakeSource, withLt, "libcublas.so.12", "-DMAJOR=12", "-DMINOR=1", "-DPATCH=3", "-DLT", "-L"+withLt, "-l:libcublasLt.so.12")
+	if lib, err = Load(dynlib.Search{Names: Names, Dirs: []string{withLt}}); err != nil {
+		t.Fatalf("libcublas.so.12 beside its libcublasLt.so.12: %v", err)
 	}
-	want := []string{env, broken, junk, filepath.Join(root, "a", "libcublas.so.11")}
-	if len(le.Tried) != len(want) {
-		t.Fatalf("tried %v, want %v", le.Tried, want)
+	if lib.Path != filepath.Join(withLt, "libcublas.so.12") || lib.Version() != "12.1.3" {
+		t.Errorf("loaded %s %s, want the libcublas.so.12 beside its libcublasLt, 12.1.3", lib.Path, lib.Version())
 	}
-	for i, a := range le.Tried {
-		if a.Path != want[i] {
-			t.Errorf("attempt %d: %s, want %s", i, a.Path, want[i])
-		}
-	}
-	msg := err.Error()
-	for _, part := range []string{env, broken, junk, "not found", "no symbol cublasSgemmStridedBatched", "dlopen", EnvVar} {
-		if !strings.Contains(msg, part) {
-			t.Errorf("error lacks %q:\n%s", part, msg)
-		}
-	}
-	t.Log(msg)
+	lib.Close()
+
+	broken := dynlibtest.Library(t, fakeSource, root, "libcublas.so.13", "-DMAJOR=13", "-DMINOR=0", "-DPATCH=0", "-DBROKEN")
+	missing := filepath.Join(root, "none", "libcublas.so")
+	_, err = Load(dynlib.Search{Env: missing, Names: Names[:1], Dirs: []string{root}})
+	dynlibtest.ErrorContains(t, err, "no usable cuBLAS (tried 2 paths", missing+": not found", broken+": not a usable cuBLAS: no symbol cublasSgemmStridedBatched",
+		"); install cuBLAS 11, 12 or 13 (e.g. pip install nvidia-cublas-cu12) or set HOLDGO_CUBLAS to the path of libcublas.so.N")
 }
 
 // Handle.Sgemm passes every argument through in cuBLAS's order (checked by the fake's own GEMM on
 // host memory), selects TF32 or strict FP32 math, and clamps leading dimensions of an empty
 // product to 1 as cuBLAS demands.
 func TestHandleSgemm(t *testing.T) {
-	lib := load(t, Search{Env: fake(t, t.TempDir(), "libcublas.so.12", 12, 1, 0, false)})
+	lib, err := Load(dynlib.Search{Env: dynlibtest.Library(t, fakeSource, t.TempDir(), "libcublas.so.12", "-DMAJOR=12", "-DMINOR=1", "-DPATCH=0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
 	h, err := lib.NewHandle(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,17 +1,16 @@
-//go:build cuda || nccldl
+//go:build cuda || dynlib
 
 package nccl
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"holdgo/cuda/internal/dynlib"
+	"holdgo/cuda/internal/dynlib/dynlibtest"
 )
 
 // fakeSource is a stand-in NCCL: every function the loader binds, ncclGetVersion answering
@@ -52,121 +51,36 @@ int ncclCommDestroy(void* c) { return 0; }
 const char* ncclGetErrorString(int r) { return r == 6 ? "remote process exited or there was a network error" : r == 4 ? "invalid argument" : r == 5 ? "invalid usage" : "unknown"; }
 `
 
-// fake builds a fake NCCL with gcc at dir/name reporting version code.
-func fake(t *testing.T, dir, name string, code int, broken bool) string {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not found: the loader test builds its fake libraries with gcc")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(t.TempDir(), "fake.c")
-	if err := os.WriteFile(src, []byte(fakeSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, name)
-	args := []string{"-shared", "-fPIC", "-O1", "-o", out, src, fmt.Sprintf("-DVERSION=%d", code)}
-	if broken {
-		args = append(args, "-DBROKEN")
-	}
-	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s", args, err, b)
-	}
-	return out
-}
-
-func load(t *testing.T, s Search) *Library {
-	t.Helper()
-	lib, err := Load(s)
-	if err != nil {
-		t.Fatalf("Load(%v): %v", s.Candidates(), err)
-	}
-	t.Cleanup(lib.Close)
-	return lib
-}
-
-// $HOLDGO_NCCL comes first, then libnccl.so.2 in each folder in turn; a missing, non-ELF or
-// symbol-less file falls through to the next.
-func TestLoadOrder(t *testing.T) {
+// NCCL's table binds from a fake named by $HOLDGO_NCCL (dynlib.Search.Env) and its version reads; a
+// library without ncclCommAbort is refused by name; when nothing loads, the error names every path
+// tried and how to get NCCL. (The search's order and fall-through are dynlib's, tested there.)
+func TestLoad(t *testing.T) {
 	root := t.TempDir()
-	d1, d2, env := filepath.Join(root, "d1"), filepath.Join(root, "d2"), filepath.Join(root, "env")
-	fake(t, d2, "libnccl.so.2", 21805, false)
-	explicit := fake(t, env, "libmine.so", 22105, false)
-	broken := fake(t, filepath.Join(root, "b"), "libnccl.so.2", 22000, true)
-	junk := filepath.Join(root, "j", "libnccl.so.2")
-	if err := os.MkdirAll(filepath.Dir(junk), 0o755); err != nil {
+	mine := dynlibtest.Library(t, fakeSource, filepath.Join(root, "env"), "libmine.so", "-DVERSION=22105")
+	broken := dynlibtest.Library(t, fakeSource, root, "libnccl.so.2", "-DVERSION=22000", "-DBROKEN")
+	lib, err := Load(dynlib.Search{Env: mine, Names: Names, Dirs: []string{root}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(junk, []byte("not a library\n"), 0o644); err != nil {
-		t.Fatal(err)
+	if lib.Path != mine || lib.Version() != "2.21.5" {
+		t.Errorf("loaded %s %s, want %s 2.21.5", lib.Path, lib.Version(), mine)
 	}
-	for _, c := range []struct {
-		name string
-		s    Search
-		want string // version
-		path string
-	}{
-		{"env first", Search{Env: explicit, Names: Names, Dirs: []string{d2}}, "2.21.5", explicit},
-		{"missing env and folder fall through", Search{Env: filepath.Join(root, "nope.so"), Names: Names, Dirs: []string{d1, d2}}, "2.18.5", filepath.Join(d2, "libnccl.so.2")},
-		{"non-ELF and symbol-less fall through", Search{Names: Names, Dirs: []string{filepath.Dir(junk), filepath.Dir(broken), d2}}, "2.18.5", filepath.Join(d2, "libnccl.so.2")},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			lib := load(t, c.s)
-			if lib.Version() != c.want || lib.Path != c.path {
-				t.Errorf("loaded %s %s, want %s %s", lib.Path, lib.Version(), c.path, c.want)
-			}
-		})
-	}
-}
-
-// No usable library: a missing file, a file that is not a shared library and a library without
-// one of the functions are each reported, in order, in the one error.
-func TestLoadNothingUsable(t *testing.T) {
-	root := t.TempDir()
-	broken := fake(t, filepath.Join(root, "a"), "libnccl.so.2", 22000, true)
-	junk := filepath.Join(root, "b", "libnccl.so.2")
-	if err := os.MkdirAll(filepath.Dir(junk), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(junk, []byte("not a library\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := filepath.Join(root, "missing", "libnccl.so.2")
-	s := Search{Env: env, Names: Names, Dirs: []string{filepath.Join(root, "a"), filepath.Join(root, "b")}}
-	lib, err := Load(s)
-	if err == nil {
-		lib.Close()
-		t.Fatalf("Load loaded %s", lib.Path)
-	}
-	var le *LoadError
-	if !errors.As(err, &le) {
-		t.Fatalf("error %T %v, want *LoadError", err, err)
-	}
-	want := []string{env, broken, junk}
-	if len(le.Tried) != len(want) {
-		t.Fatalf("tried %v, want %v", le.Tried, want)
-	}
-	for i, a := range le.Tried {
-		if a.Path != want[i] {
-			t.Errorf("attempt %d: %s, want %s", i, a.Path, want[i])
-		}
-	}
-	msg := err.Error()
-	for _, part := range []string{env, broken, junk, "not found", "no symbol ncclCommAbort", "dlopen", EnvVar} {
-		if !strings.Contains(msg, part) {
-			t.Errorf("error lacks %q:\n%s", part, msg)
-		}
-	}
-	t.Log(msg)
+	lib.Close()
+	missing := filepath.Join(root, "none", "libnccl.so.2")
+	_, err = Load(dynlib.Search{Env: missing, Names: Names, Dirs: []string{root}})
+	dynlibtest.ErrorContains(t, err, "no usable NCCL (tried 2 paths", missing+": not found", broken+": not a usable NCCL: no symbol ncclCommAbort",
+		"); install NCCL 2 (e.g. pip install nvidia-nccl-cu12, or the distribution's libnccl2) or set HOLDGO_NCCL to the path of libnccl.so.2")
 }
 
 // The calls pass their arguments in NCCL's order: the unique id by value, the all-reduce's
 // addresses, count, type and operation (checked by the fake's own reduction on host memory);
 // errors carry NCCL's message; an asynchronous error is reported.
 func TestCalls(t *testing.T) {
-	lib := load(t, Search{Env: fake(t, t.TempDir(), "libnccl.so.2", 22105, false)})
+	lib, err := Load(dynlib.Search{Env: dynlibtest.Library(t, fakeSource, t.TempDir(), "libnccl.so.2", "-DVERSION=22105")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
 	id, err := lib.UniqueID()
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,10 @@
-//go:build cuda || nccldl
+//go:build cuda || dynlib
 
 package nccl
 
 /*
-#cgo LDFLAGS: -ldl
-#define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 // The NCCL 2 ABI used here, declared without nccl.h so that this file builds without NCCL:
@@ -18,8 +14,8 @@ package nccl
 typedef struct { char internal[128]; } hg_id;
 typedef void* hg_comm;
 
+// hg_nccl is the table of NCCL's functions, bound by dynlib (symbols, below).
 typedef struct {
-	void* lib;
 	int (*get_version)(int*);
 	int (*get_unique_id)(hg_id*);
 	int (*init_rank)(hg_comm*, int, hg_id, int);
@@ -31,38 +27,6 @@ typedef struct {
 	int (*destroy)(hg_comm);
 	const char* (*error_string)(int);
 } hg_nccl;
-
-static const char* hg_open(hg_nccl* t, const char* path) {
-	dlerror();
-	t->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!t->lib) {
-		const char* e = dlerror();
-		return e ? e : "dlopen failed";
-	}
-	return NULL;
-}
-
-// hg_bind looks up every function and returns NULL, or the name of the first one missing.
-static const char* hg_bind(hg_nccl* t) {
-#define HG_BIND(field, name) if (!(*(void**)&t->field = dlsym(t->lib, name))) return name
-	HG_BIND(get_version, "ncclGetVersion");
-	HG_BIND(get_unique_id, "ncclGetUniqueId");
-	HG_BIND(init_rank, "ncclCommInitRank");
-	HG_BIND(all_reduce, "ncclAllReduce");
-	HG_BIND(group_start, "ncclGroupStart");
-	HG_BIND(group_end, "ncclGroupEnd");
-	HG_BIND(async_error, "ncclCommGetAsyncError");
-	HG_BIND(abort, "ncclCommAbort");
-	HG_BIND(destroy, "ncclCommDestroy");
-	HG_BIND(error_string, "ncclGetErrorString");
-#undef HG_BIND
-	return NULL;
-}
-
-static void hg_close(hg_nccl* t) {
-	if (t->lib) dlclose(t->lib);
-	t->lib = NULL;
-}
 
 static int hg_version(hg_nccl* t, int* v) { return t->get_version(v); }
 static int hg_unique_id(hg_nccl* t, void* id) { return t->get_unique_id((hg_id*)id); }
@@ -86,9 +50,9 @@ import "C"
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"unsafe"
+
+	"holdgo/cuda/internal/dynlib"
 )
 
 // IDLen is the size of an ncclUniqueId: rank 0 makes it, the other ranks receive it (over MPI).
@@ -101,45 +65,22 @@ type ID [IDLen]byte
 type Library struct {
 	Path string // the candidate that loaded
 	Code int    // ncclGetVersion
+	dl   *dynlib.Lib
 	t    *C.hg_nccl
 }
 
 // Load tries the candidates of s in order and returns the first library that opens and exports
-// every function training calls, or a *LoadError listing every path tried and why it failed.
-func Load(s Search) (*Library, error) {
-	var tried []Attempt
-	for _, path := range s.Candidates() {
-		lib, err := open(path)
-		if err == nil {
-			return lib, nil
-		}
-		tried = append(tried, Attempt{Path: path, Reason: err.Error()})
-	}
-	return nil, &LoadError{Tried: tried}
-}
+// every function training calls, or a *dynlib.LoadError listing every path tried and why it failed.
+func Load(s dynlib.Search) (*Library, error) { return dynlib.Load(spec, s, open) }
 
+// open binds NCCL's functions from path and reads its version.
 func open(path string) (*Library, error) {
-	if strings.Contains(path, "/") {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("not found")
-		}
+	t := new(C.hg_nccl)
+	dl, err := spec.Open(path, symbols(t))
+	if err != nil {
+		return nil, err
 	}
-	t := (*C.hg_nccl)(C.calloc(1, C.sizeof_hg_nccl))
-	if t == nil {
-		return nil, fmt.Errorf("out of memory")
-	}
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	if msg := C.hg_open(t, cpath); msg != nil {
-		C.free(unsafe.Pointer(t))
-		return nil, fmt.Errorf("dlopen: %s", C.GoString(msg))
-	}
-	if missing := C.hg_bind(t); missing != nil {
-		C.hg_close(t)
-		C.free(unsafe.Pointer(t))
-		return nil, fmt.Errorf("not a usable NCCL: no symbol %s", C.GoString(missing))
-	}
-	lib := &Library{Path: path, t: t}
+	lib := &Library{Path: path, dl: dl, t: t}
 	var v C.int
 	if err := lib.check("ncclGetVersion", C.hg_version(t, &v)); err != nil {
 		lib.Close()
@@ -149,15 +90,30 @@ func open(path string) (*Library, error) {
 	return lib, nil
 }
 
+// symbols is NCCL's symbol table: each function training calls and its place in t.
+func symbols(t *C.hg_nccl) []dynlib.Symbol {
+	return []dynlib.Symbol{
+		{Name: "ncclGetVersion", Addr: unsafe.Pointer(&t.get_version)},
+		{Name: "ncclGetUniqueId", Addr: unsafe.Pointer(&t.get_unique_id)},
+		{Name: "ncclCommInitRank", Addr: unsafe.Pointer(&t.init_rank)},
+		{Name: "ncclAllReduce", Addr: unsafe.Pointer(&t.all_reduce)},
+		{Name: "ncclGroupStart", Addr: unsafe.Pointer(&t.group_start)},
+		{Name: "ncclGroupEnd", Addr: unsafe.Pointer(&t.group_end)},
+		{Name: "ncclCommGetAsyncError", Addr: unsafe.Pointer(&t.async_error)},
+		{Name: "ncclCommAbort", Addr: unsafe.Pointer(&t.abort)},
+		{Name: "ncclCommDestroy", Addr: unsafe.Pointer(&t.destroy)},
+		{Name: "ncclGetErrorString", Addr: unsafe.Pointer(&t.error_string)},
+	}
+}
+
 // Version is "major.minor.patch".
 func (l *Library) Version() string { return VersionString(l.Code) }
 
 // Close unloads the library; communicators made from it must be destroyed first.
 func (l *Library) Close() {
-	if l.t != nil {
-		C.hg_close(l.t)
-		C.free(unsafe.Pointer(l.t))
-		l.t = nil
+	if l.dl != nil {
+		l.dl.Close()
+		l.dl, l.t = nil, nil
 	}
 }
 

@@ -1,31 +1,20 @@
 package nccl
 
 import (
-	"os"
 	"path/filepath"
-	"slices"
 	"testing"
+
+	"holdgo/cuda/internal/dynlib/dynlibtest"
 )
 
+// NCCL's search: $HOLDGO_NCCL, the bare libnccl.so.2, then libnccl.so.2 in the folders, the
+// nvidia-nccl wheels' among them (their order is dynlib's, tested there).
 func TestDefaultSearch(t *testing.T) {
-	venv := t.TempDir()
-	wheel := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "nccl", "lib")
-	if err := os.MkdirAll(wheel, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	wheel := dynlibtest.Wheel(t, "nccl")
 	t.Setenv(EnvVar, "/opt/mine/libnccl.so.2")
-	t.Setenv("VIRTUAL_ENV", venv)
-	t.Setenv("CONDA_PREFIX", "/opt/env")
-	t.Setenv("CUDA_HOME", "/opt/cuda")
 	c := DefaultSearch().Candidates()
-	if c[0] != "/opt/mine/libnccl.so.2" || c[1] != "libnccl.so.2" {
-		t.Errorf("candidates start %q, want $%s then the bare soname", c[:2], EnvVar)
-	}
-	for _, want := range []string{"/opt/cuda/lib64/libnccl.so.2", filepath.Join(wheel, "libnccl.so.2"), "/opt/env/lib/libnccl.so.2"} {
-		if !slices.Contains(c, want) {
-			t.Errorf("candidates lack %s: %q", want, c)
-		}
-	}
+	dynlibtest.InOrder(t, c[:2], "/opt/mine/libnccl.so.2", "libnccl.so.2")
+	dynlibtest.InOrder(t, c, filepath.Join(wheel, "libnccl.so.2"))
 }
 
 func TestVersionString(t *testing.T) {
