@@ -114,6 +114,7 @@ type driver struct {
 	peak   float64
 	l2     int
 	flush  cu.DevicePtr
+	side   sideStream // the collectives' stream (ncclcomm_cuda.go), made on first use
 }
 
 // DeviceCount is the number of GPUs this process sees (after CUDA_VISIBLE_DEVICES).

@@ -5,6 +5,8 @@ package train
 import (
 	"testing"
 
+	"holdgo/cuda"
+	"holdgo/dist"
 	"holdgo/tensor"
 )
 
@@ -24,4 +26,30 @@ func TestShimDeviceCommMatchesOne(t *testing.T) {
 		return
 	}
 	runDeviceRanks(t, tinyDeviceCase, 3, dev)
+}
+
+// TestShimNCCLEngineMatchesOne: the same ranks with the NCCL engine (cuda.NewNCCLEngine: the
+// engine --dist nccl runs on GPUs, its waits and abort path included) over the shim's in-process
+// NCCL (cuda.NewShimCollectives), each rank on its own shim device: the toy MLP on 2 and 3 ranks
+// and ncsnpp-tiny with dropout on 2 equal one device trainer with the whole batch.
+func TestShimNCCLEngineMatchesOne(t *testing.T) {
+	if !cuda.ShimBuilt {
+		t.Skip("the shim's NCCL needs -tags cudashim")
+	}
+	dev := func() tensor.Device { return serialDevice(t) }
+	engines := func(devs []tensor.Device) ([]dist.DeviceComm, error) {
+		colls := cuda.NewShimCollectives(len(devs))
+		out := make([]dist.DeviceComm, len(devs))
+		for r, d := range devs {
+			e, err := cuda.NewNCCLEngine(d.(*cuda.Device), colls[r], r, len(devs), "shim nccl", 0)
+			if err != nil {
+				return nil, err
+			}
+			out[r] = e
+		}
+		return out, nil
+	}
+	runDeviceRanksWith(t, toyDeviceCase, 2, dev, engines)
+	runDeviceRanksWith(t, toyDeviceCase, 3, dev, engines)
+	runDeviceRanksWith(t, tinyDeviceCase, 2, dev, engines)
 }

@@ -60,6 +60,15 @@ type deviceRanksResult struct {
 // in-process device communicator, each on a device from newDev, and compares
 // the losses and states.
 func runDeviceRanks(t *testing.T, c deviceCommCase, size int, newDev func() tensor.Device) deviceRanksResult {
+	return runDeviceRanksWith(t, c, size, newDev, func(devs []tensor.Device) ([]dist.DeviceComm, error) {
+		return dist.NewLocalDevice(len(devs))
+	})
+}
+
+// runDeviceRanksWith is runDeviceRanks with the ranks' engines made by engines from their devices
+// (cuda.NewNCCLEngine over the shim's collectives; dist.NewLocalDevice).
+func runDeviceRanksWith(t *testing.T, c deviceCommCase, size int, newDev func() tensor.Device,
+	engines func(devs []tensor.Device) ([]dist.DeviceComm, error)) deviceRanksResult {
 	t.Helper()
 	one := c.build(t, 0, 1)
 	if err := one.SetDevice(newDev()); err != nil {
@@ -73,7 +82,11 @@ func runDeviceRanks(t *testing.T, c deviceCommCase, size int, newDev func() tens
 		}
 		want = append(want, st.Loss)
 	}
-	comms, err := dist.NewLocalDevice(size)
+	devs := make([]tensor.Device, size)
+	for r := range devs {
+		devs[r] = newDev()
+	}
+	comms, err := engines(devs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +96,7 @@ func runDeviceRanks(t *testing.T, c deviceCommCase, size int, newDev func() tens
 		ranks[r] = c.build(t, r, size)
 		recs[r] = &recorder{DeviceComm: comms[r]}
 		ranks[r].SetDeviceComm(recs[r], c.bucketBytes)
-		if err := ranks[r].SetDevice(newDev()); err != nil {
+		if err := ranks[r].SetDevice(devs[r]); err != nil {
 			t.Fatal(err)
 		}
 	}
