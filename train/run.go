@@ -40,6 +40,10 @@ type RunOptions struct {
 	// OpenDevice opens the device to train on; DeviceName names it in messages.
 	OpenDevice func() (tensor.Device, error)
 	DeviceName string
+	// DeviceComm, when set, makes the engine that sums the ranks' gradients in device memory on
+	// the opened device (--dist nccl: cuda.OpenNCCL) and a line for rank 0's output saying which;
+	// nil: comm's all-reduce of host copies. It is closed when the run ends.
+	DeviceComm func(dev tensor.Device, comm dist.Communicator) (dist.DeviceComm, string, error)
 	Out        io.Writer // progress and warnings (rank 0's)
 }
 
@@ -138,6 +142,17 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 	}
 	if err := tr.SetDevice(dev); err != nil {
 		return fail(inputErr("--device %s: %v", opt.DeviceName, err))
+	}
+	if opt.DeviceComm != nil {
+		dc, line, err := opt.DeviceComm(dev, comm)
+		if err != nil {
+			return fail(inputErr("--dist: %v", err))
+		}
+		defer dc.Close()
+		tr.SetDeviceComm(dc, 0)
+		if comm.Rank() == 0 && line != "" && opt.Out != nil {
+			fmt.Fprintln(opt.Out, line)
+		}
 	}
 	s := &Session{Dir: dir, Config: cfg, Trainer: tr, Out: opt.Out, Comm: comm}
 	if s.lead() {

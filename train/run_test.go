@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"holdgo/dist"
@@ -62,5 +64,79 @@ func TestRunLifecycle(t *testing.T) {
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Status != 130 || !strings.Contains(err.Error(), "checkpoint of step 6") {
 		t.Errorf("cancelled run: %v", err)
+	}
+}
+
+// closeCounter counts the reductions started on a device engine and its Close calls.
+type closeCounter struct {
+	dist.DeviceComm
+	started, closed *atomic.Int32
+}
+
+func (c closeCounter) StartAllreduce(b dist.Buffer, e dist.Elem) error {
+	c.started.Add(1)
+	return c.DeviceComm.StartAllreduce(b, e)
+}
+
+func (c closeCounter) Close() error { c.closed.Add(1); return c.DeviceComm.Close() }
+
+// TestRunDeviceComm: RunOptions.DeviceComm gives each rank of a 2-rank run its engine (the
+// in-process one here, cuda.OpenNCCL under --dist nccl): the losses equal those of the host
+// all-reduce, rank 0 says which engine once, every engine is closed; an engine that cannot be made
+// is an input error naming --dist.
+func TestRunDeviceComm(t *testing.T) {
+	losses := func(dc func(tensor.Device, dist.Communicator) (dist.DeviceComm, string, error), out io.Writer) []float64 {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "run")
+		err := LocalRanks(2, "test", func(comm dist.Communicator) error {
+			opt := tinyRun(dir, 6, false)
+			opt.LogEvery, opt.DeviceComm, opt.Out = 1, dc, out
+			return Run(context.Background(), comm, opt)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, loss, err := ReadLossLog(filepath.Join(dir, LogFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loss
+	}
+	want := losses(nil, io.Discard)
+	engines, err := dist.NewLocalDevice(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started, closed atomic.Int32
+	var out strings.Builder
+	got := losses(func(dev tensor.Device, comm dist.Communicator) (dist.DeviceComm, string, error) {
+		return closeCounter{engines[comm.Rank()], &started, &closed}, "engine: in-process", nil
+	}, &out)
+	if started.Load() < 2*6*2 { // per rank and step: a bucket at least, and the loss
+		t.Errorf("%d reductions started on the device engines in 6 steps of 2 ranks", started.Load())
+	}
+	if len(got) != len(want) || len(got) != 6 {
+		t.Fatalf("%d losses with the device engine, %d without (want 6)", len(got), len(want))
+	}
+	for i := range got {
+		if !(math.Abs(got[i]-want[i]) <= 2.5e-6*math.Abs(want[i])) {
+			t.Errorf("step %d: loss %v with the device engine, %v with the host all-reduce", i+1, got[i], want[i])
+		}
+	}
+	if n := strings.Count(out.String(), "engine: in-process"); n != 1 {
+		t.Errorf("the engine's line printed %d times, want once (rank 0):\n%s", n, out.String())
+	}
+	if closed.Load() != 2 {
+		t.Errorf("%d engines closed, want 2", closed.Load())
+	}
+	err = Run(context.Background(), dist.Single{}, func() RunOptions {
+		o := tinyRun(filepath.Join(t.TempDir(), "run"), 2, false)
+		o.DeviceComm = func(tensor.Device, dist.Communicator) (dist.DeviceComm, string, error) {
+			return nil, "", errors.New("no usable NCCL")
+		}
+		return o
+	}())
+	if ExitStatus(err) != 2 || !strings.Contains(err.Error(), "--dist") || !strings.Contains(err.Error(), "no usable NCCL") {
+		t.Errorf("an engine that cannot be made: %v (status %d)", err, ExitStatus(err))
 	}
 }
