@@ -45,6 +45,10 @@ func NewDevice(be Backend) *Device {
 	return d
 }
 
+// SetStrictFP32 sets StrictFP32 (train's --precision strict, through an interface: train does not
+// import cuda).
+func (d *Device) SetStrictFP32(on bool) { d.StrictFP32 = on }
+
 // Name reports the backend's name ("cuda", "shim", …).
 func (d *Device) Name() string { return d.name }
 

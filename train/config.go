@@ -71,6 +71,9 @@ type RunConfig struct {
 	NF        int     `yaml:"nf,omitempty" json:"nf,omitempty" flag:"nf" min:"0" max:"4096" note:"0: the preset's" help:"NCSN++ base channels (0: the preset's)"`                              // MaxChannels
 	ResBlocks int     `yaml:"res_blocks,omitempty" json:"res_blocks,omitempty" flag:"res-blocks" min:"0" max:"64" note:"0: the preset's" help:"NCSN++ res-blocks per level (0: the preset's)"` // MaxResBlocks
 
+	// Precision is the GPU arithmetic (PrecisionTF32 when empty; the CPU computes in FP32 either way).
+	Precision string `yaml:"precision,omitempty" json:"precision,omitempty" flag:"precision" help:"GPU arithmetic: tf32 (cuBLAS's TF32 tensor cores; the default) or strict (FP32 everywhere, and with --dist nccl NCCL pinned to rings with the simple protocol: bit-identical runs on the same GPUs); the CPU computes in FP32 either way"`
+
 	Steps     int     `yaml:"steps" json:"steps" flag:"steps" min:"0" help:"total optimisation steps"`
 	Batch     int     `yaml:"batch" json:"batch" flag:"batch" min:"1" max:"1048576" help:"batch size"` // MaxBatch
 	LR        float64 `yaml:"lr" json:"lr" flag:"lr" gt:"0" help:"Adam learning rate"`
@@ -97,6 +100,15 @@ type RunConfig struct {
 
 	dataFile string // where Build reads .npy points (StoreData, UseStoredData); "" means Data
 }
+
+// The GPU arithmetic of RunConfig.Precision.
+const (
+	PrecisionTF32   = "tf32"   // cuBLAS's TF32 tensor cores for the GEMMs (inputs rounded to 10 mantissa bits, FP32 sums)
+	PrecisionStrict = "strict" // FP32 everywhere; NCCL pinned to one algorithm and protocol (cuda.PinNCCL)
+)
+
+// Strict reports whether the run asks for strict FP32 arithmetic.
+func (c RunConfig) Strict() bool { return c.Precision == PrecisionStrict }
 
 // DefaultFourierScale is the frequency scale of Fourier features when a run
 // sets none: on the multi Swiss roll (coordinates within ±1, arms 0.063
@@ -174,6 +186,13 @@ const (
 func (c RunConfig) Validate() error {
 	if err := cliconf.Check(&c); err != nil { // every tagged setting's bounds
 		return err
+	}
+	switch c.Precision {
+	case "", PrecisionTF32, PrecisionStrict:
+	case "bf16":
+		return fmt.Errorf("precision bf16 needs the BF16 kernels, not built yet (issue 44): use %s or %s", PrecisionTF32, PrecisionStrict)
+	default:
+		return fmt.Errorf("precision must be %s or %s, got %q", PrecisionTF32, PrecisionStrict, c.Precision)
 	}
 	if c.LRDecay != "" && c.LRDecay != optim.DecayNone && c.LRDecay != optim.DecayCosine {
 		return fmt.Errorf("lr-decay must be %s or %s, got %q", optim.DecayNone, optim.DecayCosine, c.LRDecay)

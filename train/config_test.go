@@ -58,6 +58,8 @@ func TestValidateRejectsEveryBadNumber(t *testing.T) {
 		edit{"nf<0", func(c *RunConfig) { c.NF = -1 }, "nf"},
 		edit{"nf big", func(c *RunConfig) { c.NF = MaxChannels + 1 }, "nf"},
 		edit{"res-blocks<0", func(c *RunConfig) { c.ResBlocks = -1 }, "res-blocks"},
+		edit{"precision bf16", func(c *RunConfig) { c.Precision = "bf16" }, "bf16 needs the BF16 kernels"},
+		edit{"precision fp16", func(c *RunConfig) { c.Precision = "fp16" }, `precision must be tf32 or strict, got "fp16"`},
 		edit{"res-blocks big", func(c *RunConfig) { c.ResBlocks = MaxResBlocks + 1 }, "res-blocks"},
 		edit{"steps<0", func(c *RunConfig) { c.Steps = -1 }, "steps"},
 		edit{"warmup<0", func(c *RunConfig) { c.Warmup = -1 }, "warmup"},

@@ -3,6 +3,8 @@
 package train
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"holdgo/cuda"
@@ -52,4 +54,30 @@ func TestShimNCCLEngineMatchesOne(t *testing.T) {
 	runDeviceRanksWith(t, toyDeviceCase, 2, dev, engines)
 	runDeviceRanksWith(t, toyDeviceCase, 3, dev, engines)
 	runDeviceRanksWith(t, tinyDeviceCase, 2, dev, engines)
+}
+
+// TestShimRunPrecision: --precision reaches the CUDA device train.Run opens (StrictFP32: strict on,
+// tf32 and the default off).
+func TestShimRunPrecision(t *testing.T) {
+	for _, c := range []struct {
+		precision string
+		strict    bool
+	}{{PrecisionStrict, true}, {PrecisionTF32, false}, {"", false}} {
+		dev := serialDevice(t)
+		dev.StrictFP32 = !c.strict
+		opt := tinyRun(filepath.Join(t.TempDir(), "run"), 2, false)
+		opt.OpenDevice = func() (tensor.Device, error) { return dev, nil }
+		configure := opt.Configure
+		opt.Configure = func(base RunConfig) (RunConfig, error) {
+			cfg, err := configure(base)
+			cfg.Precision = c.precision
+			return cfg, err
+		}
+		if err := Run(context.Background(), dist.Single{}, opt); err != nil {
+			t.Fatal(err)
+		}
+		if dev.StrictFP32 != c.strict {
+			t.Errorf("--precision %q: StrictFP32 %v", c.precision, dev.StrictFP32)
+		}
+	}
 }

@@ -43,7 +43,7 @@ type RunOptions struct {
 	// DeviceComm, when set, makes the engine that sums the ranks' gradients in device memory on
 	// the opened device (--dist nccl: cuda.OpenNCCL) and a line for rank 0's output saying which;
 	// nil: comm's all-reduce of host copies. It is closed when the run ends.
-	DeviceComm func(dev tensor.Device, comm dist.Communicator) (dist.DeviceComm, string, error)
+	DeviceComm func(dev tensor.Device, comm dist.Communicator, cfg RunConfig) (dist.DeviceComm, string, error)
 	Out        io.Writer // progress and warnings (rank 0's)
 }
 
@@ -140,11 +140,14 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 			return fail(inputErr("%v", err))
 		}
 	}
+	if p, ok := dev.(interface{ SetStrictFP32(bool) }); ok { // --precision on a GPU
+		p.SetStrictFP32(cfg.Strict())
+	}
 	if err := tr.SetDevice(dev); err != nil {
 		return fail(inputErr("--device %s: %v", opt.DeviceName, err))
 	}
 	if opt.DeviceComm != nil {
-		dc, line, err := opt.DeviceComm(dev, comm)
+		dc, line, err := opt.DeviceComm(dev, comm, cfg)
 		if err != nil {
 			return fail(inputErr("--dist: %v", err))
 		}

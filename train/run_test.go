@@ -85,7 +85,7 @@ func (c closeCounter) Close() error { c.closed.Add(1); return c.DeviceComm.Close
 // all-reduce, rank 0 says which engine once, every engine is closed; an engine that cannot be made
 // is an input error naming --dist.
 func TestRunDeviceComm(t *testing.T) {
-	losses := func(dc func(tensor.Device, dist.Communicator) (dist.DeviceComm, string, error), out io.Writer) []float64 {
+	losses := func(dc func(tensor.Device, dist.Communicator, RunConfig) (dist.DeviceComm, string, error), out io.Writer) []float64 {
 		t.Helper()
 		dir := filepath.Join(t.TempDir(), "run")
 		err := LocalRanks(2, "test", func(comm dist.Communicator) error {
@@ -109,7 +109,7 @@ func TestRunDeviceComm(t *testing.T) {
 	}
 	var started, closed atomic.Int32
 	var out strings.Builder
-	got := losses(func(dev tensor.Device, comm dist.Communicator) (dist.DeviceComm, string, error) {
+	got := losses(func(dev tensor.Device, comm dist.Communicator, _ RunConfig) (dist.DeviceComm, string, error) {
 		return closeCounter{engines[comm.Rank()], &started, &closed}, "engine: in-process", nil
 	}, &out)
 	if started.Load() < 2*6*2 { // per rank and step: a bucket at least, and the loss
@@ -131,7 +131,7 @@ func TestRunDeviceComm(t *testing.T) {
 	}
 	err = Run(context.Background(), dist.Single{}, func() RunOptions {
 		o := tinyRun(filepath.Join(t.TempDir(), "run"), 2, false)
-		o.DeviceComm = func(tensor.Device, dist.Communicator) (dist.DeviceComm, string, error) {
+		o.DeviceComm = func(tensor.Device, dist.Communicator, RunConfig) (dist.DeviceComm, string, error) {
 			return nil, "", errors.New("no usable NCCL")
 		}
 		return o

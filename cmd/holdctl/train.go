@@ -36,7 +36,7 @@ type trainOptions struct {
 	LogEvery    int           `flag:"log-every" min:"1" help:"steps between log.csv rows and plain progress lines"`
 	TimeLimit   time.Duration `flag:"time-limit" min:"0" note:"0: no limit" help:"stop after this wall time (e.g. 58m), writing the checkpoint; 0: no limit"`
 	ForceUnlock bool          `flag:"force-unlock" help:"take over a run directory's lock that names another host (only when its process is known to be dead)"`
-	Dist        string        `flag:"dist" help:"how the ranks sum their gradients: host (an all-reduce of host copies over MPI or --local-ranks) or nccl (NCCL in device memory, --device cuda; exit 2 naming every path tried when no NCCL loads)"`
+	Dist        string        `flag:"dist" help:"how the ranks sum their gradients: host (an all-reduce of host copies over MPI or --local-ranks) or nccl (NCCL in device memory, bucket by bucket during the backward pass, --device cuda; exit 2 naming every path tried when no NCCL loads)"`
 }
 
 func trainCommand() *cli.Command {
@@ -101,6 +101,7 @@ func runTrain(ctx context.Context, c *cli.Context, comm dist.Communicator, opt t
 		Configure:   configure,
 		ForceUnlock: opt.ForceUnlock,
 		OpenDevice:  func() (tensor.Device, error) { return openRankDevice(c, comm, opt) },
+		DeviceComm:  devices.DeviceComm(opt.Dist),
 		DeviceName:  c.String("device"), Out: c.App.ErrWriter}))
 }
 

@@ -14,6 +14,7 @@ import (
 	"holdgo/dist"
 	"holdgo/internal/budget"
 	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // Open returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:N",
@@ -82,11 +83,8 @@ func BackendName(be cuda.Backend) string {
 	return be.Name()
 }
 
-// CheckDist checks --dist: host, or nccl on --device cuda with an NCCL that loads. The NCCL
-// communicator on GPUs (train.Trainer.SetDeviceComm with NCCL on a second stream) is not built yet:
-// the bucketed reduction in device memory runs with the in-process engine only (dist.NewLocalDevice,
-// docs/distributed.md), so --dist nccl stops here, after saying which NCCL it found. Every error is
-// the user's.
+// CheckDist checks --dist before anything is made: host, or nccl on --device cuda with an NCCL that
+// loads (the error names every path tried). Every error is the user's.
 func CheckDist(mode, device string) error {
 	switch mode {
 	case "", "host":
@@ -98,11 +96,30 @@ func CheckDist(mode, device string) error {
 	if device != "cuda" && !strings.HasPrefix(device, "cuda:") {
 		return fmt.Errorf("--dist nccl sums gradients in GPU memory: it needs --device cuda (got --device %s)", device)
 	}
-	lib, err := cuda.NCCLInfo()
-	if err != nil {
+	if _, err := cuda.NCCLInfo(); err != nil {
 		return fmt.Errorf("--dist nccl: %v", err)
 	}
-	return fmt.Errorf("--dist nccl: %s loads, but this build has no NCCL communicator on GPUs yet (issue 49); use --dist host, whose all-reduce goes through host memory", lib)
+	return nil
+}
+
+// DeviceComm is train.RunOptions.DeviceComm for --dist mode: nil for host (the host all-reduce);
+// for nccl the NCCL engine on the rank's GPU (cuda.OpenNCCL, pinned to one algorithm under
+// --precision strict) and the line that says which NCCL and settings the run uses.
+func DeviceComm(mode string) func(tensor.Device, dist.Communicator, train.RunConfig) (dist.DeviceComm, string, error) {
+	if mode != "nccl" {
+		return nil
+	}
+	return func(dev tensor.Device, comm dist.Communicator, cfg train.RunConfig) (dist.DeviceComm, string, error) {
+		cd, ok := dev.(*cuda.Device)
+		if !ok {
+			return nil, "", fmt.Errorf("nccl needs --device cuda, not %s", dev.Name())
+		}
+		eng, rec, err := cuda.OpenNCCL(cd, comm, cfg.Strict())
+		if err != nil {
+			return nil, "", err
+		}
+		return eng, fmt.Sprintf("--dist nccl: %d ranks, %s", comm.Size(), rec), nil
+	}
 }
 
 // MemoryError is a kernel benchmark over the memory budget: it unwraps to budget.ErrExceeded (bad

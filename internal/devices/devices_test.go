@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"holdgo/cuda"
+	"holdgo/dist"
 	"holdgo/internal/budget"
 	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // TestRankDevice: in a run of several ranks, --device cuda without an ordinal takes the GPU of the
@@ -74,12 +76,27 @@ func TestCheckDist(t *testing.T) {
 		{"", "cpu", ""}, {"host", "cuda", ""},
 		{"mpi", "cpu", `--dist "mpi": want host or nccl`},
 		{"nccl", "cpu", "it needs --device cuda (got --device cpu)"},
-		{"nccl", "cuda:1", "--dist nccl: "}, // no NCCL communicator on GPUs in any build yet
+		{"nccl", "cuda:1", "--dist nccl: "}, // no NCCL in a build without -tags cuda
 	} {
 		err := CheckDist(c.mode, c.device)
 		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("CheckDist(%q, %q): %v; want %q", c.mode, c.device, err, c.err)
 		}
+	}
+}
+
+// TestDeviceComm: --dist host reduces through the host (no engine); nccl's engine refuses a device
+// that is no GPU, and in a build without -tags cuda has no NCCL.
+func TestDeviceComm(t *testing.T) {
+	if DeviceComm("host") != nil || DeviceComm("") != nil {
+		t.Error("--dist host made a device engine")
+	}
+	mk := DeviceComm("nccl")
+	if mk == nil {
+		t.Fatal("--dist nccl made no engine factory")
+	}
+	if _, _, err := mk(tensor.CPU, dist.Single{}, train.DefaultRunConfig()); err == nil || !strings.Contains(err.Error(), "needs --device cuda") {
+		t.Errorf("nccl on the CPU: %v", err)
 	}
 }
 
