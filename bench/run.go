@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"holdgo/cuda"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/budget"
 	"holdgo/internal/devices"
@@ -20,6 +21,7 @@ import (
 	"holdgo/internal/parallel"
 	"holdgo/layers"
 	"holdgo/sample"
+	"holdgo/tensor"
 )
 
 // InputError is a benchmark's error about its settings or input (the checkpoint, a flag's value, a
@@ -283,13 +285,18 @@ type TrainRun struct {
 	Batch    int    `flag:"batch" min:"0" max:"4096" note:"0: the model's default" help:"batch size (0: 512 for mlp, 4 for ncsnpp)"`
 	Steps    int    `flag:"steps" min:"1" max:"1048576" help:"timed steps after one warm-up step"`
 	Channels int    `flag:"channels" min:"1" max:"64" help:"NCSN++ image channels"`
+	JSON     bool   `flag:"json" help:"print the result as JSON (on --device record: the per-step counters by kernel family)"`
 }
 
 // RunTrain opens device and times r's training steps on it (Train: counting launches, syncs and
-// copies on a CUDA device) and prints them; the device and the settings are the user's (*InputError).
+// copies on a CUDA device; on the recording device "record", counting everything and running
+// nothing) and prints them; the device and the settings are the user's (*InputError).
 func RunTrain(r TrainRun, device string, w io.Writer) error {
-	dev, err := devices.Open(device)
-	if err != nil {
+	var dev tensor.Device
+	var err error
+	if device == "record" {
+		dev, _ = cuda.NewRecordingDevice()
+	} else if dev, err = devices.Open(device); err != nil {
 		return &InputError{err}
 	}
 	dev, counting := CountingDevice(dev)
@@ -297,7 +304,14 @@ func RunTrain(r TrainRun, device string, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
-	WriteTrain(w, res, r.Steps)
+	switch {
+	case r.JSON:
+		return json.NewEncoder(w).Encode(res.JSON(r.Steps))
+	case res.Recorded:
+		WriteRecord(w, res, r.Steps)
+	default:
+		WriteTrain(w, res, r.Steps)
+	}
 	return nil
 }
 

@@ -22,12 +22,20 @@ type TrainBench struct {
 	StepSeconds       float64
 	Counted           bool          // the device counts launches, syncs and copies
 	Step, LoggingStep cuda.Counters // per non-logging step (averaged over the timed steps) and one logging step
+
+	// On the recording device (cuda.NewRecordingDevice: nothing runs, StepSeconds is the host's
+	// time to issue a step): the counts of a non-logging step (the mean of the timed steps) and of a
+	// logging step, whether every timed step recorded the same counts, and whether the GEMMs asked
+	// for TF32 (they do unless the device is StrictFP32).
+	Recorded              bool
+	RecordStep, RecordLog cuda.RecordStats
+	Steady, TF32          bool
 }
 
 // CountingDevice returns dev, or for a CUDA device the same GPU behind a cuda.Counting that counts
 // kernel launches, synchronisations and copies (nil for other devices).
 func CountingDevice(dev tensor.Device) (tensor.Device, *cuda.Counting) {
-	if cd, ok := dev.(*cuda.Device); ok {
+	if cd, ok := dev.(*cuda.Device); ok && recorder(dev) == nil { // the recorder counts for itself
 		return cuda.NewCountingDevice(cd.Backend())
 	}
 	return dev, nil
@@ -88,6 +96,9 @@ func Train(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, ba
 	res := &TrainBench{Device: dev.Name(), Model: model, Params: tr.Params.Len(), Batch: batch, Counted: counting != nil}
 	if _, err := tr.Advance(true); err != nil { // warm-up: buffers allocated, kernels loaded
 		return nil, err
+	}
+	if rec := recorder(dev); rec != nil {
+		return res, record(res, tr, rec, dev.(*cuda.Device), steps)
 	}
 	var before cuda.Counters
 	if counting != nil {

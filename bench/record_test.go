@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"holdgo/cuda"
+)
+
+// TestRecordedStepGate gates what a training step of ncsnpp-small (HOLD-3, one channel, 28×28) at
+// batch 32 issues to a GPU, as the recording device counts it on 2026-11-29 (docs/gpu.md, "Sizing a
+// step without a GPU"): a change that adds launches, kernel traffic, memsets or host
+// synchronisations fails here, and so does one that removes more than the tolerance — then update
+// the figures here and in docs/gpu.md.
+func TestRecordedStepGate(t *testing.T) {
+	dev, _ := cuda.NewRecordingDevice()
+	res, err := Train(dev, nil, "ncsnpp-small", "hold", 32, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Recorded || !res.Steady || !res.TF32 {
+		t.Fatalf("recorded %v, steady %v, TF32 %v: want all three", res.Recorded, res.Steady, res.TF32)
+	}
+	s := res.RecordStep
+	for _, c := range []struct {
+		what      string
+		got, want float64
+		tol       float64 // relative
+	}{
+		{"own kernel launches", float64(s.Launches), 993, 0.02},
+		{"GEMM calls", float64(s.GemmCalls), 240, 0.02},
+		{"own-kernel bytes", float64(s.KernelBytes), 4.441961328e9, 0.02},
+		{"GEMM FLOPs", float64(s.GemmFLOPs), 4.7691440128e10, 0.01},
+		{"memsets", float64(s.Memsets), 70, 0.02},
+		{"memset bytes", float64(s.MemsetBytes), 1.234633e8, 0.02},
+		{"im2col bytes", float64(s.Families["im2col"].Bytes), 1.441687296e9, 0.02},
+		{"group-norm bytes", float64(s.Families["group-norm"].Bytes), 1.071306752e9, 0.02},
+		{"col2im bytes", float64(s.Families["col2im"].Bytes), 6.94972416e8, 0.02},
+	} {
+		if d := (c.got - c.want) / c.want; d > c.tol || d < -c.tol {
+			t.Errorf("%s per step: %.6g, today's figure %.6g (%+.1f %%, tolerance ±%.0f %%)", c.what, c.got, c.want, 100*d, 100*c.tol)
+		}
+	}
+	// One host synchronisation: the staged batch's upload (the driver's CopyHtoD waits for its stream).
+	if s.HostSyncs != 1 || s.HostSyncSources["CopyHtoD ← holdgo/train.staging.upload"] != 1 {
+		t.Errorf("host synchronisations %d: %v", s.HostSyncs, s.HostSyncSources)
+	}
+	if res.RecordLog.HostSyncs != 2 || res.RecordLog.DtoH != 1 || res.RecordLog.Launches != s.Launches {
+		t.Errorf("logging step: %d host synchronisations (%v), %d D→H copies, %d launches", res.RecordLog.HostSyncs,
+			res.RecordLog.HostSyncSources, res.RecordLog.DtoH, res.RecordLog.Launches)
+	}
+	if len(s.Unmodelled) != 0 {
+		t.Errorf("kernels without a byte model: %v", s.Unmodelled)
+	}
+	var sum int64
+	launches := 0
+	for _, f := range s.Families {
+		sum += f.Bytes
+		launches += f.Launches
+	}
+	if sum != s.KernelBytes || launches != s.Launches {
+		t.Errorf("families sum to %d bytes and %d launches, the step to %d and %d", sum, launches, s.KernelBytes, s.Launches)
+	}
+}
+
+// holdctl bench train --device record: the JSON keys of the issue and the human table.
+func TestRunTrainRecord(t *testing.T) {
+	var out bytes.Buffer
+	r := TrainRun{Model: "ncsnpp-tiny", SDE: "hold", Batch: 1, Steps: 1, Channels: 3, JSON: true}
+	if err := RunTrain(r, "record", &out); err != nil {
+		t.Fatal(err)
+	}
+	var j map[string]any
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	step, _ := j["step"].(map[string]any)
+	for _, k := range []string{"launches", "gemm_calls", "host_syncs", "memsets", "memset_bytes", "kernel_bytes", "gemm_flops", "families"} {
+		if _, ok := step[k]; !ok {
+			t.Errorf("--json: no %q in the step: %s", k, out.String())
+		}
+	}
+	if j["device"] != "record" || j["precision"] != "tf32" || j["steady"] != true {
+		t.Errorf("--json: %s", out.String())
+	}
+	out.Reset()
+	r.JSON = false
+	if err := RunTrain(r, "record", &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"device record", "own kernel launches", "im2col", "group-norm", "host synchronisations 1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table has no %q:\n%s", want, out.String())
+		}
+	}
+}
