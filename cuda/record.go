@@ -312,9 +312,15 @@ func gemmBytes(g Gemm) int64 {
 	return 4 * (per(g.M*g.K, g.StrideA) + per(g.K*g.N, g.StrideB) + c)
 }
 
-// OnSide implements SideStreamer: f runs with a nil stream (a Collective on the recorder must
-// accept one).
-func (r *Record) OnSide(f func(stream unsafe.Pointer) error) error { return f(nil) }
+// recordStream is the side stream's handle on the recorder: not nil, never dereferenced.
+var recordStream byte
+
+// OnSide implements SideStreamer: f runs at once with a handle that names no stream (the
+// recorder's NCCL engine, as the other rank-local engines, is given a Collective that does not
+// use it).
+func (r *Record) OnSide(f func(stream unsafe.Pointer) error) error {
+	return f(unsafe.Pointer(&recordStream))
+}
 
 // SideWaitsMain implements SideStreamer (nothing to order: nothing runs).
 func (r *Record) SideWaitsMain() error { return nil }

@@ -4,8 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
+	"holdgo/dist"
 	"holdgo/tensor"
 )
 
@@ -355,5 +357,33 @@ func TestRecordStatsArithmetic(t *testing.T) {
 	m := d.Div(2)
 	if m.Launches != 10 || m.KernelBytes != 1001 || m.Families["fir"] != (Usage{5, 501}) || d.Families["fir"] != (Usage{10, 1001}) {
 		t.Errorf("Div: %+v (and d %+v)", m, d)
+	}
+}
+
+// The NCCL engine on the recorder: its side-stream calls pass, and the wait for the side stream
+// is a host synchronisation of its own.
+func TestRecordSideStream(t *testing.T) {
+	dev, rec := NewRecordingDevice()
+	coll := newRecColl()
+	n, err := NewNCCLEngine(dev, coll, 0, 1, "nccl test", time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := tensor.Zeros(3).ToDevice(dev)
+	before := rec.Stats()
+	if err := n.StartAllreduce(a.Buffer(), dist.F32); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	s := rec.Stats().Sub(before)
+	if s.HostSyncs != 1 || len(s.HostSyncSources) != 1 || len(coll.calls) != 1 {
+		t.Errorf("NCCL engine on the recorder: %+v, NCCL calls %v", s, coll.calls)
+	}
+	for k := range s.HostSyncSources {
+		if !strings.HasPrefix(k, "SyncSide ← ") {
+			t.Errorf("the side stream's wait is counted as %q", k)
+		}
 	}
 }
