@@ -16,7 +16,8 @@
 #                NFE 20 (docs/images.md's columns). --snapshot STEP: each training stops at STEP first,
 #                its EMA weights are exported and its a-sde2 cell drawn there, and it resumes.
 #   speed        holdgo's bench train and the PyTorch peer on the same device, TF32 then strict FP32,
-#                ncsnpp-cifar10 and ncsnpp-small at batch 128; bench kernels (time per kernel family)
+#                ncsnpp-cifar10 and ncsnpp-small at batch 128 (the peer's best row of the precision:
+#                TF32 NCHW or channels_last, eager FP32; its AMP-BF16 row reported too); bench kernels
 # OUTDIR/report.md and OUTDIR/report.json are rewritten as each step ends, so a machine that goes
 # away midway still leaves what was done; OUTDIR/logs holds every command's output.
 # --skip STEPS: a comma list of correctness and speed, steps not to run (recorded as skipped).
@@ -206,6 +207,17 @@ run() {
 	fi
 	echo "\$ $*" >>"$log"
 	timeout -k 5 "$limit" "$@" >>"$log" 2>&1
+}
+
+# peer_best LOG PRECISION: "MODE IMAGES_PER_S BF16_IMAGES_PER_S" from peer_train.py's JSON line in LOG: its
+# fastest row of PRECISION (fp32 or tf32) and its bf16 row if it ran one; nothing if there is no such line.
+peer_best() {
+	"$py" - "$1" "$2" <<'PYEOF' 2>/dev/null
+import json, sys
+res = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+best = res["best"][sys.argv[2]]
+print(best["mode"], best["images_per_s"], res["best"].get("bf16", {}).get("images_per_s", ""))
+PYEOF
 }
 
 status_of() { # status_of RC: pass / fail / timeout
@@ -506,12 +518,17 @@ if want speed; then
 			figs+="$model batch $batch $mode holdgo=$line; per step: $counters"$'\n'
 			if [ $have_torch = 1 ]; then
 				plog=speed-$model-tf32$tf32-torch.log
-				run "$plog" "$(cap 150)" "$py" "$here/peer/peer_train.py" --model "$model" --batch "$batch" --steps $psteps --device $peer_dev --tf32 $tf32 --json
+				# the fair peer's rows (peer_train.py): TF32 NCHW, TF32 channels_last and AMP-BF16 channels_last
+				# with TF32 on, eager FP32 with it off; holdgo is compared with the best row of its precision
+				pmodes=$([ $tf32 = 1 ] && echo tf32,tf32-cl,bf16-cl || echo fp32)
+				prec=$([ $tf32 = 1 ] && echo tf32 || echo fp32)
+				run "$plog" "$(cap 150)" "$py" "$here/peer/peer_train.py" --model "$model" --batch "$batch" --steps $psteps --device $peer_dev --modes $pmodes --json
 				rc=$?
-				pt=$(grep -o '"images_per_s": [0-9.e+-]*' "$out/logs/$plog" | tail -1 | cut -d' ' -f2)
+				read -r pbest pt pbf <<<"$(peer_best "$out/logs/$plog" $prec)"
 				if [ $rc = 0 ] && [ -n "$pt" ]; then
 					ratio=$(awk -v a="$hg" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')
-					figs+="$model batch $batch $mode pytorch ($peer_dev)=$(awk -v b="$pt" 'BEGIN { printf "%.1f", b }') images/s; holdgo/pytorch=$ratio"$'\n'
+					figs+="$model batch $batch $mode pytorch ($peer_dev)=$(awk -v b="$pt" 'BEGIN { printf "%.1f", b }') images/s (row $pbest$([ $tf32 = 1 ] && echo ', the faster of tf32 and tf32-cl')); holdgo/pytorch=$ratio"$'\n'
+					[ -z "$pbf" ] || figs+="$model batch $batch BF16 pytorch ($peer_dev)=$(awk -v b="$pbf" 'BEGIN { printf "%.1f", b }') images/s (bf16-cl; holdgo has no bf16 mode yet)"$'\n'
 				else
 					fails+="pytorch-$model-$mode "
 					figs+="$model batch $batch $mode pytorch=$(status_of $rc) (logs/$plog)"$'\n'
