@@ -7,3 +7,7 @@ const ShimBuilt = false
 
 // NewShimBackend returns nil in a binary built without -tags cudashim.
 func NewShimBackend() Backend { return nil }
+
+// NewShimCollectives returns nil in a binary built without -tags cudashim (the in-process NCCL
+// sums the shim's host memory).
+func NewShimCollectives(size int) []Collective { return nil }
