@@ -39,7 +39,7 @@ func TestRecordedStepGate(t *testing.T) {
 		{"group-norm bytes", float64(s.Families["group-norm"].Bytes), 1.071306752e9, 0.02},
 		{"col2im bytes", float64(s.Families["col2im"].Bytes), 6.94972416e8, 0.02},
 	} {
-		if d := (c.got - c.want) / c.want; d > c.tol || d < -c.tol {
+		if d := (c.got - c.want) / c.want; !(d <= c.tol && d >= -c.tol) {
 			t.Errorf("%s per step: %.6g, today's figure %.6g (%+.1f %%, tolerance ±%.0f %%)", c.what, c.got, c.want, 100*d, 100*c.tol)
 		}
 	}
