@@ -294,7 +294,7 @@ type TrainRun struct {
 func RunTrain(r TrainRun, device string, w io.Writer) error {
 	var dev tensor.Device
 	var err error
-	if device == "record" {
+	if device == devices.Record {
 		dev, _ = cuda.NewRecordingDevice()
 	} else if dev, err = devices.Open(device); err != nil {
 		return &InputError{err}

@@ -11,8 +11,10 @@ func benchTrainCommand() *cli.Command {
 	return withConfig(&cli.Command{
 		Name: "train",
 		Usage: "training steps of a score network on --device (cpu or cuda): time per step, samples/s and, on cuda, " +
-			"kernel launches, host synchronisations and host↔device copies per step",
-		Flags:  []cli.Flag{deviceFlag()},
+			"kernel launches, host synchronisations and host↔device copies per step; --device record runs nothing and counts " +
+			"what a step issues to a GPU (launches, GEMMs and FLOPs, kernel bytes by family, memsets, host syncs), in every build",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "device", Value: "cpu", Usage: "where the network runs: cpu, cuda / cuda:N (a binary " +
+			"built with -tags cuda, or holdctl-shim: -tags cudashim), or record (nothing runs: the step's GPU work is counted)"}},
 		Action: func(c *cli.Context) error { return benchErr(bench.RunTrain(cfg, c.String("device"), c.App.Writer)) },
 	}, &cfg)
 }

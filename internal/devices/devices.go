@@ -17,15 +17,24 @@ import (
 	"holdgo/train"
 )
 
+// Record is the --device of holdctl bench train that runs nothing and records what a training step
+// issues to a GPU (cuda.NewRecordingDevice, every build; docs/gpu.md, "Sizing a step without a GPU").
+// Open refuses it: a command that trained, sampled or checked ops on it would run nothing and
+// report zeros as results.
+const Record = "record"
+
 // Open returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:N",
 // which OpenCUDA of the build (devices_cuda.go, devices_shim.go, devices_nocuda.go) opens or
-// refuses with a message that says how to get a CUDA build.
+// refuses with a message that says how to get a CUDA build. Record is refused with a message
+// naming the command that takes it.
 func Open(name string) (tensor.Device, error) {
 	switch {
 	case name == "" || name == "cpu":
 		return tensor.CPU, nil
 	case name == "reference":
 		return tensor.Reference, nil
+	case name == Record:
+		return nil, fmt.Errorf("--device %s counts what a training step would issue to a GPU without running anything: only holdctl bench train takes it; use cpu, reference, cuda or cuda:N", Record)
 	case name == "cuda" || strings.HasPrefix(name, "cuda:"):
 		d, err := OpenCUDA(name)
 		if err != nil {

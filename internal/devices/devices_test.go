@@ -118,3 +118,10 @@ func TestKernelMemory(t *testing.T) {
 		}
 	}
 }
+
+// Open refuses the recording device, which only bench train takes, naming it.
+func TestOpenRefusesRecord(t *testing.T) {
+	if _, err := Open(Record); err == nil || !strings.Contains(err.Error(), "only holdctl bench train") {
+		t.Errorf("Open(%q): %v", Record, err)
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// holdctl bench train --device record runs in every build (no GPU, no cgo) and prints the recorded
+// step as JSON; the other commands refuse the recording device with exit status 2, naming bench train.
+func TestBenchTrainRecord(t *testing.T) {
+	app := newApp()
+	var out bytes.Buffer
+	app.Writer, app.ErrWriter = &out, io.Discard
+	args := []string{"holdctl", "bench", "train", "--device", "record", "--model", "ncsnpp-tiny", "--batch", "1", "--steps", "1", "--json"}
+	if err := app.Run(args); err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	var j struct {
+		Device string
+		Step   struct {
+			Launches  int   `json:"launches"`
+			Bytes     int64 `json:"kernel_bytes"`
+			HostSyncs int   `json:"host_syncs"`
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if j.Device != "record" || j.Step.Launches == 0 || j.Step.Bytes == 0 || j.Step.HostSyncs != 1 {
+		t.Errorf("bench train --device record --json: %s", out.String())
+	}
+	app = newApp()
+	app.Writer, app.ErrWriter = io.Discard, io.Discard
+	err := app.Run([]string{"holdctl", "train", "--device", "record", "--steps", "1", "--out", t.TempDir() + "/run"})
+	var exit cli.ExitCoder
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(err.Error(), "only holdctl bench train") {
+		t.Errorf("train --device record: %v", err)
+	}
+}
