@@ -35,7 +35,8 @@ func (g *Tape) Attention(q, k, v *Value) *Value {
 	o := tensor.MatMul(g.out(n, c, s), v.T, w, false, true)
 	return g.record("Attention", o, func(do *tensor.Tensor) {
 		if v.needsGrad { // dv = do·w
-			tensor.MatMulAcc(g.grad(v), do, w, false, false, 1)
+			gv, beta := g.gradDest(v)
+			tensor.MatMulAcc(gv, do, w, false, false, beta)
 		}
 		if !q.needsGrad && !k.needsGrad {
 			return
@@ -43,10 +44,12 @@ func (g *Tape) Attention(q, k, v *Value) *Value {
 		dw := tensor.MatMul(g.tmp(n, s, s), do, v.T, true, false) // dw = doᵀ·v
 		ds := tensor.ScaledSoftmaxGrad(dw, w, dw, scale)
 		if q.needsGrad { // dq = k·dsᵀ
-			tensor.MatMulAcc(g.grad(q), k.T, ds, false, true, 1)
+			gq, beta := g.gradDest(q)
+			tensor.MatMulAcc(gq, k.T, ds, false, true, beta)
 		}
 		if k.needsGrad { // dk = q·ds
-			tensor.MatMulAcc(g.grad(k), q.T, ds, false, false, 1)
+			gk, beta := g.gradDest(k)
+			tensor.MatMulAcc(gk, q.T, ds, false, false, beta)
 		}
 	}, q, k, v).save(q.T, k.T, v.T, w)
 }

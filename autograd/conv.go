@@ -28,10 +28,12 @@ func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 	y := tensor.Conv2d(g.out(shape...), x.T, w.T, bt, stride, pad)
 	return g.record("Conv2d", y, func(dy *tensor.Tensor) {
 		if x.needsGrad {
-			tensor.Conv2dGradInput(g.grad(x), dy, w.T, stride, pad, 1)
+			gx, beta := g.gradDest(x)
+			tensor.Conv2dGradInput(gx, dy, w.T, stride, pad, beta)
 		}
 		if w.needsGrad {
-			tensor.Conv2dGradWeight(g.grad(w), x.T, dy, stride, pad, 1)
+			gw, beta := g.gradDest(w)
+			tensor.Conv2dGradWeight(gw, x.T, dy, stride, pad, beta)
 		}
 		if b != nil && b.needsGrad {
 			if len(b.Shape()) == 2 { // per sample

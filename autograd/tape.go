@@ -115,7 +115,10 @@ func (g *Tape) record(op string, t *tensor.Tensor, back func(dy *tensor.Tensor),
 	return v
 }
 
-// grad returns v's gradient tensor, allocating a zeroed one on first use.
+// grad returns v's gradient tensor, allocating a zeroed one on first use: for
+// the rules that add into part of it (SliceAdd, ScatterAdd, a broadcast sum),
+// where the zeros of the rest are the gradient. A rule that writes the whole
+// gradient takes gradDest instead, so that no clear precedes its write.
 func (g *Tape) grad(v *Value) *tensor.Tensor {
 	if v.Grad == nil {
 		v.Grad = g.pool.Get(true, v.T.Shape()...)
@@ -162,7 +165,8 @@ func (g *Tape) Backward(loss *Value) {
 	if !loss.needsGrad {
 		return
 	}
-	tensor.Fill(g.grad(loss), 1)
+	seed, _ := g.gradDest(loss) // Fill overwrites: no clear needed
+	tensor.Fill(seed, 1)
 	g.BackwardFrom(loss)
 }
 
