@@ -61,6 +61,35 @@ func (g Gemm) ColumnMajor() Gemm {
 	return c
 }
 
+// AsyncUploader is implemented by backends that copy to the device from page-locked (pinned) host
+// memory without the host waiting for the stream: on a GPU cuMemHostAlloc, cuMemcpyHtoDAsync on
+// the stream and an event after the copy (Backend.CopyHtoD, from pageable Go memory, waits for the
+// stream). Device.NewStager builds a double-buffered upload on it.
+type AsyncUploader interface {
+	// AllocPinned returns bytes (> 0) of page-locked host memory.
+	AllocPinned(bytes int) (unsafe.Pointer, error)
+	// FreePinned releases memory of AllocPinned; no copy from it may be pending (wait for its
+	// fence first).
+	FreePinned(p unsafe.Pointer) error
+	// CopyHtoDAsync enqueues the copy of bytes from pinned memory src to dst, ordered with the
+	// stream's other work, and returns at once: src must not be written until a fence recorded
+	// after the copy has been passed.
+	CopyHtoDAsync(dst uintptr, src unsafe.Pointer, bytes int) error
+	// NewFence returns a fence on the stream (a CUDA event without timing).
+	NewFence() (Fence, error)
+}
+
+// Fence is a point in the stream's work (a CUDA event).
+type Fence interface {
+	// Record places the fence after the work issued so far.
+	Record() error
+	// Wait returns once the stream has run past the fence: a host synchronisation, unless the
+	// stream is already past it.
+	Wait() error
+	// Free releases the fence.
+	Free() error
+}
+
 // Timer is implemented by backends that can time device work (CUDA events on a GPU).
 type Timer interface {
 	// Time runs f once between two events and returns the device time in seconds.

@@ -57,6 +57,15 @@ static const char* hg_cu_error_name(int r) {
 	return s ? s : "unknown CUDA error";
 }
 
+// hg_host_alloc returns n bytes of page-locked host memory (cuMemHostAlloc), its status in *res.
+static void* hg_host_alloc(size_t n, int* res) {
+	void* p = 0;
+	*res = (int)cuMemHostAlloc(&p, n, 0);
+	return p;
+}
+
+static int hg_host_free(void* p) { return (int)cuMemFreeHost(p); }
+
 */
 import "C"
 
@@ -271,6 +280,8 @@ func (d *driver) Alloc(bytes int) (ptr uintptr, err error) {
 	return
 }
 
+// Free releases device memory. cuMemFree synchronises the device: the recorder counts it as a host
+// synchronisation (the pool frees only when it trims).
 func (d *driver) Free(ptr uintptr) error {
 	return d.do(func() error { return cu.MemFree(cu.DevicePtr(ptr)) })
 }
@@ -288,6 +299,65 @@ func (d *driver) CopyHtoD(dst uintptr, src unsafe.Pointer, bytes int) error {
 		return d.stream.Synchronize()
 	})
 }
+
+// cuError is a CUresult of a call made through cgo here rather than through gorgonia.org/cu.
+func cuError(call string, r C.int) error {
+	if r == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s", call, C.GoString(C.hg_cu_error_name(r)))
+}
+
+// AllocPinned implements AsyncUploader: cuMemHostAlloc, page-locked memory the copy engine reads
+// directly.
+func (d *driver) AllocPinned(bytes int) (p unsafe.Pointer, err error) {
+	err = d.do(func() error {
+		var res C.int
+		p = C.hg_host_alloc(C.size_t(bytes), &res)
+		return cuError("cuMemHostAlloc", res)
+	})
+	return p, err
+}
+
+// FreePinned implements AsyncUploader: cuMemFreeHost (which synchronises the device, as the
+// recorder counts it).
+func (d *driver) FreePinned(p unsafe.Pointer) error {
+	return d.do(func() error { return cuError("cuMemFreeHost", C.hg_host_free(p)) })
+}
+
+// CopyHtoDAsync implements AsyncUploader: cuMemcpyHtoDAsync on the stream, which from pinned
+// memory returns without waiting.
+func (d *driver) CopyHtoDAsync(dst uintptr, src unsafe.Pointer, bytes int) error {
+	return d.do(func() error { return cu.MemcpyHtoDAsync(cu.DevicePtr(dst), src, int64(bytes), d.stream) })
+}
+
+// NewFence implements AsyncUploader: an event without timing on the stream.
+func (d *driver) NewFence() (Fence, error) {
+	f := &driverFence{d: d}
+	err := d.do(func() (err error) { f.ev, err = cu.MakeEvent(cu.DisableTiming); return err })
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// driverFence is a CUDA event on the driver's stream.
+type driverFence struct {
+	d  *driver
+	ev cu.Event
+}
+
+func (f *driverFence) Record() error {
+	return f.d.do(func() error { return f.ev.Record(f.d.stream) })
+}
+
+// Wait is cuEventSynchronize: it returns at once for an event the stream has passed (or one never
+// recorded).
+func (f *driverFence) Wait() error { return f.d.do(f.ev.Synchronize) }
+
+func (f *driverFence) Free() error { return f.d.do(func() error { return cu.DestroyEvent(&f.ev) }) }
+
+var _ AsyncUploader = (*driver)(nil)
 
 func (d *driver) CopyDtoH(dst unsafe.Pointer, src uintptr, bytes int) error {
 	return d.do(func() error {

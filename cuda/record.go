@@ -24,19 +24,35 @@ import (
 // 24 GB of device memory runs in a few hundred MB.
 //
 // Host synchronisations are counted as the driver backend (driver_cuda.go) makes them: Sync,
-// every device-to-host copy, and every host-to-device copy (the driver's CopyHtoD waits for its
-// stream: its source is pageable Go memory). Each is attributed to the first caller outside
-// packages cuda and tensor (HostSyncSources). Safe for concurrent use.
+// SyncSide, every device-to-host copy, every host-to-device copy from Go memory (the driver's
+// CopyHtoD waits for its stream: its source is pageable), Free and FreePinned (cuMemFree and
+// cuMemFreeHost synchronise the device), and every fence Wait that would block. An asynchronous
+// copy from pinned memory (AsyncUploader) is not one. Each is attributed to the first caller
+// outside packages cuda and tensor (HostSyncSources). Safe for concurrent use.
+//
+// Whether a fence Wait would block depends on how far the device lags behind the host, which a
+// recorder cannot know; it counts the wait unless the stream is surely past the fence: a host
+// synchronisation came after the fence, or at least recordQueueDepth device operations were issued
+// after it (the driver queues about a thousand operations on a stream and blocks the host's next
+// launch beyond that, so that once the host has issued that many, the fence's work has run).
 type Record struct {
-	mu    sync.Mutex
-	mem   recordMemory
-	stats RecordStats
+	mu     sync.Mutex
+	mem    recordMemory
+	stats  RecordStats
+	ops    int64                     // device operations issued: launches, GEMMs, memsets, copies
+	pinned map[unsafe.Pointer][]byte // AllocPinned's memory (Go memory, kept reachable here)
 }
+
+// recordQueueDepth is how many operations a stream queues before the host's next one waits: the
+// CUDA driver's launch queue holds about 1,000 (NVIDIA developer forums: a host launching small
+// kernels on one stream blocks after ~1,000 queued), the recorder's model of when a fence is
+// surely passed.
+const recordQueueDepth = 1024
 
 // NewRecordingDevice returns a Device named "record" on a new Record with a vendor GEMM (as a GPU
 // with cuBLAS), and the recorder to read the counts from.
 func NewRecordingDevice() (*Device, *Record) {
-	r := &Record{mem: newRecordMemory(), stats: newRecordStats()}
+	r := &Record{mem: newRecordMemory(), stats: newRecordStats(), pinned: map[unsafe.Pointer][]byte{}}
 	return NewDevice(r), r
 }
 
@@ -47,7 +63,7 @@ type RecordStats struct {
 	GemmFLOPs       int64            `json:"gemm_flops"`   // 2·M·N·K·Batch per GEMM
 	GemmBytes       int64            `json:"gemm_bytes"`   // each GEMM's operands once: A, B read, C written (and read if β ≠ 0)
 	KernelBytes     int64            `json:"kernel_bytes"` // bytes read + written by the own kernels (bytemodel.go)
-	HostSyncs       int              `json:"host_syncs"`   // Sync, D→H and H→D copies: every wait of the host for the device
+	HostSyncs       int              `json:"host_syncs"`   // Sync, D→H and synchronous H→D copies, frees, blocking fence waits: every wait of the host for the device
 	HostSyncSources map[string]int   `json:"host_sync_by"` // "CopyHtoD ← holdgo/train.(*Trainer).advance": count
 	Memsets         int              `json:"memsets"`      // Zero calls
 	MemsetBytes     int64            `json:"memset_bytes"` // bytes they clear
@@ -169,11 +185,17 @@ func (r *Record) Alloc(bytes int) (uintptr, error) {
 	return r.mem.alloc(bytes), nil
 }
 
-// Free releases an allocation and the host pages that held its uploaded bytes.
+// Free releases an allocation and the host pages that held its uploaded bytes, and counts a host
+// synchronisation (cuMemFree synchronises the device).
 func (r *Record) Free(ptr uintptr) error {
+	where := caller()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.mem.free(ptr)
+	if err := r.mem.free(ptr); err != nil {
+		return err
+	}
+	r.syncLocked("Free ← " + where)
+	return nil
 }
 
 // Zero clears bytes at ptr (it does run: later host reads see zeros) and counts a memset.
@@ -188,6 +210,7 @@ func (r *Record) Zero(ptr uintptr, bytes int) error {
 		return fmt.Errorf("record: zero: %w", err)
 	}
 	r.mem.zero(ptr, bytes)
+	r.ops++
 	r.stats.Memsets++
 	r.stats.MemsetBytes += int64(bytes)
 	r.stats.MemsetSources[src]++
@@ -204,6 +227,7 @@ func (r *Record) CopyHtoD(dst uintptr, src unsafe.Pointer, bytes int) error {
 		return fmt.Errorf("record: copy to the device: %w", err)
 	}
 	r.mem.write(dst, unsafe.Slice((*byte)(src), bytes))
+	r.ops++
 	r.stats.HtoD++
 	r.stats.HtoDBytes += int64(bytes)
 	r.syncLocked("CopyHtoD ← " + where)
@@ -219,6 +243,7 @@ func (r *Record) CopyDtoH(dst unsafe.Pointer, src uintptr, bytes int) error {
 		return fmt.Errorf("record: copy to the host: %w", err)
 	}
 	r.mem.read(unsafe.Slice((*byte)(dst), bytes), src)
+	r.ops++
 	r.stats.DtoH++
 	r.stats.DtoHBytes += int64(bytes)
 	r.syncLocked("CopyDtoH ← " + where)
@@ -235,6 +260,7 @@ func (r *Record) CopyDtoD(dst, src uintptr, bytes int) error {
 	if err := r.mem.check(src, bytes); err != nil {
 		return fmt.Errorf("record: device copy source: %w", err)
 	}
+	r.ops++
 	r.stats.DtoD++
 	r.stats.DtoDBytes += int64(bytes)
 	return nil
@@ -254,6 +280,7 @@ func (r *Record) Launch(name string, grid, block [3]int, sharedBytes int, args [
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.ops++
 	r.stats.Launches++
 	fam := "unmodelled"
 	if ok {
@@ -290,6 +317,7 @@ func (r *Record) syncLocked(source string) {
 func (r *Record) Sgemm(g Gemm) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.ops++
 	r.stats.GemmCalls++
 	r.stats.GemmFLOPs += 2 * int64(g.M) * int64(g.N) * int64(g.K) * int64(g.Batch)
 	r.stats.GemmBytes += gemmBytes(g)
@@ -337,9 +365,84 @@ func (r *Record) SyncSide() error {
 	return nil
 }
 
+// AllocPinned implements AsyncUploader: host memory (Go's, held by the recorder until FreePinned).
+func (r *Record) AllocPinned(bytes int) (unsafe.Pointer, error) {
+	if bytes <= 0 {
+		return nil, fmt.Errorf("record: pinned allocation of %d bytes", bytes)
+	}
+	b := make([]byte, bytes)
+	p := unsafe.Pointer(&b[0])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pinned[p] = b
+	return p, nil
+}
+
+// FreePinned implements AsyncUploader, and counts a host synchronisation (cuMemFreeHost
+// synchronises the device).
+func (r *Record) FreePinned(p unsafe.Pointer) error {
+	where := caller()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.pinned[p]; !ok {
+		return fmt.Errorf("record: FreePinned of %p, which AllocPinned did not return", p)
+	}
+	delete(r.pinned, p)
+	r.syncLocked("FreePinned ← " + where)
+	return nil
+}
+
+// CopyHtoDAsync implements AsyncUploader: it stores the host's bytes (it does run) and counts a
+// copy, not a host synchronisation.
+func (r *Record) CopyHtoDAsync(dst uintptr, src unsafe.Pointer, bytes int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.mem.check(dst, bytes); err != nil {
+		return fmt.Errorf("record: asynchronous copy to the device: %w", err)
+	}
+	r.mem.write(dst, unsafe.Slice((*byte)(src), bytes))
+	r.ops++
+	r.stats.HtoD++
+	r.stats.HtoDBytes += int64(bytes)
+	return nil
+}
+
+// NewFence implements AsyncUploader.
+func (r *Record) NewFence() (Fence, error) { return &recordFence{r: r, recorded: -1}, nil }
+
+// recordFence is a fence of the recorder: where it was recorded, in device operations and host
+// synchronisations issued before it.
+type recordFence struct {
+	r        *Record
+	recorded int64 // r.ops at Record; -1: never recorded (a wait returns at once, as on a GPU)
+	syncs    int
+}
+
+func (f *recordFence) Record() error {
+	f.r.mu.Lock()
+	defer f.r.mu.Unlock()
+	f.recorded, f.syncs = f.r.ops, f.r.stats.HostSyncs
+	return nil
+}
+
+// Wait counts a host synchronisation unless the stream is surely past the fence (Record's doc).
+func (f *recordFence) Wait() error {
+	where := caller()
+	f.r.mu.Lock()
+	defer f.r.mu.Unlock()
+	if f.recorded < 0 || f.r.stats.HostSyncs > f.syncs || f.r.ops-f.recorded >= recordQueueDepth {
+		return nil
+	}
+	f.r.syncLocked("fence Wait ← " + where)
+	return nil
+}
+
+func (f *recordFence) Free() error { return nil }
+
 var (
-	_ Gemmer       = (*Record)(nil)
-	_ SideStreamer = (*Record)(nil)
+	_ Gemmer        = (*Record)(nil)
+	_ SideStreamer  = (*Record)(nil)
+	_ AsyncUploader = (*Record)(nil)
 )
 
 // caller names the first function on the stack outside packages cuda and tensor (and the

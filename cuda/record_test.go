@@ -317,7 +317,9 @@ func TestRecordMemory(t *testing.T) {
 		t.Errorf("%d pages held after Free", len(rec.mem.pages))
 	}
 	s := rec.Stats()
-	if s.HostSyncs != 5 || s.HtoD != 1 || s.DtoH != 4 || s.DtoD != 1 || s.DtoDBytes != n || s.Memsets != 1 || s.Launches != 1 ||
+	// Host synchronisations: the copy to the device, the four reads and the Free (cuMemFree
+	// synchronises the device).
+	if s.HostSyncs != 6 || s.HostSyncSources["Free ← testing.tRunner"] != 1 || s.HtoD != 1 || s.DtoH != 4 || s.DtoD != 1 || s.DtoDBytes != n || s.Memsets != 1 || s.Launches != 1 ||
 		s.Kernels["hg_fill"].Bytes != n/4*4 {
 		t.Errorf("counts %+v", s)
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -72,7 +73,8 @@ type DataFunc func(r *rng.RNG, dst []float32)
 // objective says) and records ‖E_θ(x_t, t) − target‖², summed over
 // dimensions and averaged over the batch. The batch and its times and
 // reparameterisation coefficients go to the step's device in one copy (none on
-// the CPU, where they are staged in the tensor's own memory), the noise is drawn
+// the CPU, where they are staged in the tensor's own memory; on a GPU from pinned
+// memory, without the host waiting: staging), the noise is drawn
 // there and the fused ops (tensor.FillNormal, Perturb, ScoreLoss) form x_t, the
 // loss and its gradient there; on the CPU these are hold.SDE.Perturb and
 // hold.ShardLoss bit for bit. Buffers are reused across steps.
@@ -136,7 +138,10 @@ func ShardScoreLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Sha
 				return nil, err
 			}
 		}
-		q0 := l.staged.hostData()
+		q0, err := l.staged.hostData()
+		if err != nil {
+			return nil, err
+		}
 		if shard.whole() {
 			data(c.RNG, q0)
 		} else {
@@ -207,27 +212,75 @@ func (l *deviceLoss) record(c *StepContext, sde *hold.SDE, net layers.ScoreNet, 
 	return out, nil
 }
 
-// staging is a device tensor and the host memory its inputs are written to before one upload: on
-// the CPU the tensor's own memory (tensor.HostMemory), so that the upload copies nothing.
+// staging is a device tensor and the host memory its inputs are written to before one upload. On
+// the CPU that is the tensor's own memory (tensor.HostMemory), so that the upload copies nothing; on
+// a device with a stager (a GPU: cuda.Device.NewStager) it is one of two pinned buffers taken in
+// turn, whose copy the host does not wait for; elsewhere it is Go memory, copied by Write (which
+// waits for the device). Each step calls begin, writes host, then calls upload.
 type staging struct {
-	dev  *tensor.Tensor
-	host []float32
+	dev    *tensor.Tensor
+	host   []float32  // this step's inputs: valid from begin to upload
+	stager hostStager // nil: upload writes host to dev
 }
 
-func newStaging(dev tensor.Device, shape ...int) (staging, error) {
+// hostStager is cuda.Stager (an alias of this same unnamed interface type: train does not import
+// cuda). Host returns the pinned buffer for the next upload once the copy that last read it has
+// finished; Upload enqueues its copy to the tensor.
+type hostStager = interface {
+	Host() ([]float32, error)
+	Upload() error
+}
+
+// stagerDevice is a device that makes stagers (cuda.Device; the error wraps tensor.ErrUnsupported
+// on a backend without pinned memory).
+type stagerDevice interface {
+	NewStager(dst *tensor.Tensor) (hostStager, error)
+}
+
+func newStaging(dev tensor.Device, shape ...int) (*staging, error) {
 	t := tensor.New(dev, shape...)
 	if err := t.Err(); err != nil {
-		return staging{}, err
+		return nil, err
 	}
-	host := tensor.HostMemory(t)
-	if host == nil {
-		host = make([]float32, t.Len())
+	if host := tensor.HostMemory(t); host != nil {
+		return &staging{dev: t, host: host}, nil
 	}
-	return staging{t, host}, nil
+	if sd, ok := dev.(stagerDevice); ok {
+		st, err := sd.NewStager(t)
+		if err == nil {
+			return &staging{dev: t, stager: st}, nil
+		}
+		if !errors.Is(err, tensor.ErrUnsupported) {
+			return nil, fmt.Errorf("staging on %s: %w", dev.Name(), err)
+		}
+	}
+	return &staging{dev: t, host: make([]float32, t.Len())}, nil
 }
 
-func (s staging) upload() error {
-	if err := s.dev.Buffer().Write(s.host); err != nil {
+// begin makes host the memory for this step's inputs.
+func (s *staging) begin() error {
+	if s.stager == nil {
+		return nil
+	}
+	host, err := s.stager.Host()
+	if err != nil {
+		return fmt.Errorf("staging on %s: %w", s.dev.Device().Name(), err)
+	}
+	s.host = host
+	return nil
+}
+
+// upload copies host to the device tensor (with a stager: enqueues the copy, and host is not this
+// staging's to write until the next begin).
+func (s *staging) upload() error {
+	var err error
+	if s.stager != nil {
+		err = s.stager.Upload()
+		s.host = nil
+	} else {
+		err = s.dev.Buffer().Write(s.host)
+	}
+	if err != nil {
 		return fmt.Errorf("upload to %s: %w", s.dev.Device().Name(), err)
 	}
 	return nil
@@ -238,7 +291,7 @@ func (s staging) upload() error {
 // tensor.PerturbCoefLen slots per sample; first, so that they are 8-byte aligned), the data
 // batch q0 (B×d) and the times (B, float32 for the network).
 type stagedBatch struct {
-	staging
+	*staging
 	coef, data, times *tensor.Tensor // views into dev
 	batch, dim        int
 }
@@ -260,10 +313,13 @@ func newStagedBatch(dev tensor.Device, batch, dim int) (*stagedBatch, error) {
 	return sb, err
 }
 
-// hostData is the host side of data, to be filled before upload.
-func (sb *stagedBatch) hostData() []float32 {
+// hostData begins the step's staging and returns the host side of data, to be filled before upload.
+func (sb *stagedBatch) hostData() ([]float32, error) {
+	if err := sb.begin(); err != nil {
+		return nil, err
+	}
 	nc := tensor.PerturbCoefLen * sb.batch
-	return sb.host[nc : nc+sb.batch*sb.dim]
+	return sb.host[nc : nc+sb.batch*sb.dim], nil
 }
 
 // upload stores the reparameterisation coefficients of the times and the times next to the data
@@ -271,6 +327,9 @@ func (sb *stagedBatch) hostData() []float32 {
 func (sb *stagedBatch) upload(sde *hold.SDE, times []float64) error {
 	if len(times) != sb.batch {
 		return fmt.Errorf("staged batch of %d samples given %d times", sb.batch, len(times))
+	}
+	if sb.host == nil {
+		return errors.New("staged batch uploaded without hostData")
 	}
 	for b, t := range times {
 		holdops.PutPerturbCoefficients(sb.host[b*tensor.PerturbCoefLen:], sde, t)

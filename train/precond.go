@@ -70,7 +70,7 @@ func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard
 	}
 	ts := make([]float64, batch)
 	noise := make([]float32, batch*n*dim)
-	var x, tt, target staging
+	var x, tt, target *staging
 	var grad *tensor.Tensor
 	return func(c *StepContext) (*autograd.Value, error) {
 		if grad == nil || grad.Device() != c.Device {
@@ -86,6 +86,11 @@ func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard
 			}
 			if grad = tensor.New(c.Device, batch, dim); grad.Err() != nil {
 				return nil, grad.Err()
+			}
+		}
+		for _, s := range []*staging{x, tt, target} {
+			if err := s.begin(); err != nil {
+				return nil, err
 			}
 		}
 		data(c.RNG, whole)
@@ -113,7 +118,7 @@ func ShardEDMLoss(sde *hold.SDE, net layers.ScoreNet, data DataFunc, shard Shard
 			}
 			tt.host[b] = float32(t)
 		}
-		for _, s := range []staging{x, tt, target} {
+		for _, s := range []*staging{x, tt, target} {
 			if err := s.upload(); err != nil {
 				return nil, err
 			}

@@ -32,7 +32,8 @@ func TestBenchTrainRecord(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &j); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	if j.Device != "record" || j.Step.Launches == 0 || j.Step.Bytes == 0 || j.Step.HostSyncs != 1 {
+	// No host synchronisation in a non-logging step: the staged batch goes up from pinned memory.
+	if j.Device != "record" || j.Step.Launches == 0 || j.Step.Bytes == 0 || j.Step.HostSyncs != 0 {
 		t.Errorf("bench train --device record --json: %s", out.String())
 	}
 	app = newApp()
