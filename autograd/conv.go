@@ -46,41 +46,45 @@ func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
 }
 
 // GroupNorm normalises x (N, C, …) over groups of C/groups channels and
-// applies the per-channel scale gamma and shift beta.
+// applies the per-channel scale gamma and shift beta. Its backward pass is
+// one op (tensor.GroupNormBackward): dx, dγ and dβ from one pass over x and
+// dy, straight into the gradients.
 func (g *Tape) GroupNorm(x, gamma, beta *Value, groups int, eps float32) *Value {
 	y := tensor.GroupNorm(g.out(x.Shape()...), x.T, gamma.T, beta.T, groups, eps)
 	return g.record("GroupNorm", y, func(dy *tensor.Tensor) {
-		g.groupNormBackward(x, gamma, beta, dy, groups, eps)
+		dx, keep, dgamma, dbeta := g.groupNormGrads(x, gamma, beta)
+		tensor.GroupNormBackward(dx, x.T, gamma.T, dy, dgamma, dbeta, groups, eps, keep)
 	}, x, gamma, beta).save(x.T, gamma.T)
 }
 
 // GroupNormSiLU is SiLU(GroupNorm(x, gamma, beta)) as one node: one pass over
-// x forward, and the normalised values are not kept (the backward pass
-// recomputes them from x; tensor.GroupNormSiLUGrad).
+// x forward, and the normalised values are not kept (the backward op,
+// tensor.GroupNormSiLUBackward, recomputes them from x).
 func (g *Tape) GroupNormSiLU(x, gamma, beta *Value, groups int, eps float32) *Value {
 	y := tensor.GroupNormSiLU(g.out(x.Shape()...), x.T, gamma.T, beta.T, groups, eps)
 	return g.record("GroupNormSiLU", y, func(dy *tensor.Tensor) {
-		dz := tensor.GroupNormSiLUGrad(g.tmp(x.Shape()...), x.T, gamma.T, beta.T, dy, groups, eps)
-		g.groupNormBackward(x, gamma, beta, dz, groups, eps)
+		dx, keep, dgamma, dbeta := g.groupNormGrads(x, gamma, beta)
+		tensor.GroupNormSiLUBackward(dx, x.T, gamma.T, beta.T, dy, dgamma, dbeta, groups, eps, keep)
 	}, x, gamma, beta).save(x.T, gamma.T, beta.T)
 }
 
-// groupNormBackward adds the gradients of GroupNorm(x, gamma, beta) for the
-// output gradient dy into x, gamma and beta.
-func (g *Tape) groupNormBackward(x, gamma, beta *Value, dy *tensor.Tensor, groups int, eps float32) {
+// groupNormGrads returns where a group-norm backward op writes: x's gradient
+// and the factor its old contents are kept with, and the gradients of gamma
+// and beta, which the op adds into. An input that takes no gradient gets
+// scratch memory, written and never read.
+func (g *Tape) groupNormGrads(x, gamma, beta *Value) (dx *tensor.Tensor, keep float32, dgamma, dbeta *tensor.Tensor) {
+	grad := func(v *Value) *tensor.Tensor {
+		if v.needsGrad {
+			return g.grad(v)
+		}
+		return g.tmp(v.Shape()...)
+	}
 	if x.needsGrad {
-		g.accum(x, tensor.GroupNormGrad(g.tmp(x.Shape()...), x.T, gamma.T, dy, groups, eps))
+		dx, keep = g.gradDest(x)
+	} else {
+		dx = g.tmp(x.Shape()...)
 	}
-	if gamma.needsGrad || beta.needsGrad {
-		c := x.Shape()[1]
-		pg := tensor.GroupNormParamGrad(g.tmp(2, c), x.T, dy, groups, eps)
-		if gamma.needsGrad {
-			g.accum(gamma, tensor.Slice(g.tmp(1, c), pg, 0, 0, 1).Reshape(c))
-		}
-		if beta.needsGrad {
-			g.accum(beta, tensor.Slice(g.tmp(1, c), pg, 0, 1, 2).Reshape(c))
-		}
-	}
+	return dx, keep, grad(gamma), grad(beta)
 }
 
 // UpFIRDn2d resamples x (N, C, H, W) with the [1,3,3,1] FIR kernel

@@ -104,9 +104,9 @@ func TestOpListCovered(t *testing.T) {
 		tensor.OpPermute: "Permute", tensor.OpConcat: "Concat", tensor.OpSlice: "Slice",
 		tensor.OpSliceAdd: "Slice backward", tensor.OpGather: "Gather", tensor.OpScatterAdd: "Gather backward",
 		tensor.OpConv2d: "Conv2d", tensor.OpConv2dGradInput: "Conv2d backward", tensor.OpConv2dGradWeight: "Conv2d backward",
-		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormGrad: "GroupNorm backward", tensor.OpGroupNormParamGrad: "GroupNorm backward",
+		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormBackward: "GroupNorm backward",
 		tensor.OpSoftmax: "Softmax, Attention", tensor.OpSoftmaxGrad: "Softmax backward", tensor.OpUpFIRDn2d: "UpFIRDn2d",
-		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUGrad: "GroupNormSiLU backward", tensor.OpSin: "Sin",
+		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUBackward: "GroupNormSiLU backward", tensor.OpSin: "Sin",
 		tensor.OpDropout: "Dropout (forward and backward)",
 	}
 	// The fused families outside the tape: the training step's and the samplers' work, the time

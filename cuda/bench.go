@@ -163,7 +163,7 @@ func (s benchSize) shapes() [][]int {
 		{16, 64, s.gnS}, {16, 64, s.gnS}, {64}, {64}, // gx, gy, gamma, beta
 		{64, 64, 3, 3}, {64}, {8, 64, s.side, s.side}, {8, 64, s.side, s.side}, // cw, cb, cx, cy
 		{8, 64, s.side, s.side}, {64, 64, 3, 3}, // cdx, cdw
-		{16, 64, s.gnS}, {16, 64, s.gnS}, {2, 64}, // gdy, gdx, gpar
+		{16, 64, s.gnS}, {16, 64, s.gnS}, {64}, {64}, // gdy, gdx, gdgamma, gdbeta
 		{1, s.planes, 2 * s.side, 2 * s.side}, {1, s.planes, 4 * s.side, 4 * s.side}, {1, s.planes, s.side, s.side}, // fx, fup, fdown
 		{s.n}, {s.n}, {s.n}, {s.n}, {tensor.StatsLen}, // p, g, m, v, stats
 		{s.batch * tensor.PerturbCoefLen}, {s.batch, s.dim}, {s.batch, 3 * s.dim}, // coef, q0, eps
@@ -247,7 +247,7 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 	convFlops := 2 * float64(8*64*side*side) * float64(64*9)
 	convOp := func(kind tensor.OpKind) tensor.Op { return tensor.Op{Kind: kind, Stride: 1, Pad: 1} }
 	// Group-norm gradients on the group-norm workload's shape.
-	gdy, gdx, gpar := randn(16, 64, gnS), zeros(16, 64, gnS), zeros(2, 64)
+	gdy, gdx, gdgamma, gdbeta := randn(16, 64, gnS), zeros(16, 64, gnS), zeros(64), zeros(64)
 	// FIR: NCSN++'s ×2 up and down (the 4×4 filter [1,3,3,1]ᵀ[1,3,3,1]) over planes of side²·4.
 	planes := s.planes
 	fx := randn(1, planes, 2*side, 2*side)
@@ -313,8 +313,8 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 		{"conv2d 3×3", sz(8, 64, side, side), f * float64(cx.Len()+cw.Len()+cy.Len()), convFlops, exec(convOp(tensor.OpConv2d), cy, cx, cw, cb)},
 		{"conv2d grad input", sz(8, 64, side, side), f * float64(cy.Len()+cw.Len()+cdx.Len()), convFlops, exec(convOp(tensor.OpConv2dGradInput), cdx, cy, cw)},
 		{"conv2d grad weight", sz(8, 64, side, side), f * float64(cx.Len()+cy.Len()+cdw.Len()), convFlops, exec(convOp(tensor.OpConv2dGradWeight), cdw, cx, cy)},
-		{"group norm grad", sz(16, 64, gnS), 3 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormGrad, Groups: 16, Scalar: 1e-5}, gdx, gx, gamma, gdy)},
-		{"group norm param grad", sz(16, 64, gnS), 2 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormParamGrad, Groups: 16, Scalar: 1e-5}, gpar, gx, gdy)},
+		{"group norm backward", sz(16, 64, gnS), 3 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormBackward, Groups: 16, Scalar: 1e-5}, gdx, gx, gamma, gdy, gdgamma, gdbeta)},
+		{"gn+silu backward", sz(16, 64, gnS), 3 * f * float64(gx.Len()), 0, exec(tensor.Op{Kind: tensor.OpGroupNormSiLUBackward, Groups: 16, Scalar: 1e-5}, gdx, gx, gamma, beta, gdy, gdgamma, gdbeta)},
 		{"fir up ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fup.Len()), 0, exec(up, fup, fx)},
 		{"fir down ×2", sz(planes, 2*side, 2*side), f * float64(fx.Len()+fdown.Len()), 0, exec(down, fdown, fx)},
 		{"adam", sz(n), 7 * f * float64(n), 0, func() error { return tensor.Err(tensor.Adam(p, g, m, v, stats, adam)) }},

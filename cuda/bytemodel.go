@@ -97,6 +97,15 @@ func gn(a kernelArgs) (t, c, groups int64) {
 	return a.i(0) * a.i(1) * a.i(2), a.i(1), a.i(0) * a.i(3)
 }
 
+// gnPasses is the elements passes passes over x read (T elements each): one when the group is
+// cached in shared memory (cache ≠ 0), the first pass storing it.
+func gnPasses(passes, cache, t int64) int64 {
+	if cache != 0 {
+		return t
+	}
+	return passes * t
+}
+
 // byteModels is the table, by kernel name; the comment on each row is the count it implements.
 var byteModels = map[string]byteModel{
 	// element-wise: y = f(x), y = g(a, b), fill.
@@ -155,30 +164,36 @@ var byteModels = map[string]byteModel{
 		y := a.i(0) * a.i(1) * a.i(2)
 		return 4 * (y + a.i(1)), 4 * y
 	}},
-	// group norm: passes over x (N, C, S) as the kernels' loops make them.
-	"hg_group_norm": {"group-norm", 11, func(_ [3]int, a kernelArgs) (int64, int64) { // x twice, γ, β; write y, mean, rstd
+	// group norm: passes over x (N, C, S) as the kernels' loops make them; a pass over a group
+	// cached in shared memory (the cache argument) reads nothing.
+	"hg_group_norm": {"group-norm", 12, func(_ [3]int, a kernelArgs) (int64, int64) { // x twice (once cached), γ, β; write y, mean, rstd
 		t, c, g := gn(a)
-		return 4 * (2*t + 2*c), 4 * (t + 2*g)
+		return 4 * (gnPasses(2, a.i(5), t) + 2*c), 4 * (t + 2*g)
 	}},
-	"hg_group_stats": {"group-norm", 8, func(_ [3]int, a kernelArgs) (int64, int64) { // x; write mean, rstd
-		t, _, g := gn(a)
-		return 4 * t, 4 * 2 * g
-	}},
-	"hg_group_norm_bwd": {"group-norm", 9, func(_ [3]int, a kernelArgs) (int64, int64) { // x (moments), x and dy twice, γ; write dx
+	"hg_group_norm_silu": {"group-norm", 10, func(_ [3]int, a kernelArgs) (int64, int64) { // x twice (once cached), γ, β; write y
 		t, c, _ := gn(a)
-		return 4 * (5*t + c), 4 * t
+		return 4 * (gnPasses(2, a.i(5), t) + 2*c), 4 * t
 	}},
-	"hg_group_norm_param_grad": {"group-norm", 9, func(_ [3]int, a kernelArgs) (int64, int64) { // x, dy, mean, rstd; write dγ, dβ
-		t, c, g := gn(a)
-		return 4 * (2*t + 2*g), 4 * 2 * c
-	}},
-	"hg_group_norm_silu": {"group-norm", 9, func(_ [3]int, a kernelArgs) (int64, int64) { // x twice, γ, β; write y
+	"hg_group_norm_backward": {"group-norm", 14, func(_ [3]int, a kernelArgs) (int64, int64) {
+		// x three times and dy twice; cache 1: x once, dy twice; cache 2: each once. γ (and β for
+		// SiLU), dx when keep ≠ 0; write dx and the partials (2, N, C).
 		t, c, _ := gn(a)
-		return 4 * (2*t + 2*c), 4 * t
+		read := 3*t + 2*t
+		switch a.i(7) {
+		case 1:
+			read = t + 2*t
+		case 2:
+			read = 2 * t
+		}
+		read += c * (1 + a.i(5))
+		if a.f(6) != 0 {
+			read += t
+		}
+		return 4 * read, 4 * (t + 2*a.i(0)*c)
 	}},
-	"hg_group_norm_silu_dz": {"group-norm", 10, func(_ [3]int, a kernelArgs) (int64, int64) { // x (moments), x and dy, γ, β; write dz
-		t, c, _ := gn(a)
-		return 4 * (3*t + 2*c), 4 * t
+	"hg_group_norm_param_sum": {"group-norm", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // partials (2, N, C), dγ, dβ; write dγ, dβ
+		n, c := a.i(0), a.i(1)
+		return 4 * (2*n*c + 2*c), 4 * 2 * c
 	}},
 	// softmax over rows × cols: three passes forward, two backward.
 	"hg_softmax_fwd": {"softmax", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // x three times; write y

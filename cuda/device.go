@@ -264,70 +264,12 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 		return d.conv2dGradInput(op, out, in, o, ip)
 	case tensor.OpConv2dGradWeight:
 		return d.conv2dGradWeight(op, out, in, o, ip)
-	case tensor.OpGroupNorm:
-		return d.groupNormOp(op, out, in[0], o, ip)
-	case tensor.OpGroupNormGrad:
-		return d.groupNormGrad(op, in[0], o, ip)
-	case tensor.OpGroupNormParamGrad:
-		return d.groupNormParamGrad(op, in[0], o, ip)
-	case tensor.OpGroupNormSiLU:
-		n, c, spatial := groupShape(in[0])
-		return d.hgGroupNormSilu(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], o)
-	case tensor.OpGroupNormSiLUGrad:
-		n, c, spatial := groupShape(in[0])
-		return d.hgGroupNormSiluDz(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], ip[3], o)
+	case tensor.OpGroupNorm, tensor.OpGroupNormSiLU, tensor.OpGroupNormBackward, tensor.OpGroupNormSiLUBackward:
+		return d.groupNorm(op, in[0], o, ip) // groupnorm.go
 	case tensor.OpUpFIRDn2d:
 		return d.firOp(op, out, in[0], o, ip[0])
 	}
 	return tensor.ErrUnsupported
-}
-
-// groupShape returns N, C and the spatial size of a group-norm input.
-func groupShape(x *tensor.Tensor) (n, c, spatial int) {
-	n, c = x.Dim(0), x.Dim(1)
-	return n, c, x.Len() / max(n*c, 1)
-}
-
-// groupNormGrad runs OpGroupNormGrad (in = x, γ, dy): one block per (sample, group) recomputes the
-// group's statistics in one Welford pass and writes dx. The op list hands the backward x, not the
-// forward's mean and rstd, so they cannot be kept from the forward without changing the op list
-// and the tape (an extra read of x per group-norm backward is the price).
-func (d *Device) groupNormGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
-	n, c, spatial := groupShape(x)
-	return d.hgGroupNormBwd(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], o)
-}
-
-// groupNormParamGrad runs OpGroupNormParamGrad (in = x, dy; out (2, C) = dγ, dβ): the group
-// statistics into scratch memory, then one block per channel.
-func (d *Device) groupNormParamGrad(op tensor.Op, x *tensor.Tensor, o uintptr, ip []uintptr) error {
-	n, c, spatial := groupShape(x)
-	if n*spatial == 0 {
-		return d.hgFill(grid1D(2*c), 2*c, 0, o)
-	}
-	ng := n * op.Groups
-	stats, err := d.scratch(2 * 4 * ng)
-	if err != nil {
-		return err
-	}
-	defer d.release(stats)
-	mean, rstd := stats.ptr, stats.ptr+uintptr(4*ng)
-	if err := d.hgGroupStats(gridRows(ng), n, c, spatial, op.Groups, op.Scalar, ip[0], mean, rstd); err != nil {
-		return err
-	}
-	return d.hgGroupNormParamGrad(gridRows(c), n, c, spatial, op.Groups, mean, rstd, ip[0], ip[1], o)
-}
-
-// groupNormOp runs OpGroupNorm; the saved statistics go to scratch memory.
-func (d *Device) groupNormOp(op tensor.Op, out, x *tensor.Tensor, o uintptr, ip []uintptr) error {
-	n, c := x.Dim(0), x.Dim(1)
-	spatial := x.Len() / (n * c)
-	stats, err := d.scratch(2 * 4 * n * op.Groups)
-	if err != nil {
-		return err
-	}
-	defer d.release(stats)
-	return d.hgGroupNorm(gridRows(n*op.Groups), n, c, spatial, op.Groups, op.Scalar, ip[0], ip[1], ip[2], o, stats.ptr,
-		stats.ptr+uintptr(4*n*op.Groups))
 }
 
 // firOp runs OpUpFIRDn2d with the separable filter K = t·tᵀ·Scalar, t = tensor.FIRTaps, passed

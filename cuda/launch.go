@@ -99,10 +99,23 @@ var block1D = [3]int{blockSize, 1, 1}
 
 // launch runs kernel name with the packed arguments on the device's backend.
 func (d *Device) launch(name string, grid [3]int, a *args) error {
+	return d.launchShared(name, grid, 0, a)
+}
+
+// maxDynamicShared is the most dynamic shared memory a launch may ask for: what a block gets
+// without opting in (48 KiB) less room for the kernels' static shared arrays.
+const maxDynamicShared = 40 << 10
+
+// launchShared is launch with shared bytes of dynamic shared memory (a kernel declared with
+// HG_KERNEL_SHARED).
+func (d *Device) launchShared(name string, grid [3]int, shared int, a *args) error {
 	if a.err != nil {
 		return fmt.Errorf("cuda: %s: %w", name, a.err)
 	}
-	if err := d.be.Launch(name, grid, block1D, 0, a.slots); err != nil {
+	if shared < 0 || shared > maxDynamicShared {
+		return fmt.Errorf("cuda: %s: %d bytes of dynamic shared memory (at most %d)", name, shared, maxDynamicShared)
+	}
+	if err := d.be.Launch(name, grid, block1D, shared, a.slots); err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", name, err)
 	}
 	return nil

@@ -77,46 +77,32 @@ func (dev *Device) hgGatherRows(grid [3]int, rows int, cols int, idx uintptr, x 
 	return dev.launch("hg_gather_rows", grid, new(args).i32(rows).i32(cols).ptr(idx).ptr(x).ptr(y))
 }
 
-// hgGroupNorm launches hg_group_norm (kernels/groupnorm.cu):
+// hgGroupNorm launches hg_group_norm (kernels/groupnorm.cu) with shared bytes of dynamic shared memory:
 //
-//	hg_group_norm(int N, int C, int S, int G, float eps, const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta, float* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ rstd_out)
-func (dev *Device) hgGroupNorm(grid [3]int, N int, C int, S int, G int, eps float32, x uintptr, gamma uintptr, beta uintptr, y uintptr, mean_out uintptr, rstd_out uintptr) error {
-	return dev.launch("hg_group_norm", grid, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).ptr(x).ptr(gamma).ptr(beta).ptr(y).ptr(mean_out).ptr(rstd_out))
+//	hg_group_norm(int N, int C, int S, int G, float eps, int cache, const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta, float* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ rstd_out)
+func (dev *Device) hgGroupNorm(grid [3]int, shared int, N int, C int, S int, G int, eps float32, cache int, x uintptr, gamma uintptr, beta uintptr, y uintptr, mean_out uintptr, rstd_out uintptr) error {
+	return dev.launchShared("hg_group_norm", grid, shared, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).i32(cache).ptr(x).ptr(gamma).ptr(beta).ptr(y).ptr(mean_out).ptr(rstd_out))
 }
 
-// hgGroupNormBwd launches hg_group_norm_bwd (kernels/groupnorm.cu):
+// hgGroupNormBackward launches hg_group_norm_backward (kernels/groupnorm.cu) with shared bytes of dynamic shared memory:
 //
-//	hg_group_norm_bwd(int N, int C, int S, int G, float eps, const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ dy, float* __restrict__ dx)
-func (dev *Device) hgGroupNormBwd(grid [3]int, N int, C int, S int, G int, eps float32, x uintptr, gamma uintptr, dy uintptr, dx uintptr) error {
-	return dev.launch("hg_group_norm_bwd", grid, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).ptr(x).ptr(gamma).ptr(dy).ptr(dx))
+//	hg_group_norm_backward(int N, int C, int S, int G, float eps, int silu, float keep, int cache, const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta, const float* __restrict__ dy, float* __restrict__ dx, float* __restrict__ partial)
+func (dev *Device) hgGroupNormBackward(grid [3]int, shared int, N int, C int, S int, G int, eps float32, silu int, keep float32, cache int, x uintptr, gamma uintptr, beta uintptr, dy uintptr, dx uintptr, partial uintptr) error {
+	return dev.launchShared("hg_group_norm_backward", grid, shared, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).i32(silu).f32(keep).i32(cache).ptr(x).ptr(gamma).ptr(beta).ptr(dy).ptr(dx).ptr(partial))
 }
 
-// hgGroupNormParamGrad launches hg_group_norm_param_grad (kernels/groupnorm.cu):
+// hgGroupNormParamSum launches hg_group_norm_param_sum (kernels/groupnorm.cu):
 //
-//	hg_group_norm_param_grad(int N, int C, int S, int G, const float* __restrict__ mean, const float* __restrict__ rstd, const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out)
-func (dev *Device) hgGroupNormParamGrad(grid [3]int, N int, C int, S int, G int, mean uintptr, rstd uintptr, x uintptr, dy uintptr, out uintptr) error {
-	return dev.launch("hg_group_norm_param_grad", grid, new(args).i32(N).i32(C).i32(S).i32(G).ptr(mean).ptr(rstd).ptr(x).ptr(dy).ptr(out))
+//	hg_group_norm_param_sum(int N, int C, const float* __restrict__ partial, float* __restrict__ dgamma, float* __restrict__ dbeta)
+func (dev *Device) hgGroupNormParamSum(grid [3]int, N int, C int, partial uintptr, dgamma uintptr, dbeta uintptr) error {
+	return dev.launch("hg_group_norm_param_sum", grid, new(args).i32(N).i32(C).ptr(partial).ptr(dgamma).ptr(dbeta))
 }
 
-// hgGroupNormSilu launches hg_group_norm_silu (kernels/groupnorm.cu):
+// hgGroupNormSilu launches hg_group_norm_silu (kernels/groupnorm.cu) with shared bytes of dynamic shared memory:
 //
-//	hg_group_norm_silu(int N, int C, int S, int G, float eps, const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta, float* __restrict__ y)
-func (dev *Device) hgGroupNormSilu(grid [3]int, N int, C int, S int, G int, eps float32, x uintptr, gamma uintptr, beta uintptr, y uintptr) error {
-	return dev.launch("hg_group_norm_silu", grid, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).ptr(x).ptr(gamma).ptr(beta).ptr(y))
-}
-
-// hgGroupNormSiluDz launches hg_group_norm_silu_dz (kernels/groupnorm.cu):
-//
-//	hg_group_norm_silu_dz(int N, int C, int S, int G, float eps, const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta, const float* __restrict__ dy, float* __restrict__ dz)
-func (dev *Device) hgGroupNormSiluDz(grid [3]int, N int, C int, S int, G int, eps float32, x uintptr, gamma uintptr, beta uintptr, dy uintptr, dz uintptr) error {
-	return dev.launch("hg_group_norm_silu_dz", grid, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).ptr(x).ptr(gamma).ptr(beta).ptr(dy).ptr(dz))
-}
-
-// hgGroupStats launches hg_group_stats (kernels/groupnorm.cu):
-//
-//	hg_group_stats(int N, int C, int S, int G, float eps, const float* __restrict__ x, float* __restrict__ mean_out, float* __restrict__ rstd_out)
-func (dev *Device) hgGroupStats(grid [3]int, N int, C int, S int, G int, eps float32, x uintptr, mean_out uintptr, rstd_out uintptr) error {
-	return dev.launch("hg_group_stats", grid, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).ptr(x).ptr(mean_out).ptr(rstd_out))
+//	hg_group_norm_silu(int N, int C, int S, int G, float eps, int cache, const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta, float* __restrict__ y)
+func (dev *Device) hgGroupNormSilu(grid [3]int, shared int, N int, C int, S int, G int, eps float32, cache int, x uintptr, gamma uintptr, beta uintptr, y uintptr) error {
+	return dev.launchShared("hg_group_norm_silu", grid, shared, new(args).i32(N).i32(C).i32(S).i32(G).f32(eps).i32(cache).ptr(x).ptr(gamma).ptr(beta).ptr(y))
 }
 
 // hgHoldPerturb launches hg_hold_perturb (kernels/hold.cu):
@@ -255,39 +241,37 @@ func (dev *Device) hgUpfirdn2dSep(grid [3]int, NC int, H int, W int, up int, dow
 // kernelParams are the PTX parameter types of every kernel, as its launcher packs them; the
 // device checks them against the PTX it loads (checkKernelParams).
 var kernelParams = map[string]string{
-	"hg_binary":                "u32 u32 u64 u64 u64",
-	"hg_binary_bcast":          "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64",
-	"hg_clip_adam":             "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
-	"hg_col2im":                "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
-	"hg_conv_bias":             "u32 u32 u32 u64 u64",
-	"hg_dropout":               "u64 u64 u64 u32 u32 f32 f32 u64 u64",
-	"hg_ema_guard":             "u32 f32 u64 u64 u64",
-	"hg_fill":                  "u32 f32 u64",
-	"hg_finish":                "u32 u64 f64 u64 u32",
-	"hg_gather_rows":           "u32 u32 u64 u64 u64",
-	"hg_group_norm":            "u32 u32 u32 u32 f32 u64 u64 u64 u64 u64 u64",
-	"hg_group_norm_bwd":        "u32 u32 u32 u32 f32 u64 u64 u64 u64",
-	"hg_group_norm_param_grad": "u32 u32 u32 u32 u64 u64 u64 u64 u64",
-	"hg_group_norm_silu":       "u32 u32 u32 u32 f32 u64 u64 u64 u64",
-	"hg_group_norm_silu_dz":    "u32 u32 u32 u32 f32 u64 u64 u64 u64 u64",
-	"hg_group_stats":           "u32 u32 u32 u32 f32 u64 u64 u64",
-	"hg_hold_perturb":          "u32 u32 u32 u64 u64 u64 u64 u64 u64",
-	"hg_im2col":                "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64 u64",
-	"hg_lt_a":                  "u32 u32 u32 u32 u64 u64 u64",
-	"hg_lt_b":                  "u32 u32 u32 u64 u64 u64",
-	"hg_lt_step":               "u32 u32 u32 u32 u64 u64 u64 u64 u64",
-	"hg_philox_normal":         "u64 u64 u64 u32 u32 u64",
-	"hg_philox_uniform":        "u64 u64 u32 u32 u64",
-	"hg_reduce_cols":           "u32 u32 u32 u32 u64 u64",
-	"hg_reduce_rows":           "u32 u32 u32 u64 u64",
-	"hg_scatter_rows":          "u32 u32 u64 u64 u64",
-	"hg_score_loss":            "u32 u32 u64 u64 u64 u64",
-	"hg_sgemm":                 "u32 u32 u32 u32 u32 f32 u64 u32 u64 u64 u32 u64 f32 u64 u32 u64",
-	"hg_softmax_bwd":           "u32 u32 f32 u64 u64 u64",
-	"hg_softmax_fwd":           "u32 u32 f32 u64 u64",
-	"hg_strided_copy":          "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64",
-	"hg_sumsq":                 "u32 u64 u64",
-	"hg_time_embed":            "u32 u32 u32 f64 u64 u64 u64",
-	"hg_unary":                 "u32 u32 f32 u64 u64",
-	"hg_upfirdn2d_sep":         "u32 u32 u32 u32 u32 u32 u32 u32 f32 f32 f32 f32 f32 u64 u64",
+	"hg_binary":               "u32 u32 u64 u64 u64",
+	"hg_binary_bcast":         "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64",
+	"hg_clip_adam":            "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
+	"hg_col2im":               "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
+	"hg_conv_bias":            "u32 u32 u32 u64 u64",
+	"hg_dropout":              "u64 u64 u64 u32 u32 f32 f32 u64 u64",
+	"hg_ema_guard":            "u32 f32 u64 u64 u64",
+	"hg_fill":                 "u32 f32 u64",
+	"hg_finish":               "u32 u64 f64 u64 u32",
+	"hg_gather_rows":          "u32 u32 u64 u64 u64",
+	"hg_group_norm":           "u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 u64",
+	"hg_group_norm_backward":  "u32 u32 u32 u32 f32 u32 f32 u32 u64 u64 u64 u64 u64 u64",
+	"hg_group_norm_param_sum": "u32 u32 u64 u64 u64",
+	"hg_group_norm_silu":      "u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_hold_perturb":         "u32 u32 u32 u64 u64 u64 u64 u64 u64",
+	"hg_im2col":               "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64 u64",
+	"hg_lt_a":                 "u32 u32 u32 u32 u64 u64 u64",
+	"hg_lt_b":                 "u32 u32 u32 u64 u64 u64",
+	"hg_lt_step":              "u32 u32 u32 u32 u64 u64 u64 u64 u64",
+	"hg_philox_normal":        "u64 u64 u64 u32 u32 u64",
+	"hg_philox_uniform":       "u64 u64 u32 u32 u64",
+	"hg_reduce_cols":          "u32 u32 u32 u32 u64 u64",
+	"hg_reduce_rows":          "u32 u32 u32 u64 u64",
+	"hg_scatter_rows":         "u32 u32 u64 u64 u64",
+	"hg_score_loss":           "u32 u32 u64 u64 u64 u64",
+	"hg_sgemm":                "u32 u32 u32 u32 u32 f32 u64 u32 u64 u64 u32 u64 f32 u64 u32 u64",
+	"hg_softmax_bwd":          "u32 u32 f32 u64 u64 u64",
+	"hg_softmax_fwd":          "u32 u32 f32 u64 u64",
+	"hg_strided_copy":         "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64",
+	"hg_sumsq":                "u32 u64 u64",
+	"hg_time_embed":           "u32 u32 u32 f64 u64 u64 u64",
+	"hg_unary":                "u32 u32 f32 u64 u64",
+	"hg_upfirdn2d_sep":        "u32 u32 u32 u32 u32 u32 u32 u32 f32 f32 f32 f32 f32 u64 u64",
 }

@@ -72,23 +72,36 @@ var byteCases = []byteCase{
 	}, 4 * 2 * 36, 4 * 72},
 	// y (2, 4, 25) += bias (4).
 	{"hg_conv_bias", func(d *Device) error { return d.hgConvBias(grid1D(200), 2, 4, 25, at0, at0+64) }, 4 * 204, 4 * 200},
-	// group norm of x (2, 4, 3), 2 groups: T = 24 elements, C = 4, N·G = 4 groups.
+	// group norm of x (2, 4, 3), 2 groups: T = 24 elements, C = 4, N·G = 4 groups. The forward
+	// kernels read x twice (statistics, output), once from a shared-memory cache, and γ, β (8).
 	{"hg_group_norm", func(d *Device) error {
-		return d.hgGroupNorm(gridRows(4), 2, 4, 3, 2, 1e-5, at0, at0+128, at0+256, at0+384, at0+512, at0+640)
-	}, 4 * (2*24 + 2*4), 4 * (24 + 2*4)},
-	{"hg_group_stats", func(d *Device) error { return d.hgGroupStats(gridRows(4), 2, 4, 3, 2, 1e-5, at0, at0+128, at0+256) }, 4 * 24, 4 * 8},
-	{"hg_group_norm_bwd", func(d *Device) error {
-		return d.hgGroupNormBwd(gridRows(4), 2, 4, 3, 2, 1e-5, at0, at0+128, at0+256, at0+384)
-	}, 4 * (5*24 + 4), 4 * 24},
-	{"hg_group_norm_param_grad", func(d *Device) error {
-		return d.hgGroupNormParamGrad(gridRows(4), 2, 4, 3, 2, at0, at0+128, at0+256, at0+384, at0+512)
-	}, 4 * (2*24 + 2*4), 4 * 2 * 4},
+		return d.hgGroupNorm(gridRows(4), 0, 2, 4, 3, 2, 1e-5, 0, at0, at0+128, at0+256, at0+384, at0+512, at0+640)
+	}, 4 * (48 + 8), 4 * (24 + 8)},
+	{"hg_group_norm", func(d *Device) error {
+		return d.hgGroupNorm(gridRows(4), 24, 2, 4, 3, 2, 1e-5, 1, at0, at0+128, at0+256, at0+384, at0+512, at0+640)
+	}, 4 * (24 + 8), 4 * (24 + 8)},
 	{"hg_group_norm_silu", func(d *Device) error {
-		return d.hgGroupNormSilu(gridRows(4), 2, 4, 3, 2, 1e-5, at0, at0+128, at0+256, at0+384)
-	}, 4 * (2*24 + 2*4), 4 * 24},
-	{"hg_group_norm_silu_dz", func(d *Device) error {
-		return d.hgGroupNormSiluDz(gridRows(4), 2, 4, 3, 2, 1e-5, at0, at0+128, at0+256, at0+384, at0+512)
-	}, 4 * (3*24 + 2*4), 4 * 24},
+		return d.hgGroupNormSilu(gridRows(4), 0, 2, 4, 3, 2, 1e-5, 0, at0, at0+128, at0+256, at0+384)
+	}, 4 * (48 + 8), 4 * 24},
+	{"hg_group_norm_silu", func(d *Device) error {
+		return d.hgGroupNormSilu(gridRows(4), 24, 2, 4, 3, 2, 1e-5, 1, at0, at0+128, at0+256, at0+384)
+	}, 4 * (24 + 8), 4 * 24},
+	// The backward kernel writes dx (24) and the partials (2, N, C) = 16. Cached x and dy: each
+	// read once, and γ (4); the SiLU backward without a cache, accumulating into dx: x three times,
+	// dy twice, γ and β, dx; x cached alone: x once, dy twice, γ.
+	{"hg_group_norm_backward", func(d *Device) error {
+		return d.hgGroupNormBackward(gridRows(4), 48, 2, 4, 3, 2, 1e-5, 0, 0, 2, at0, at0+128, at0+256, at0+384, at0+512, at0+640)
+	}, 4 * (48 + 4), 4 * (24 + 16)},
+	{"hg_group_norm_backward", func(d *Device) error {
+		return d.hgGroupNormBackward(gridRows(4), 0, 2, 4, 3, 2, 1e-5, 1, 0.5, 0, at0, at0+128, at0+256, at0+384, at0+512, at0+640)
+	}, 4 * (120 + 8 + 24), 4 * (24 + 16)},
+	{"hg_group_norm_backward", func(d *Device) error {
+		return d.hgGroupNormBackward(gridRows(4), 24, 2, 4, 3, 2, 1e-5, 0, 0, 1, at0, at0+128, at0+256, at0+384, at0+512, at0+640)
+	}, 4 * (72 + 4), 4 * (24 + 16)},
+	// the batch sums of those partials: 2·2·4 read with dγ and dβ (8), which are written.
+	{"hg_group_norm_param_sum", func(d *Device) error {
+		return d.hgGroupNormParamSum(grid1D(4), 2, 4, at0, at0+128, at0+256)
+	}, 4 * (16 + 8), 4 * 8},
 	// softmax of 3 rows of 5: x three times / y and dy twice.
 	{"hg_softmax_fwd", func(d *Device) error { return d.hgSoftmaxFwd(gridRows(3), 3, 5, 1, at0, at0+64) }, 4 * 45, 4 * 15},
 	{"hg_softmax_bwd", func(d *Device) error { return d.hgSoftmaxBwd(gridRows(3), 3, 5, 1, at0, at0+64, at0+128) }, 4 * 60, 4 * 15},

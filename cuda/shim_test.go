@@ -48,7 +48,7 @@ func TestShimBenchDriver(t *testing.T) {
 	}
 	var sb strings.Builder
 	WriteBenchTable(&sb, dev, res)
-	for _, name := range []string{"exp", "softmax", "hold perturb", "lt_step fused", "lt_step unfused", "sgemm kernel", "conv2d grad weight", "group norm param grad", "fused Lie–Trotter step"} {
+	for _, name := range []string{"exp", "softmax", "hold perturb", "lt_step fused", "lt_step unfused", "sgemm kernel", "conv2d grad weight", "group norm backward", "gn+silu backward", "fused Lie–Trotter step"} {
 		if !strings.Contains(sb.String(), name) {
 			t.Errorf("bench table lacks %q:\n%s", name, sb.String())
 		}

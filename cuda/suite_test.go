@@ -318,32 +318,35 @@ func (s *suite) conv(t *testing.T) {
 	}
 }
 
-// groupNormGrad checks the group-norm gradients (and the fused group norm + SiLU with its dz)
-// against tensor.Reference, with a mean far from 0
-// (the one-pass Welford statistics) and spatial sizes below and above a block.
+// groupNormGrad checks the group-norm backward ops (dx, written and accumulated, and dγ, dβ added
+// into nonzero gradients) and the fused group norm + SiLU against tensor.Reference, with a mean far
+// from 0 (the one-pass Welford statistics) and spatial sizes below and above a block, groups that
+// fit shared memory with dy and one whose x alone does not (12·1000 floats).
 func (s *suite) groupNormGrad(t *testing.T) {
 	s.t = t
-	for _, c := range [][4]int{{1, 1, 1, 1}, {3, 6, 17, 3}, {2, 8, 300, 4}, {1, 64, 9, 32}, {3, 4, 1000, 2}} {
+	all := func(dx, dgamma, dbeta *tensor.Tensor) *tensor.Tensor {
+		return tensor.Concat(nil, 0, dx.Reshape(dx.Len()), dgamma, dbeta)
+	}
+	for _, c := range [][4]int{{1, 1, 1, 1}, {3, 6, 17, 3}, {2, 8, 300, 4}, {1, 64, 9, 32}, {3, 4, 1000, 2}, {2, 12, 1000, 1}} {
 		x := s.randn(c[0], c[1], c[2])
 		tensor.AddScalar(x, x, 3)
-		gamma, dy := s.randn(c[1]), s.randn(c[0], c[1], c[2])
+		gamma, beta, dy := s.randn(c[1]), s.randn(c[1]), s.randn(c[0], c[1], c[2])
+		dx, dgamma, dbeta := s.randn(c[0], c[1], c[2]), s.randn(c[1]), s.randn(c[1])
 		g := c[3]
-		s.compare(fmt.Sprintf("GroupNormGrad %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.GroupNormGrad(nil, in[0], in[1], in[2], g, 1e-5)
-		}, x, gamma, dy)
-		s.compare(fmt.Sprintf("GroupNormParamGrad %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.GroupNormParamGrad(nil, in[0], in[1], g, 1e-5)
-		}, x, dy)
-		beta := s.randn(c[1])
+		for _, keep := range []float32{0, 1} {
+			s.compare(fmt.Sprintf("GroupNormBackward %v β=%g", c, keep), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+				return all(tensor.GroupNormBackward(in[3], in[0], in[1], in[2], in[4], in[5], g, 1e-5, keep), in[4], in[5])
+			}, x, gamma, dy, dx, dgamma, dbeta)
+			s.compare(fmt.Sprintf("GroupNormSiLUBackward %v β=%g", c, keep), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+				return all(tensor.GroupNormSiLUBackward(in[4], in[0], in[1], in[2], in[3], in[5], in[6], g, 1e-5, keep), in[5], in[6])
+			}, x, gamma, beta, dy, dx, dgamma, dbeta)
+		}
 		s.compare(fmt.Sprintf("GroupNormSiLU %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
 			return tensor.GroupNormSiLU(nil, in[0], in[1], in[2], g, 1e-5)
 		}, x, gamma, beta)
-		s.compare(fmt.Sprintf("GroupNormSiLUGrad %v", c), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-			return tensor.GroupNormSiLUGrad(nil, in[0], in[1], in[2], in[3], g, 1e-5)
-		}, x, gamma, beta, dy)
 	}
 	// Rank 4 as NCSN++ uses it.
-	s.compare("GroupNormGrad NCHW", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
-		return tensor.GroupNormGrad(nil, in[0], in[1], in[2], 4, 1e-6)
-	}, s.randn(2, 16, 5, 7), s.randn(16), s.randn(2, 16, 5, 7))
+	s.compare("GroupNormBackward NCHW", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+		return all(tensor.GroupNormBackward(nil, in[0], in[1], in[2], in[3], in[4], 4, 1e-6, 0), in[3], in[4])
+	}, s.randn(2, 16, 5, 7), s.randn(16), s.randn(2, 16, 5, 7), s.randn(16), s.randn(16))
 }

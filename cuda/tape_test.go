@@ -57,7 +57,7 @@ func TestTapeRecording(t *testing.T) {
 	got := tapes(t)
 	for name, want := range map[string][]tensor.OpKind{
 		"ncsnpp-tiny": {tensor.OpConv2d, tensor.OpConv2dGradInput, tensor.OpConv2dGradWeight, tensor.OpGroupNorm,
-			tensor.OpGroupNormSiLU, tensor.OpGroupNormSiLUGrad, tensor.OpGroupNormGrad, tensor.OpGroupNormParamGrad,
+			tensor.OpGroupNormSiLU, tensor.OpGroupNormBackward, tensor.OpGroupNormSiLUBackward,
 			tensor.OpUpFIRDn2d, tensor.OpSoftmax, tensor.OpMatMul},
 		"toy MLP": {tensor.OpMatMul, tensor.OpSiLU, tensor.OpSiLUGrad},
 	} {

@@ -47,3 +47,7 @@ static __device__ __forceinline__ float hg_block_reduce(int kind, float v, float
 	__syncthreads(); // buf may be reused right after
 	return r;
 }
+
+// A kernel that uses dynamic shared memory (HG_DYNAMIC_SHARED) is declared with HG_KERNEL_SHARED:
+// the same kernel, whose generated Go launcher takes the bytes to give it (internal/opgen).
+#define HG_KERNEL_SHARED(name) HG_KERNEL(name)

@@ -1,5 +1,4 @@
-// groupnorm.cu: group normalisation forward and backward, one block per (sample, group) or per
-// channel.
+// groupnorm.cu: group normalisation forward and backward, one block per (sample, group).
 //
 // Build: make -C kernels ptx; host shim: see common.cuh.
 //
@@ -8,17 +7,21 @@
 // thread runs Welford's update over its strided elements, and the block merges the threads'
 // (count, mean, M2) triples pairwise (Chan et al.: δ = m_b − m_a, m = m_a + δ·n_b/n,
 // M2 = M2_a + M2_b + δ²·n_a·n_b/n), which stays accurate when the mean is far from 0.
-//   hg_group_norm             y = (x − mean)·rstd·gamma[c] + beta[c]; saves mean and rstd (N·G);
-//                             reads x twice (statistics, output)
-//   hg_group_stats            mean and rstd only (for hg_group_norm_param_grad)
-//   hg_group_norm_bwd         dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) over the group, g = dy·gamma,
-//                             x̂ = (x − mean)·rstd (statistics recomputed in one Welford pass)
-//   hg_group_norm_param_grad  one block per channel c: dgamma[c] = Σ_{n,s} dy·x̂ (row 0 of out),
-//                             dbeta[c] = Σ_{n,s} dy (row 1), from the saved mean and rstd
-//   hg_group_norm_silu        y = silu(z), z = x̂·gamma[c] + beta[c]: group norm and SiLU fused, z
-//                             never stored (ResnetBlockBigGANpp's act(GroupNorm(·)))
-//   hg_group_norm_silu_dz     dz = dy·silu'(z), z recomputed from x: the gradient at the group
-//                             norm's output, which hg_group_norm_bwd and _param_grad then take
+//
+// Where a group fits in dynamic shared memory (the launcher's `cache` and its shared bytes,
+// cuda/groupnorm.go), the Welford pass also stores it there and the later passes read it from
+// shared memory: x (and dy) are then read from global memory once.
+//   hg_group_norm            y = (x − mean)·rstd·gamma[c] + beta[c]; saves mean and rstd (N·G)
+//   hg_group_norm_silu       y = silu(z), z = x̂·gamma[c] + beta[c]: group norm and SiLU fused, z
+//                            never stored (ResnetBlockBigGANpp's act(GroupNorm(·)))
+//   hg_group_norm_backward   the whole backward pass of either in one kernel: dz = dy (or
+//                            dy·silu'(z), z recomputed), the (sample, channel) partials
+//                            Σ_s dz·x̂ and Σ_s dz into a scratch (2, N, C), and
+//                            dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) (+ keep·dx), g = dz·gamma,
+//                            the group's means formed from the partials
+//   hg_group_norm_param_sum  dgamma[c] += Σ_n partial[0][n][c], dbeta[c] += Σ_n partial[1][n][c]:
+//                            the batch sum of those partials, n in order (no atomics: the same
+//                            bits on every run)
 #include "common.cuh"
 
 // Block-wide Welford merge: every thread passes its (count, mean, M2) and gets the block's.
@@ -47,13 +50,33 @@ static __device__ __forceinline__ void hg_block_welford(float& cnt, float& mean,
 	__syncthreads(); // the buffers may be reused right after
 }
 
-// Mean and 1/√(var + eps) of the size values at x[0:size].
+// hg_block_reduce of two sums in one tree (buf: 2·HG_BLOCK floats); every thread gets both.
+static __device__ __forceinline__ void hg_block_sum2(float& a, float& b, float* buf) {
+	int t = threadIdx.x;
+	buf[t] = a;
+	buf[HG_BLOCK + t] = b;
+	__syncthreads();
+	for (int s = HG_BLOCK / 2; s > 0; s >>= 1) {
+		if (t < s) {
+			buf[t] += buf[t + s];
+			buf[HG_BLOCK + t] += buf[HG_BLOCK + t + s];
+		}
+		__syncthreads();
+	}
+	a = buf[0];
+	b = buf[HG_BLOCK];
+	__syncthreads(); // buf may be reused right after
+}
+
+// Mean and 1/√(var + eps) of the size values at x[0:size]; with cache non-null the values are
+// also stored there, visible to the whole block on return.
 static __device__ __forceinline__ void hg_group_moments(const float* __restrict__ x, long long size, float eps,
-                                                        float& mean, float& rstd) {
+                                                        float* cache, float& mean, float& rstd) {
 	__shared__ float bc[HG_BLOCK], bm[HG_BLOCK], bq[HG_BLOCK];
 	float cnt = 0.0f, m = 0.0f, m2 = 0.0f;
 	for (long long j = threadIdx.x; j < size; j += blockDim.x) {
 		float v = x[j];
+		if (cache) cache[j] = v;
 		cnt += 1.0f;
 		float d = v - m;
 		m += d / cnt;
@@ -64,135 +87,145 @@ static __device__ __forceinline__ void hg_group_moments(const float* __restrict_
 	rstd = 1.0f / sqrtf(m2 / (float)size + eps);
 }
 
-HG_KERNEL(hg_group_norm)(int N, int C, int S, int G, float eps, const float* __restrict__ x,
-                         const float* __restrict__ gamma, const float* __restrict__ beta,
-                         float* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ rstd_out) {
+// dy·silu'(z) in double, as hg_binary_op's HG_SILU_GRAD: σ(1 + z(1−σ)) cancels near its root
+// z ≈ −1.28.
+static __device__ __forceinline__ float hg_silu_dz(double z, float dy) {
+	double sg = 1.0 / (1.0 + exp(-z));
+	return (float)((double)dy * sg * (1.0 + z * (1.0 - sg)));
+}
+
+// cache = 1: the group's x (C/G·S floats) is kept in dynamic shared memory.
+HG_KERNEL_SHARED(hg_group_norm)(int N, int C, int S, int G, float eps, int cache, const float* __restrict__ x,
+                                const float* __restrict__ gamma, const float* __restrict__ beta,
+                                float* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ rstd_out) {
+	HG_DYNAMIC_SHARED(float, xcache);
 	int cpg = C / G;
 	long long size = (long long)cpg * S;
 	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
 		int n = ng / G, g = ng % G;
 		long long base = ((long long)n * C + (long long)g * cpg) * S;
 		float mean, rstd;
-		hg_group_moments(x + base, size, eps, mean, rstd);
+		hg_group_moments(x + base, size, eps, cache ? xcache : nullptr, mean, rstd);
+		const float* xs = cache ? xcache : x + base;
 		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
 			int c = g * cpg + (int)(j / S);
-			y[base + j] = (x[base + j] - mean) * rstd * gamma[c] + beta[c];
+			y[base + j] = (xs[j] - mean) * rstd * gamma[c] + beta[c];
 		}
 		if (threadIdx.x == 0) {
 			mean_out[ng] = mean;
 			rstd_out[ng] = rstd;
 		}
+		__syncthreads(); // the next group overwrites the cache
 	}
 }
 HG_REGISTER(hg_group_norm);
 
-HG_KERNEL(hg_group_stats)(int N, int C, int S, int G, float eps, const float* __restrict__ x,
-                          float* __restrict__ mean_out, float* __restrict__ rstd_out) {
-	int cpg = C / G;
-	long long size = (long long)cpg * S;
-	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
-		long long base = ((long long)(ng / G) * C + (long long)(ng % G) * cpg) * S;
-		float mean, rstd;
-		hg_group_moments(x + base, size, eps, mean, rstd);
-		if (threadIdx.x == 0) {
-			mean_out[ng] = mean;
-			rstd_out[ng] = rstd;
-		}
-	}
-}
-HG_REGISTER(hg_group_stats);
-
-HG_KERNEL(hg_group_norm_bwd)(int N, int C, int S, int G, float eps, const float* __restrict__ x,
-                             const float* __restrict__ gamma, const float* __restrict__ dy,
-                             float* __restrict__ dx) {
-	__shared__ float buf[HG_BLOCK];
+// cache = 1: the group's x is kept in dynamic shared memory.
+HG_KERNEL_SHARED(hg_group_norm_silu)(int N, int C, int S, int G, float eps, int cache, const float* __restrict__ x,
+                                     const float* __restrict__ gamma, const float* __restrict__ beta,
+                                     float* __restrict__ y) {
+	HG_DYNAMIC_SHARED(float, xcache);
 	int cpg = C / G;
 	long long size = (long long)cpg * S;
 	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
 		int n = ng / G, g = ng % G;
 		long long base = ((long long)n * C + (long long)g * cpg) * S;
 		float mean, rstd;
-		hg_group_moments(x + base, size, eps, mean, rstd);
-		float sg = 0.0f, sgx = 0.0f;
-		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
-			float gv = dy[base + j] * gamma[g * cpg + (int)(j / S)];
-			sg += gv;
-			sgx += gv * (x[base + j] - mean) * rstd;
-		}
-		float mg = hg_block_reduce(0, sg, buf) / (float)size;
-		float mgx = hg_block_reduce(0, sgx, buf) / (float)size;
-		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
-			float gv = dy[base + j] * gamma[g * cpg + (int)(j / S)];
-			float xh = (x[base + j] - mean) * rstd;
-			dx[base + j] = rstd * (gv - mg - xh * mgx);
-		}
-	}
-}
-HG_REGISTER(hg_group_norm_bwd);
-
-HG_KERNEL(hg_group_norm_param_grad)(int N, int C, int S, int G, const float* __restrict__ mean,
-                                    const float* __restrict__ rstd, const float* __restrict__ x,
-                                    const float* __restrict__ dy, float* __restrict__ out) {
-	__shared__ float buf[HG_BLOCK];
-	int cpg = C / G;
-	for (int c = blockIdx.x; c < C; c += gridDim.x) {
-		float dg = 0.0f, db = 0.0f;
-		for (int n = 0; n < N; n++) {
-			int ng = n * G + c / cpg;
-			float m = mean[ng], r = rstd[ng];
-			long long base = ((long long)n * C + c) * S;
-			for (int s = threadIdx.x; s < S; s += blockDim.x) {
-				float d = dy[base + s];
-				dg += d * (x[base + s] - m) * r;
-				db += d;
-			}
-		}
-		dg = hg_block_reduce(0, dg, buf);
-		db = hg_block_reduce(0, db, buf);
-		if (threadIdx.x == 0) {
-			out[c] = dg;
-			out[C + c] = db;
-		}
-	}
-}
-HG_REGISTER(hg_group_norm_param_grad);
-
-HG_KERNEL(hg_group_norm_silu)(int N, int C, int S, int G, float eps, const float* __restrict__ x,
-                              const float* __restrict__ gamma, const float* __restrict__ beta,
-                              float* __restrict__ y) {
-	int cpg = C / G;
-	long long size = (long long)cpg * S;
-	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
-		int n = ng / G, g = ng % G;
-		long long base = ((long long)n * C + (long long)g * cpg) * S;
-		float mean, rstd;
-		hg_group_moments(x + base, size, eps, mean, rstd);
+		hg_group_moments(x + base, size, eps, cache ? xcache : nullptr, mean, rstd);
+		const float* xs = cache ? xcache : x + base;
 		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
 			int c = g * cpg + (int)(j / S);
-			float z = (x[base + j] - mean) * rstd * gamma[c] + beta[c];
+			float z = (xs[j] - mean) * rstd * gamma[c] + beta[c];
 			y[base + j] = z / (1.0f + expf(-z));
 		}
+		__syncthreads(); // the next group overwrites the cache
 	}
 }
 HG_REGISTER(hg_group_norm_silu);
 
-// silu'(z) in double, as hg_binary_op's HG_SILU_GRAD: σ(1 + z(1−σ)) cancels near its root z ≈ −1.28.
-HG_KERNEL(hg_group_norm_silu_dz)(int N, int C, int S, int G, float eps, const float* __restrict__ x,
-                                 const float* __restrict__ gamma, const float* __restrict__ beta,
-                                 const float* __restrict__ dy, float* __restrict__ dz) {
+// The backward pass of hg_group_norm (silu = 0; beta unused) or hg_group_norm_silu (silu = 1), one
+// block per (sample, group), in three passes over the group:
+//   1. the Welford statistics (the forward's, recomputed from x);
+//   2. per channel c: dz = dy, or dy·silu'(z) with z = x̂·gamma[c] + beta[c], and the block sums
+//      Σ_s dz·x̂ and Σ_s dz, written to partial[0][n][c] and partial[1][n][c] (dγ and dβ of the
+//      sample) and accumulated, times gamma[c], into the group's Σ g·x̂ and Σ g;
+//   3. dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) + keep·dx (dx not read when keep = 0).
+// cache = 0: every pass reads x and dy from global memory (x three times, dy twice); 1: pass 1
+// stores x in dynamic shared memory (C/G·S floats), dy is read twice; 2: dy is stored next to it
+// (2·C/G·S floats) and pass 2 replaces it with dz, so x and dy are read once.
+HG_KERNEL_SHARED(hg_group_norm_backward)(int N, int C, int S, int G, float eps, int silu, float keep, int cache,
+                                         const float* __restrict__ x, const float* __restrict__ gamma,
+                                         const float* __restrict__ beta, const float* __restrict__ dy,
+                                         float* __restrict__ dx, float* __restrict__ partial) {
+	HG_DYNAMIC_SHARED(float, smem);
+	__shared__ float buf[2 * HG_BLOCK];
 	int cpg = C / G;
 	long long size = (long long)cpg * S;
+	float* xcache = cache >= 1 ? smem : nullptr;
+	float* dzcache = cache >= 2 ? smem + size : nullptr;
 	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
 		int n = ng / G, g = ng % G;
 		long long base = ((long long)n * C + (long long)g * cpg) * S;
+		const float* dyg = dy + base;
+		if (dzcache) {
+			for (long long j = threadIdx.x; j < size; j += blockDim.x) dzcache[j] = dyg[j];
+		}
 		float mean, rstd;
-		hg_group_moments(x + base, size, eps, mean, rstd);
+		hg_group_moments(x + base, size, eps, xcache, mean, rstd); // its barriers publish both caches
+		const float* xs = xcache ? xcache : x + base;
+		const float* ds = dzcache ? dzcache : dyg;
+		float sg = 0.0f, sgx = 0.0f; // Σ g and Σ g·x̂ over the group
+		for (int k = 0; k < cpg; k++) {
+			int c = g * cpg + k;
+			float gc = gamma[c];
+			float dg = 0.0f, db = 0.0f;
+			for (int s = threadIdx.x; s < S; s += blockDim.x) {
+				long long j = (long long)k * S + s;
+				float xh = (xs[j] - mean) * rstd;
+				float d = ds[j];
+				if (silu) {
+					d = hg_silu_dz(xh * gc + beta[c], d);
+					if (dzcache) dzcache[j] = d;
+				}
+				dg += d * xh;
+				db += d;
+			}
+			hg_block_sum2(dg, db, buf); // its barriers also publish the dz written above
+			if (threadIdx.x == 0) {
+				partial[(long long)n * C + c] = dg;
+				partial[((long long)N + n) * C + c] = db;
+			}
+			sg += gc * db;
+			sgx += gc * dg;
+		}
+		float mg = sg / (float)size, mgx = sgx / (float)size;
 		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
 			int c = g * cpg + (int)(j / S);
-			double z = (x[base + j] - mean) * rstd * gamma[c] + beta[c];
-			double sg = 1.0 / (1.0 + exp(-z));
-			dz[base + j] = (float)((double)dy[base + j] * sg * (1.0 + z * (1.0 - sg)));
+			float gc = gamma[c];
+			float xh = (xs[j] - mean) * rstd;
+			float d = ds[j];
+			if (silu && !dzcache) d = hg_silu_dz(xh * gc + beta[c], d);
+			float v = rstd * (gc * d - mg - xh * mgx);
+			if (keep != 0.0f) v += keep * dx[base + j];
+			dx[base + j] = v;
 		}
+		__syncthreads(); // the next group overwrites the caches
 	}
 }
-HG_REGISTER(hg_group_norm_silu_dz);
+HG_REGISTER(hg_group_norm_backward);
+
+// The batch sums of hg_group_norm_backward's partials (2, N, C) into dgamma and dbeta (C), one
+// thread per channel, n in order, in double.
+HG_KERNEL(hg_group_norm_param_sum)(int N, int C, const float* __restrict__ partial, float* __restrict__ dgamma,
+                                   float* __restrict__ dbeta) {
+	HG_FOR(c, C) {
+		double dg = 0.0, db = 0.0;
+		for (int n = 0; n < N; n++) {
+			dg += partial[(long long)n * C + c];
+			db += partial[((long long)N + n) * C + c];
+		}
+		dgamma[c] = (float)(dgamma[c] + dg);
+		dbeta[c] = (float)(dbeta[c] + db);
+	}
+}
+HG_REGISTER(hg_group_norm_param_sum);

@@ -28,7 +28,7 @@ func cpuImageOp(op Op, out *Tensor, in []*Tensor) {
 		cpuConv2dGradInput(op, out, in[0], in[1])
 	case OpConv2dGradWeight:
 		cpuConv2dGradWeight(op, out, in[0], in[1])
-	case OpGroupNorm, OpGroupNormGrad, OpGroupNormParamGrad, OpGroupNormSiLU, OpGroupNormSiLUGrad:
+	case OpGroupNorm, OpGroupNormSiLU, OpGroupNormBackward, OpGroupNormSiLUBackward:
 		cpuGroupNorm(op, out, in)
 	case OpSoftmax, OpSoftmaxGrad:
 		cpuSoftmax(op, out, in)

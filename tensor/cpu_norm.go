@@ -37,10 +37,10 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 	size := cpg * s
 	mean, rstd, mean64 := cpuGroupStats(x, n*op.Groups, size, float64(op.Scalar))
 	switch op.Kind {
-	case OpGroupNorm, OpGroupNormSiLU, OpGroupNormSiLUGrad:
+	case OpGroupNorm, OpGroupNormSiLU:
 		// One (sample, channel) row at a time: z = (x − μ)·rstd·γ + β into the
-		// destination row, then for the fused ops SiLU (or dy·SiLU′) over it
-		// while it is in cache.
+		// destination row, then for the fused op SiLU over it while it is in
+		// cache.
 		// The affine map is vec.Affine64, z = a·x + (β − μ·a) by one float64
 		// fused multiply-add per element, rounded to float32 (μ·a and β − μ·a
 		// in float64 lose nothing that matters before that rounding). Its
@@ -55,62 +55,95 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 				a := float64(rstd[ng] * gamma[ch])
 				src, dst := x[nc*s:(nc+1)*s], o[nc*s:(nc+1)*s]
 				vec.Affine64(dst, src, a, float64(beta[ch])-mean64[ng]*a)
-				switch op.Kind {
-				case OpGroupNormSiLU:
+				if op.Kind == OpGroupNormSiLU {
 					vec.SiLU(dst, dst)
-				case OpGroupNormSiLUGrad:
-					vec.SiLUGrad(dst, dst, in[3].data[nc*s:(nc+1)*s])
 				}
 			}
 		})
-	case OpGroupNormGrad:
-		gamma, dy := in[1].data, in[2].data
-		parallel.For(n*op.Groups, max(1, grain/size), func(lo, hi int) {
-			ones := make([]float32, s)
-			for i := range ones {
-				ones[i] = 1
-			}
-			var coef [3]float64
-			outs, ins := make([][]float32, 1), make([][]float32, 3)
-			for ng := lo; ng < hi; ng++ {
-				m, r := mean[ng], rstd[ng]
-				var mg, mgx float64
+	case OpGroupNormBackward, OpGroupNormSiLUBackward:
+		cpuGroupNormBackward(op, out, in, mean, rstd, mean64, s)
+	}
+}
+
+// cpuGroupNormBackward runs OpGroupNormBackward and OpGroupNormSiLUBackward with
+// one (sample, group) per task: for GroupNormSiLU, dz = dy·silu'(z) into a row
+// buffer (the forward's affine map, then vec.SiLUGrad), else dz = dy; the
+// per-channel sums Σdz and Σdz·(x − μ) (vec.SumDotDev) give the (sample,
+// channel) partials of dβ and dγ and the group's mean(g) and mean(g·x̂),
+// g = dz·γ; then dx by one vec.Mix per row. Last, dγ and dβ get the partials
+// summed over the samples in order (deterministic whatever the scheduling).
+func cpuGroupNormBackward(op Op, out *Tensor, in []*Tensor, mean, rstd []float32, mean64 []float64, s int) {
+	x, o := in[0].data, out.data
+	n, c := in[0].shape[0], in[0].shape[1]
+	cpg := c / op.Groups
+	size := cpg * s
+	gamma, dy, grads := in[1].data, in[2].data, in[3:]
+	silu := op.Kind == OpGroupNormSiLUBackward
+	var shift []float32
+	if silu {
+		shift, dy, grads = in[2].data, in[3].data, in[4:]
+	}
+	part := make([]float64, 2*n*c) // dγ partials (sample, channel), then dβ's
+	beta := float64(op.Beta)
+	parallel.For(n*op.Groups, max(1, grain/size), func(lo, hi int) {
+		ones := make([]float32, s)
+		for i := range ones {
+			ones[i] = 1
+		}
+		var dz []float32
+		if silu {
+			dz = make([]float32, size)
+		}
+		var coef [4]float64
+		outs, ins := make([][]float32, 1), make([][]float32, 4)
+		for ng := lo; ng < hi; ng++ {
+			b, g0 := ng/op.Groups, ng%op.Groups*cpg
+			m, r := mean[ng], rstd[ng]
+			src := dy[ng*size : (ng+1)*size]
+			if silu {
 				for j := range cpg {
-					ch := ng%op.Groups*cpg + j
-					off := ng*size + j*s
-					sg, sgx := vec.SumDotDev(dy[off:off+s], x[off:off+s], float64(m))
-					mg += sg * float64(gamma[ch]) // a group of one element gets exactly 0 in mgx
-					mgx += sgx * float64(gamma[ch])
+					ch, off := g0+j, ng*size+j*s
+					a := float64(r * gamma[ch])
+					row := dz[j*s : (j+1)*s]
+					vec.Affine64(row, x[off:off+s], a, float64(shift[ch])-mean64[ng]*a)
+					vec.SiLUGrad(row, row, src[j*s:(j+1)*s])
 				}
-				mg /= float64(size)
-				mgx *= float64(r) / float64(size)
-				// dx = r·(γ·dy − mg − (x − μ)·r·mgx) as one vec.Mix of dy,
-				// x and a row of ones (float64, rounded once).
-				r64, m64 := float64(r), float64(m)
-				for j := range cpg {
-					ch := ng%op.Groups*cpg + j
-					off := ng*size + j*s
-					coef[0], coef[1], coef[2] = r64*float64(gamma[ch]), -r64*r64*mgx, r64*(m64*r64*mgx-mg)
-					outs[0], ins[0], ins[1], ins[2] = o[off:off+s], dy[off:off+s], x[off:off+s], ones
-					vec.Mix(outs, coef[:], ins)
-				}
+				src = dz
 			}
-		})
-	case OpGroupNormParamGrad:
-		dy := in[1].data
-		parallel.For(c, 1, func(lo, hi int) {
-			for ch := lo; ch < hi; ch++ {
-				var dg, db float64
-				for b := range n {
-					ng := b*op.Groups + ch/cpg
-					off := (b*c + ch) * s
-					sb, sg := vec.SumDotDev(dy[off:off+s], x[off:off+s], float64(mean[ng]))
-					dg += sg * float64(rstd[ng])
-					db += sb
-				}
-				o[ch], o[c+ch] = float32(dg), float32(db)
+			var mg, mgx float64
+			for j := range cpg {
+				ch, off := g0+j, ng*size+j*s
+				sb, sg := vec.SumDotDev(src[j*s:(j+1)*s], x[off:off+s], float64(m))
+				part[b*c+ch], part[(n+b)*c+ch] = sg*float64(r), sb
+				mg += sb * float64(gamma[ch]) // a group of one element gets exactly 0 in mgx
+				mgx += sg * float64(gamma[ch])
 			}
-		})
+			mg /= float64(size)
+			mgx *= float64(r) / float64(size)
+			// dx = r·(γ·dz − mg − (x − μ)·r·mgx) (+ β·dx) as one vec.Mix of dz,
+			// x, a row of ones (and dx), in float64, rounded once.
+			r64, m64 := float64(r), float64(m)
+			for j := range cpg {
+				ch, off := g0+j, ng*size+j*s
+				coef[0], coef[1], coef[2] = r64*float64(gamma[ch]), -r64*r64*mgx, r64*(m64*r64*mgx-mg)
+				outs[0], ins[0], ins[1], ins[2] = o[off:off+s], src[j*s:(j+1)*s], x[off:off+s], ones
+				k := 3
+				if beta != 0 {
+					coef[3], ins[3], k = beta, o[off:off+s], 4
+				}
+				vec.Mix(outs, coef[:k], ins[:k])
+			}
+		}
+	})
+	dgamma, dbeta := grads[0].data, grads[1].data
+	for ch := range c {
+		var dg, db float64
+		for b := range n {
+			dg += part[b*c+ch]
+			db += part[(n+b)*c+ch]
+		}
+		dgamma[ch] = float32(float64(dgamma[ch]) + dg)
+		dbeta[ch] = float32(float64(dbeta[ch]) + db)
 	}
 }
 

@@ -34,7 +34,7 @@ func Ops() []OpKind {
 type Op struct {
 	Kind           OpKind
 	Scalar         float32
-	Beta           float32 // OpMatMul: accumulate factor for out
+	Beta           float32 // OpMatMul, OpConv2dGrad*, OpGroupNorm*Backward: accumulate factor for out
 	TransA, TransB bool    // OpMatMul
 	Axes           []int   // OpSum, OpMax, OpPermute
 	Axis, Lo, Hi   int     // OpConcat, OpSlice, OpSliceAdd

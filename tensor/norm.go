@@ -32,28 +32,19 @@ func GroupNorm(out, x, gamma, beta *Tensor, groups int, eps float32) *Tensor {
 	return out
 }
 
-// GroupNormGrad returns the gradient of GroupNorm with respect to x for the
-// output gradient dy (the statistics are recomputed from x).
-func GroupNormGrad(out, x, gamma, dy *Tensor, groups int, eps float32) *Tensor {
-	normCheck("GroupNormGrad", x, groups, gamma)
+// GroupNormBackward is the backward pass of GroupNorm(x, gamma, ·) for the
+// output gradient dy in one pass over (x, dy): dx = GroupNorm's input gradient
+// + beta·dx (beta 0: dx is only written), and dγ = Σ dy·x̂, dβ = Σ dy (over the
+// batch and the spatial positions) added into dgamma and dbeta (length C).
+// It returns dx, a new tensor when dx is nil.
+func GroupNormBackward(dx, x, gamma, dy, dgamma, dbeta *Tensor, groups int, eps, beta float32) *Tensor {
+	normCheck("GroupNormBackward", x, groups, gamma, dgamma, dbeta)
 	if !SameShape(x, dy) {
-		panic(fmt.Sprintf("tensor: GroupNormGrad: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
+		panic(fmt.Sprintf("tensor: GroupNormBackward: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
 	}
-	out = dest(out, x.shape, x, "GroupNormGrad")
-	exec(Op{Kind: OpGroupNormGrad, Groups: groups, Scalar: eps}, out, x, gamma, dy)
-	return out
-}
-
-// GroupNormParamGrad returns (2, C): the gradients of GroupNorm with respect
-// to gamma (row 0) and beta (row 1).
-func GroupNormParamGrad(out, x, dy *Tensor, groups int, eps float32) *Tensor {
-	normCheck("GroupNormParamGrad", x, groups)
-	if !SameShape(x, dy) {
-		panic(fmt.Sprintf("tensor: GroupNormParamGrad: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
-	}
-	out = dest(out, []int{2, x.shape[1]}, x, "GroupNormParamGrad")
-	exec(Op{Kind: OpGroupNormParamGrad, Groups: groups, Scalar: eps}, out, x, dy)
-	return out
+	dx = dest(dx, x.shape, x, "GroupNormBackward")
+	exec(Op{Kind: OpGroupNormBackward, Groups: groups, Scalar: eps, Beta: beta}, dx, x, gamma, dy, dgamma, dbeta)
+	return dx
 }
 
 // GroupNormSiLU returns silu(GroupNorm(x, gamma, beta)) = z·σ(z) in one pass
@@ -66,17 +57,17 @@ func GroupNormSiLU(out, x, gamma, beta *Tensor, groups int, eps float32) *Tensor
 	return out
 }
 
-// GroupNormSiLUGrad returns dz = dy·silu'(z), z = GroupNorm(x, gamma, beta)
-// recomputed from x: the gradient at the group norm's output, from which
-// GroupNormGrad and GroupNormParamGrad give dx, dγ and dβ of GroupNormSiLU.
-func GroupNormSiLUGrad(out, x, gamma, beta, dy *Tensor, groups int, eps float32) *Tensor {
-	normCheck("GroupNormSiLUGrad", x, groups, gamma, beta)
+// GroupNormSiLUBackward is GroupNormBackward for GroupNormSiLU(x, gamma,
+// shift): the gradient at the group norm's output, dz = dy·silu'(z) with z
+// recomputed from x, is formed inside the same pass and never stored.
+func GroupNormSiLUBackward(dx, x, gamma, shift, dy, dgamma, dbeta *Tensor, groups int, eps, beta float32) *Tensor {
+	normCheck("GroupNormSiLUBackward", x, groups, gamma, shift, dgamma, dbeta)
 	if !SameShape(x, dy) {
-		panic(fmt.Sprintf("tensor: GroupNormSiLUGrad: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
+		panic(fmt.Sprintf("tensor: GroupNormSiLUBackward: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
 	}
-	out = dest(out, x.shape, x, "GroupNormSiLUGrad")
-	exec(Op{Kind: OpGroupNormSiLUGrad, Groups: groups, Scalar: eps}, out, x, gamma, beta, dy)
-	return out
+	dx = dest(dx, x.shape, x, "GroupNormSiLUBackward")
+	exec(Op{Kind: OpGroupNormSiLUBackward, Groups: groups, Scalar: eps, Beta: beta}, dx, x, gamma, shift, dy, dgamma, dbeta)
+	return dx
 }
 
 // Softmax returns the softmax of x along its last axis.

@@ -123,23 +123,32 @@ func refGroupNorm(op Op, out *Tensor, in []*Tensor) {
 			z := h*float64(gamma[ch]) + float64(beta[ch])
 			o[i] = float32(z / (1 + math.Exp(-z)))
 		}
-	case OpGroupNormSiLUGrad: // dz = dy·σ(z)·(1 + z·(1 − σ(z)))
-		gamma, beta, dy := refData(in[1]), refData(in[2]), refData(in[3])
-		for i := range x {
-			h, ch := xhat(i)
-			z := h*float64(gamma[ch]) + float64(beta[ch])
-			sg := 1 / (1 + math.Exp(-z))
-			o[i] = float32(float64(dy[i]) * sg * (1 + z*(1-sg)))
+	case OpGroupNormBackward, OpGroupNormSiLUBackward:
+		// dz = dy for GroupNorm, dy·σ(z)·(1 + z·(1 − σ(z))) with z = x̂·γ + β for
+		// GroupNormSiLU; then per group, with g = dz·γ,
+		// dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) (+ Beta·dx), and per channel
+		// dγ += Σ dz·x̂, dβ += Σ dz over the batch and the positions.
+		gamma, dy, grads := refData(in[1]), refData(in[2]), in[3:]
+		var shift []float32
+		if op.Kind == OpGroupNormSiLUBackward {
+			shift, dy, grads = refData(in[2]), refData(in[3]), in[4:]
 		}
-	case OpGroupNormGrad:
-		gamma, dy := refData(in[1]), refData(in[2])
-		// dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per group, g = dy·γ.
+		dz := make([]float64, len(x))
+		for i := range x {
+			dz[i] = float64(dy[i])
+			if shift != nil {
+				h, ch := xhat(i)
+				z := h*float64(gamma[ch]) + float64(shift[ch])
+				sg := 1 / (1 + math.Exp(-z))
+				dz[i] *= sg * (1 + z*(1-sg))
+			}
+		}
 		size := cpg * s
 		for ng := range n * op.Groups {
 			var mg, mgx float64
 			for i := ng * size; i < (ng+1)*size; i++ {
 				h, ch := xhat(i)
-				gv := float64(dy[i]) * float64(gamma[ch])
+				gv := dz[i] * float64(gamma[ch])
 				mg += gv
 				mgx += gv * h
 			}
@@ -147,20 +156,24 @@ func refGroupNorm(op Op, out *Tensor, in []*Tensor) {
 			mgx /= float64(size)
 			for i := ng * size; i < (ng+1)*size; i++ {
 				h, ch := xhat(i)
-				gv := float64(dy[i]) * float64(gamma[ch])
-				o[i] = float32(rstd[ng] * (gv - mg - h*mgx))
+				gv := dz[i] * float64(gamma[ch])
+				v := rstd[ng] * (gv - mg - h*mgx)
+				if op.Beta != 0 {
+					v += float64(op.Beta) * float64(o[i])
+				}
+				o[i] = float32(v)
 			}
 		}
-	case OpGroupNormParamGrad:
-		dy := refData(in[1])
 		acc := make([]float64, 2*c)
 		for i := range x {
 			h, ch := xhat(i)
-			acc[ch] += float64(dy[i]) * h
-			acc[c+ch] += float64(dy[i])
+			acc[ch] += dz[i] * h
+			acc[c+ch] += dz[i]
 		}
-		for i, v := range acc {
-			o[i] = float32(v)
+		dgamma, dbeta := refData(grads[0]), refData(grads[1])
+		for ch := range c {
+			dgamma[ch] = float32(float64(dgamma[ch]) + acc[ch])
+			dbeta[ch] = float32(float64(dbeta[ch]) + acc[c+ch])
 		}
 	}
 }

@@ -9,7 +9,9 @@
 //   - cuda/launch_gen.go: one typed Go launcher per CUDA kernel (HG_KERNEL in kernels/*.cu), with
 //     the kernel's C parameter list, so that a launch with the wrong arguments does not compile,
 //     and the kernels' PTX parameter types, which the CUDA device checks against the PTX it
-//     loads (a stale PTX fails at load time; TestKernelSignatures checks the committed PTX).
+//     loads (a stale PTX fails at load time; TestKernelSignatures checks the committed PTX). A
+//     kernel declared with HG_KERNEL_SHARED uses dynamic shared memory: its launcher takes the
+//     bytes after the grid.
 //
 // It parses the table's source (go/parser, no type checking), so it runs while the tensor package
 // does not compile yet: after a row is added, before its constant exists. Run it with
@@ -253,10 +255,12 @@ func codesGo(rows []row) []byte {
 	return b.Bytes()
 }
 
-// kernel is one HG_KERNEL(name)(params) of a kernels/*.cu family.
+// kernel is one HG_KERNEL(name)(params) or HG_KERNEL_SHARED(name)(params) of a kernels/*.cu
+// family.
 type kernel struct {
 	name, family string
 	params       []param
+	shared       bool // HG_KERNEL_SHARED: launched with dynamic shared memory
 }
 
 // param is one kernel parameter, or a run of HG_MAX_RANK int parameters x0…x5 taken as one
@@ -284,7 +288,7 @@ var cTypes = map[string]struct{ goType, pack, ptx string }{
 
 const maxRank = 6 // HG_MAX_RANK
 
-var kernelRE = regexp.MustCompile(`HG_KERNEL\((\w+)\)\(([^)]*)\)`)
+var kernelRE = regexp.MustCompile(`HG_KERNEL(_SHARED)?\((\w+)\)\(([^)]*)\)`)
 
 // readKernels parses every HG_KERNEL declaration of dir/*.cu, sorted by name.
 func readKernels(dir string) ([]kernel, error) {
@@ -299,8 +303,8 @@ func readKernels(dir string) ([]kernel, error) {
 			return nil, err
 		}
 		for _, m := range kernelRE.FindAllStringSubmatch(string(text), -1) {
-			k := kernel{name: m[1], family: filepath.Base(src)}
-			for _, decl := range strings.Split(m[2], ",") {
+			k := kernel{name: m[2], family: filepath.Base(src), shared: m[1] != ""}
+			for _, decl := range strings.Split(m[3], ",") {
 				decl = strings.Join(strings.Fields(decl), " ")
 				f := strings.Fields(strings.NewReplacer("__restrict__", " ", "const ", " ", "*", "* ").Replace(decl))
 				if len(f) < 2 {
@@ -384,6 +388,13 @@ func launchGo(ks []kernel) []byte {
 			t := cTypes[p.c]
 			decls = append(decls, name+" "+t.goType)
 			pack = append(pack, fmt.Sprintf(".%s(%s)", t.pack, name))
+		}
+		if k.shared {
+			fmt.Fprintf(&b, "// %s launches %s (kernels/%s) with shared bytes of dynamic shared memory:\n//\n//\t%s(%s)\n",
+				goName(k.name), k.name, k.family, k.name, strings.Join(cdecl, ", "))
+			fmt.Fprintf(&b, "func (dev *Device) %s(grid [3]int, shared int, %s) error {\n", goName(k.name), strings.Join(decls, ", "))
+			fmt.Fprintf(&b, "\treturn dev.launchShared(%q, grid, shared, new(args)%s)\n}\n\n", k.name, strings.Join(pack, ""))
+			continue
 		}
 		fmt.Fprintf(&b, "// %s launches %s (kernels/%s):\n//\n//\t%s(%s)\n", goName(k.name), k.name, k.family, k.name, strings.Join(cdecl, ", "))
 		fmt.Fprintf(&b, "func (dev *Device) %s(grid [3]int, %s) error {\n", goName(k.name), strings.Join(decls, ", "))

@@ -313,7 +313,12 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 		shape  []int
 		groups int
 	}
-	for _, c := range []gn{{[]int{1, 1, 1}, 1}, {[]int{2, 8, 5, 3}, 2}, {[]int{3, 12, 7}, 3}, {[]int{2, 64, 9, 9}, 16}, {[]int{1, 4}, 4}, {[]int{0, 4, 2}, 2}} {
+	// Odd channel counts, batch 1, 1×1 to 33×33 positions; on CUDA the groups of {1, 15, 33, 33}/5
+	// fit shared memory with their dy, those of {2, 6, 33, 33}/1 without it, those of
+	// {1, 21, 33, 33}/1 not at all (cuda/groupnorm.go).
+	for _, c := range []gn{{[]int{1, 1, 1}, 1}, {[]int{2, 8, 5, 3}, 2}, {[]int{3, 12, 7}, 3}, {[]int{2, 64, 9, 9}, 16},
+		{[]int{1, 4}, 4}, {[]int{0, 4, 2}, 2}, {[]int{3, 9, 1, 1}, 3}, {[]int{1, 15, 33, 33}, 5}, {[]int{2, 6, 33, 33}, 1},
+		{[]int{1, 21, 33, 33}, 1}} {
 		name := fmt.Sprintf("%v/%d", c.shape, c.groups)
 		ch := c.shape[1]
 		inputs := func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) (x, gamma, beta, dy *tensor.Tensor) {
@@ -325,22 +330,31 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 			x, g, b, _ := inputs(r, d)
 			return tensor.GroupNorm(nil, x, g, b, c.groups, 1e-6)
 		}})
-		cases[tensor.OpGroupNormGrad] = append(cases[tensor.OpGroupNormGrad], opCase{"GroupNormGrad" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
-			x, g, _, dy := inputs(r, d)
-			return tensor.GroupNormGrad(nil, x, g, dy, c.groups, 1e-6)
-		}})
-		cases[tensor.OpGroupNormParamGrad] = append(cases[tensor.OpGroupNormParamGrad], opCase{"GroupNormParamGrad" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
-			x, _, _, dy := inputs(r, d)
-			return tensor.GroupNormParamGrad(nil, x, dy, c.groups, 1e-6)
-		}})
 		cases[tensor.OpGroupNormSiLU] = append(cases[tensor.OpGroupNormSiLU], opCase{"GroupNormSiLU" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 			x, g, b, _ := inputs(r, d)
 			return tensor.GroupNormSiLU(nil, x, g, b, c.groups, 1e-6)
 		}})
-		cases[tensor.OpGroupNormSiLUGrad] = append(cases[tensor.OpGroupNormSiLUGrad], opCase{"GroupNormSiLUGrad" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
-			x, g, b, dy := inputs(r, d)
-			return tensor.GroupNormSiLUGrad(nil, x, g, b, dy, c.groups, 1e-6)
-		}})
+		// The backward passes: dx written (β = 0) or accumulated (β = 0.5) and dγ, dβ added into
+		// nonzero gradients; the result is dx, dγ and dβ end to end.
+		for _, beta := range []float32{0, 0.5} {
+			grads := func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) (dx, dgamma, dbeta *tensor.Tensor) {
+				dx = tensor.RandN(r, c.shape...)
+				if beta == 0 { // never read: NaN would show it
+					tensor.Fill(dx, float32(math.NaN()))
+				}
+				return d(dx), d(tensor.RandN(r, ch)), d(tensor.RandN(r, ch))
+			}
+			cases[tensor.OpGroupNormBackward] = append(cases[tensor.OpGroupNormBackward], opCase{fmt.Sprintf("GroupNormBackward%s/β=%g", name, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, g, _, dy := inputs(r, d)
+				dx, dg, db := grads(r, d)
+				return flat(tensor.GroupNormBackward(dx, x, g, dy, dg, db, c.groups, 1e-6, beta), dg, db)
+			}})
+			cases[tensor.OpGroupNormSiLUBackward] = append(cases[tensor.OpGroupNormSiLUBackward], opCase{fmt.Sprintf("GroupNormSiLUBackward%s/β=%g", name, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, g, b, dy := inputs(r, d)
+				dx, dg, db := grads(r, d)
+				return flat(tensor.GroupNormSiLUBackward(dx, x, g, b, dy, dg, db, c.groups, 1e-6, beta), dg, db)
+			}})
+		}
 	}
 	for _, sh := range [][]int{{1}, {3}, {4, 17}, {2, 64, 64}, {5, 0}, {2, 3, 300}} {
 		cases[tensor.OpSoftmax] = append(cases[tensor.OpSoftmax], opCase{fmt.Sprintf("Softmax%v", sh), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
