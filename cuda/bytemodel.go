@@ -1,6 +1,9 @@
 package cuda
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // The byte models of the recording device (record.go): for every kernel of kernels/*.cu, the
 // bytes one launch reads and writes in device memory, computed from its grid and argument slots.
@@ -44,6 +47,23 @@ type byteModel struct {
 	family string
 	slots  int
 	bytes  func(grid [3]int, a kernelArgs) (read, write int64)
+}
+
+// flopModels are the FLOPs (2 × multiply-adds) of one launch of the GEMM-like kernels, the
+// implicit convolutions, which the recorder adds to GemmFLOPs as it does a vendor GEMM's.
+var flopModels = map[string]func(grid [3]int, a kernelArgs) int64{}
+
+func init() {
+	for name := range byteModels {
+		switch {
+		case strings.HasPrefix(name, "hg_conv_fwd_"):
+			flopModels[name] = convFwdFLOPs
+		case strings.HasPrefix(name, "hg_conv_dgrad_"):
+			flopModels[name] = convDgradFLOPs
+		case strings.HasPrefix(name, "hg_conv_wgrad_"):
+			flopModels[name] = convWgradFLOPs
+		}
+	}
 }
 
 // footprint is the elements an operand with strides s covers over dims d: the product of the
@@ -160,6 +180,31 @@ var byteModels = map[string]byteModel{
 		}
 		return 4 * read, 4 * x
 	}},
+	// the implicit-GEMM convolutions (conv.cu): each operand and the result once (the tiles'
+	// re-reads of an operand across blocks hit the cache), the bias once; the weight gradient's
+	// splits write their partials, which hg_conv_splitk reads back.
+	"hg_conv_splitk": {"conv", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // the splits' partials (+ out if β ≠ 0), write out
+		n, splits := a.i(0), a.i(1)
+		read := splits * n
+		if a.f(2) != 0 {
+			read += n
+		}
+		return 4 * read, 4 * n
+	}},
+	"hg_conv_fwd_f32_64":     {"conv", 17, convFwdBytes},
+	"hg_conv_fwd_f32_128":    {"conv", 17, convFwdBytes},
+	"hg_conv_fwd_tf32_64":    {"conv", 17, convFwdBytes},
+	"hg_conv_fwd_tf32_128":   {"conv", 17, convFwdBytes},
+	"hg_conv_dgrad_f32_64":   {"conv", 17, convDgradBytes},
+	"hg_conv_dgrad_f32_128":  {"conv", 17, convDgradBytes},
+	"hg_conv_dgrad_tf32_64":  {"conv", 17, convDgradBytes},
+	"hg_conv_dgrad_tf32_128": {"conv", 17, convDgradBytes},
+	"hg_conv_wgrad_f32_64":   {"conv", 17, convWgradBytes},
+	"hg_conv_wgrad_f32_128":  {"conv", 17, convWgradBytes},
+	"hg_conv_wgrad_tf32_64":  {"conv", 17, convWgradBytes},
+	"hg_conv_wgrad_tf32_128": {"conv", 17, convWgradBytes},
+	// the warp layer's test kernel (one block): 256 lanes' A, B and C fragments read, D written.
+	"hg_warp_mma_tf32": {"test", 3, func(_ [3]int, _ kernelArgs) (int64, int64) { return 4 * (1024 + 512 + 1024), 4 * 1024 }},
 	"hg_conv_bias": {"conv-bias", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // y and the bias, write y
 		y := a.i(0) * a.i(1) * a.i(2)
 		return 4 * (y + a.i(1)), 4 * y
@@ -287,4 +332,66 @@ var byteModels = map[string]byteModel{
 		}
 		return 4 * read, 4 * m * n * batch
 	}},
+}
+
+// convGeom reads the implicit convolutions' shared arguments: N, C, H·W, O, KS², OH·OW.
+func convGeom(a kernelArgs) (n, c, hw, o, kk, p int64) {
+	return a.i(0), a.i(1), a.i(2) * a.i(3), a.i(4), a.i(5) * a.i(5), a.i(8) * a.i(9)
+}
+
+// convFwdBytes: x, w and the bias (biasMode 1: O values, 2: N·O) read, y written (and read if β ≠ 0).
+func convFwdBytes(_ [3]int, a kernelArgs) (int64, int64) {
+	n, c, hw, o, kk, p := convGeom(a)
+	read := n*c*hw + o*c*kk
+	switch a.i(12) {
+	case 1:
+		read += o
+	case 2:
+		read += n * o
+	}
+	if a.f(11) != 0 {
+		read += n * o * p
+	}
+	return 4 * read, 4 * n * o * p
+}
+
+// convDgradBytes: dy and w read, dx written (and read if β ≠ 0).
+func convDgradBytes(_ [3]int, a kernelArgs) (int64, int64) {
+	n, c, hw, o, kk, p := convGeom(a)
+	read := n*o*p + o*c*kk
+	if a.f(11) != 0 {
+		read += n * c * hw
+	}
+	return 4 * read, 4 * n * c * hw
+}
+
+// convWgradBytes: x and dy read; dw written (and read if β ≠ 0), or with gridDim.z = splits > 1
+// each split's partial dw.
+func convWgradBytes(grid [3]int, a kernelArgs) (int64, int64) {
+	n, c, hw, o, kk, p := convGeom(a)
+	read, dw := n*c*hw+n*o*p, o*c*kk
+	if grid[2] > 1 {
+		return 4 * read, 4 * int64(grid[2]) * dw
+	}
+	if a.f(11) != 0 {
+		read += dw
+	}
+	return 4 * read, 4 * dw
+}
+
+// The FLOPs the implicit convolutions execute, 2·M·NC·K of their GEMM: the input gradient's K
+// (O·KS²) includes the taps a stride above 1 skips (its B operand is 0 there).
+func convFwdFLOPs(_ [3]int, a kernelArgs) int64 {
+	n, c, _, o, kk, p := convGeom(a)
+	return 2 * o * n * p * c * kk
+}
+
+func convDgradFLOPs(_ [3]int, a kernelArgs) int64 {
+	n, c, hw, o, kk, _ := convGeom(a)
+	return 2 * c * n * hw * o * kk
+}
+
+func convWgradFLOPs(_ [3]int, a kernelArgs) int64 {
+	n, c, _, o, kk, p := convGeom(a)
+	return 2 * o * c * kk * n * p
 }

@@ -1,22 +1,35 @@
 package cuda
 
 import (
+	"math"
+
 	"holdgo/tensor"
 )
 
-// Convolution on the device: im2col in bounded chunks of samples, each chunk's column matrix taken
-// from the pool, consumed by one strided-batched GEMM (cuBLAS on a GPU, hg_sgemm on the shim) and
-// given back right after it, so a convolution never holds a full-batch im2col buffer. With x
-// (N, C, H, W), w (O, C, KH, KW), y (N, O, OH, OW), R = C·KH·KW rows and P = OH·OW columns:
+// Convolutions on the device, two paths:
+//
+//   - implicit GEMM (the default; kernels/conv.cu): one kernel per pass gathers its operand tiles
+//     straight from the NCHW tensors into shared memory, so no column matrix exists in device
+//     memory; the bias is added in the forward kernel's epilogue, β·out in every pass's. The
+//     weight gradient splits its long inner dimension (N·OH·OW) over gridDim.z and sums the splits
+//     in order (hg_conv_splitk): deterministic, no atomics. FP32 FFMA under StrictFP32 (and on a
+//     device without a vendor GEMM, i.e. the host shim, unless TF32Convs), TF32 tensor cores
+//     otherwise.
+//   - im2col (Im2colConv, or a tensor of 2³¹ elements or more, which the implicit kernels' 32-bit
+//     indexing cannot address): im2col in bounded chunks of samples, each chunk's column matrix
+//     taken from the pool, consumed by one strided-batched GEMM (cuBLAS on a GPU, hg_sgemm on the
+//     shim) and given back right after it, so a convolution never holds a full-batch im2col buffer.
+//
+// With x (N, C, H, W), w (O, C, KH, KW), y (N, O, OH, OW), R = C·KH·KW rows and P = OH·OW columns:
 //
 //	forward       y[n] (O×P)  = w (O×R) · col[n] (R×P)                  (+ bias[o])
 //	input grad    col[n]      = wᵀ (R×O) · dy[n] (O×P);  dx[n] = col2im(col[n]) + β·dx[n]
 //	weight grad   dw (O×R)    = Σ_n dy[n]·col[n]ᵀ + β·dw
 //
-// The weight gradient sums over the chunk's samples inside one GEMM: the chunk is unfolded in the
-// batch-in-columns layout colᵀ (R × b·P) and dy's chunk permuted to (O × b·P), so the sum over
-// samples becomes the GEMM's inner dimension. A 1×1 convolution with stride 1 and no padding needs
-// no im2col (x is its own column matrix).
+// On the im2col path the weight gradient sums over the chunk's samples inside one GEMM: the chunk
+// is unfolded in the batch-in-columns layout colᵀ (R × b·P) and dy's chunk permuted to (O × b·P),
+// so the sum over samples becomes the GEMM's inner dimension. A 1×1 convolution with stride 1 and
+// no padding needs no im2col (x is its own column matrix).
 
 // DefaultConvChunkBytes bounds the column matrix of one convolution chunk (64 MiB); a single
 // sample larger than that is one chunk on its own.
@@ -77,6 +90,16 @@ func (d *Device) columns(s convShape, px uintptr, n0, b, sn, sr int, f func(col 
 // conv2d runs OpConv2d: in = x, w[, bias].
 func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o uintptr, ip []uintptr) error {
 	s := d.convShape(in[0].Shape(), in[1].Shape(), out.Shape(), op)
+	if d.implicitOK(s) {
+		mode, bias := 0, uintptr(0)
+		if len(in) > 2 {
+			mode, bias = 1, ip[2]
+			if in[2].Len() > s.o {
+				mode = 2
+			}
+		}
+		return d.implicitConv(s, convFwd, 0, mode, ip[0], ip[1], bias, o)
+	}
 	err := s.chunks(func(n0, b int) error {
 		return d.columns(s, ip[0], n0, b, s.rows*s.p, s.p, func(col uintptr) error {
 			return d.sgemm(Gemm{M: s.o, N: s.p, K: s.rows, Alpha: 1, A: ip[1], Lda: s.rows,
@@ -96,6 +119,9 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 // conv2dGradInput runs OpConv2dGradInput: out = dx, in = dy, w.
 func (d *Device) conv2dGradInput(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o uintptr, ip []uintptr) error {
 	s := d.convShape(out.Shape(), in[1].Shape(), in[0].Shape(), op)
+	if d.implicitOK(s) {
+		return d.implicitConv(s, convDgrad, op.Beta, 0, ip[0], ip[1], 0, o)
+	}
 	return s.chunks(func(n0, b int) error {
 		g := Gemm{TransA: true, M: s.rows, N: s.p, K: s.o, Alpha: 1, A: ip[1], Lda: s.rows,
 			B: at(ip[0], n0*s.ySample), Ldb: s.p, StrideB: s.ySample, Ldc: s.p, StrideC: s.rows * s.p, Batch: b}
@@ -126,6 +152,9 @@ func (d *Device) conv2dGradWeight(op tensor.Op, out *tensor.Tensor, in []*tensor
 		}
 		return d.hgUnary(grid1D(out.Len()), out.Len(), unaryCodes[tensor.OpMulScalar], op.Beta, o, o)
 	}
+	if d.implicitOK(s) {
+		return d.implicitConv(s, convWgrad, op.Beta, 0, ip[0], ip[1], 0, o)
+	}
 	return s.chunks(func(n0, b int) error {
 		beta := float32(1)
 		if n0 == 0 {
@@ -149,4 +178,134 @@ func (d *Device) conv2dGradWeight(op tensor.Op, out *tensor.Tensor, in []*tensor
 				A: dy, Lda: b * s.p, B: col, Ldb: b * s.p, C: o, Ldc: s.rows, Batch: 1})
 		})
 	})
+}
+
+// The implicit-GEMM kernels (kernels/conv.cu) by pass, precision (FP32, TF32) and tile (64, 128).
+const (
+	convFwd = iota
+	convDgrad
+	convWgrad
+)
+
+type convKernel func(d *Device, grid [3]int, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
+	in, wt, bias, out uintptr) error
+
+var convKernels = [3][2][2]convKernel{
+	{{(*Device).hgConvFwdF3264, (*Device).hgConvFwdF32128}, {(*Device).hgConvFwdTf3264, (*Device).hgConvFwdTf32128}},
+	{{(*Device).hgConvDgradF3264, (*Device).hgConvDgradF32128}, {(*Device).hgConvDgradTf3264, (*Device).hgConvDgradTf32128}},
+	{{(*Device).hgConvWgradF3264, (*Device).hgConvWgradF32128}, {(*Device).hgConvWgradTf3264, (*Device).hgConvWgradTf32128}},
+}
+
+// convBlocks is the number of blocks the tile and split choice aims for: two waves of 132 SMs
+// (an H100 SXM; an H200 has as many), so that the larger tile is used only where it still fills
+// the GPU. The choice depends on the shape only, never on the GPU present: a run gives the same
+// bits on every GPU of one model and build.
+const convBlocks = 264
+
+// convStep is the inner-dimension step of the kernels (HG_CONV_BK): a split's length is a multiple.
+const convStep = 16
+
+// implicitOK reports whether the implicit kernels can run s: every tensor and GEMM extent under
+// 2³¹ elements (their indexing is 32-bit).
+func (d *Device) implicitOK(s convShape) bool {
+	if d.Im2colConv {
+		return false
+	}
+	for _, v := range []int{s.n * s.c * s.h * s.w, s.n * s.o * s.p, s.o * s.rows, s.n * s.p * max(1, s.geom.KH*s.geom.KW), s.n * s.h * s.w} {
+		if v >= math.MaxInt32 {
+			return false
+		}
+	}
+	return true
+}
+
+// convTF32 reports whether the convolutions run on tensor cores in TF32.
+func (d *Device) convTF32() bool {
+	return !d.StrictFP32 && (d.gemm != nil || d.TF32Convs)
+}
+
+// convPlan is one implicit-GEMM launch: its GEMM extents, tile and splits.
+type convPlan struct {
+	pass          int
+	m, nc, k      int
+	tile, splits  int
+	kchunk        int
+	kernel        convKernel
+	grid          [3]int
+	workspaceElts int // the weight gradient's split partials (splits > 1)
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func (d *Device) convPlan(s convShape, pass int) convPlan {
+	kk := s.geom.KH * s.geom.KW
+	p := convPlan{pass: pass}
+	switch pass {
+	case convFwd:
+		p.m, p.nc, p.k = s.o, s.n*s.p, s.rows
+	case convDgrad:
+		p.m, p.nc, p.k = s.c, s.n*s.h*s.w, s.o*kk
+	default:
+		p.m, p.nc, p.k = s.o, s.rows, s.n*s.p
+	}
+	tiles := func(t int) int { return ceilDiv(p.m, t) * ceilDiv(p.nc, t) }
+	p.tile = 64
+	if d.ConvTile == 64 || d.ConvTile == 128 {
+		p.tile = d.ConvTile
+	} else if p.m >= 128 && p.nc >= 128 && (pass == convWgrad || tiles(128) >= convBlocks) {
+		p.tile = 128
+	}
+	p.splits = 1
+	if pass == convWgrad {
+		p.splits = d.ConvSplits
+		if p.splits <= 0 { // fill convBlocks, each split at least 256 long, at most 64 splits
+			p.splits = min(ceilDiv(convBlocks, tiles(p.tile)), max(1, p.k/256), 64)
+		}
+		p.splits = max(1, min(p.splits, ceilDiv(p.k, convStep)))
+	}
+	p.kchunk = max(convStep, ceilDiv(ceilDiv(p.k, p.splits), convStep)*convStep) // K = 0: one split, no steps
+	p.splits = max(1, ceilDiv(p.k, p.kchunk))
+	if p.splits > 1 {
+		p.workspaceElts = p.splits * p.m * p.nc
+		if p.workspaceElts >= math.MaxInt32 {
+			p.splits, p.kchunk, p.workspaceElts = 1, p.k, 0
+		}
+	}
+	tc, big := 0, 0
+	if d.convTF32() {
+		tc = 1
+	}
+	if p.tile == 128 {
+		big = 1
+	}
+	p.kernel = convKernels[pass][tc][big]
+	p.grid = [3]int{ceilDiv(p.nc, p.tile), ceilDiv(p.m, p.tile), p.splits}
+	return p
+}
+
+// implicitConv runs pass on the implicit kernels: in and wt are the pass's two operands (fwd: x, w;
+// dgrad: dy, w; wgrad: x, dy), out its result, D = acc (+ bias) + beta·D.
+func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int, in, wt, bias, out uintptr) error {
+	p := d.convPlan(s, pass)
+	if p.m == 0 || p.nc == 0 {
+		return nil
+	}
+	g := s.geom
+	launch := func(dst uintptr) error {
+		return p.kernel(d, p.grid, s.n, s.c, s.h, s.w, s.o, g.KH, g.StrideH, g.PadH, s.oh, s.ow, p.kchunk, beta, biasMode,
+			in, wt, bias, dst)
+	}
+	if p.splits == 1 {
+		return launch(out)
+	}
+	ws, err := d.scratch(4 * p.workspaceElts)
+	if err != nil {
+		return err
+	}
+	defer d.release(ws)
+	if err := launch(ws.ptr); err != nil {
+		return err
+	}
+	n := p.m * p.nc
+	return d.hgConvSplitk(grid1D(n), n, p.splits, beta, ws.ptr, out)
 }

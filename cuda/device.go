@@ -27,13 +27,24 @@ type Device struct {
 	pool *pool
 	gemm Gemmer // nil: MatMul uses hg_sgemm
 
-	// StrictFP32 turns off cuBLAS's TF32 tensor-core mode, on by default: MatMul and the
-	// convolutions' GEMMs then run in full FP32 (about 8× slower on an A100/H100). The hg_sgemm
-	// kernel and the host shim are always FP32.
+	// StrictFP32 turns off the TF32 tensor-core mode, on by default on a GPU: MatMul (cuBLAS) and
+	// the convolutions then run in full FP32 (about 8× slower on an A100/H100). The hg_sgemm kernel
+	// and the host shim are FP32 (the shim's convolutions run TF32 only with TF32Convs).
 	StrictFP32 bool
 
 	// ConvChunkBytes bounds the im2col buffer of one convolution chunk (0: DefaultConvChunkBytes).
 	ConvChunkBytes int
+
+	// Im2colConv runs the convolutions through im2col and GEMMs (the path before the implicit-GEMM
+	// kernels of conv.go; kept for comparisons and tests).
+	Im2colConv bool
+	// TF32Convs runs the implicit convolutions' TF32 tensor-core kernels on a device without a
+	// vendor GEMM (the host shim, where they are emulated: warp.cuh); with a vendor GEMM they run
+	// unless StrictFP32.
+	TF32Convs bool
+	// ConvTile (64 or 128) and ConvSplits (> 0) override the implicit kernels' tile and the weight
+	// gradient's number of splits, chosen from the shape otherwise (conv.go: convPlan).
+	ConvTile, ConvSplits int
 }
 
 // NewDevice returns a Device on be. Open returns one on the first GPU.

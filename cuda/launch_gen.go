@@ -42,6 +42,97 @@ func (dev *Device) hgConvBias(grid [3]int, N int, O int, P int, bias uintptr, y 
 	return dev.launch("hg_conv_bias", grid, new(args).i32(N).i32(O).i32(P).ptr(bias).ptr(y))
 }
 
+// hgConvDgradF32128 launches hg_conv_dgrad_f32_128 (kernels/conv.cu):
+//
+//	hg_conv_dgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvDgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvDgradF3264 launches hg_conv_dgrad_f32_64 (kernels/conv.cu):
+//
+//	hg_conv_dgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvDgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvDgradTf32128 launches hg_conv_dgrad_tf32_128 (kernels/conv.cu):
+//
+//	hg_conv_dgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvDgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvDgradTf3264 launches hg_conv_dgrad_tf32_64 (kernels/conv.cu):
+//
+//	hg_conv_dgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvDgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvFwdF32128 launches hg_conv_fwd_f32_128 (kernels/conv.cu):
+//
+//	hg_conv_fwd_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvFwdF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvFwdF3264 launches hg_conv_fwd_f32_64 (kernels/conv.cu):
+//
+//	hg_conv_fwd_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvFwdF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvFwdTf32128 launches hg_conv_fwd_tf32_128 (kernels/conv.cu):
+//
+//	hg_conv_fwd_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvFwdTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvFwdTf3264 launches hg_conv_fwd_tf32_64 (kernels/conv.cu):
+//
+//	hg_conv_fwd_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvFwdTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvSplitk launches hg_conv_splitk (kernels/conv.cu):
+//
+//	hg_conv_splitk(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out)
+func (dev *Device) hgConvSplitk(grid [3]int, n int, splits int, beta float32, ws uintptr, out uintptr) error {
+	return dev.launch("hg_conv_splitk", grid, new(args).i32(n).i32(splits).f32(beta).ptr(ws).ptr(out))
+}
+
+// hgConvWgradF32128 launches hg_conv_wgrad_f32_128 (kernels/conv.cu):
+//
+//	hg_conv_wgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvWgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvWgradF3264 launches hg_conv_wgrad_f32_64 (kernels/conv.cu):
+//
+//	hg_conv_wgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvWgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvWgradTf32128 launches hg_conv_wgrad_tf32_128 (kernels/conv.cu):
+//
+//	hg_conv_wgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvWgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
+// hgConvWgradTf3264 launches hg_conv_wgrad_tf32_64 (kernels/conv.cu):
+//
+//	hg_conv_wgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
+func (dev *Device) hgConvWgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+}
+
 // hgDropout launches hg_dropout (kernels/philox.cu):
 //
 //	hg_dropout(long long n, unsigned long long first, unsigned long long key, unsigned int step, unsigned int id, float p, float keep, const float* __restrict__ x, float* __restrict__ y)
@@ -238,6 +329,13 @@ func (dev *Device) hgUpfirdn2dSep(grid [3]int, NC int, H int, W int, up int, dow
 	return dev.launch("hg_upfirdn2d_sep", grid, new(args).i32(NC).i32(H).i32(W).i32(up).i32(down).i32(pad0).i32(OH).i32(OW).f32(t0).f32(t1).f32(t2).f32(t3).f32(gain).ptr(x).ptr(y))
 }
 
+// hgWarpMmaTf32 launches hg_warp_mma_tf32 (kernels/conv.cu):
+//
+//	hg_warp_mma_tf32(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ d)
+func (dev *Device) hgWarpMmaTf32(grid [3]int, a uintptr, b uintptr, d uintptr) error {
+	return dev.launch("hg_warp_mma_tf32", grid, new(args).ptr(a).ptr(b).ptr(d))
+}
+
 // kernelParams are the PTX parameter types of every kernel, as its launcher packs them; the
 // device checks them against the PTX it loads (checkKernelParams).
 var kernelParams = map[string]string{
@@ -246,6 +344,19 @@ var kernelParams = map[string]string{
 	"hg_clip_adam":            "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
 	"hg_col2im":               "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
 	"hg_conv_bias":            "u32 u32 u32 u64 u64",
+	"hg_conv_dgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_dgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_dgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_dgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_fwd_f32_128":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_fwd_f32_64":      "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_fwd_tf32_128":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_fwd_tf32_64":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_splitk":          "u32 u32 f32 u64 u64",
+	"hg_conv_wgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_wgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_wgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_wgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
 	"hg_dropout":              "u64 u64 u64 u32 u32 f32 f32 u64 u64",
 	"hg_ema_guard":            "u32 f32 u64 u64 u64",
 	"hg_fill":                 "u32 f32 u64",
@@ -274,4 +385,5 @@ var kernelParams = map[string]string{
 	"hg_time_embed":           "u32 u32 u32 f64 u64 u64 u64",
 	"hg_unary":                "u32 u32 f32 u64 u64",
 	"hg_upfirdn2d_sep":        "u32 u32 u32 u32 u32 u32 u32 u32 f32 f32 f32 f32 f32 u64 u64",
+	"hg_warp_mma_tf32":        "u64 u64 u64",
 }

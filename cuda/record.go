@@ -60,7 +60,7 @@ func NewRecordingDevice() (*Device, *Record) {
 type RecordStats struct {
 	Launches        int              `json:"launches"`     // holdgo's own kernels
 	GemmCalls       int              `json:"gemm_calls"`   // vendor (cuBLAS) GEMMs
-	GemmFLOPs       int64            `json:"gemm_flops"`   // 2·M·N·K·Batch per GEMM
+	GemmFLOPs       int64            `json:"gemm_flops"`   // 2·M·N·K·Batch per GEMM, vendor or implicit convolution (flopModels)
 	GemmBytes       int64            `json:"gemm_bytes"`   // each GEMM's operands once: A, B read, C written (and read if β ≠ 0)
 	KernelBytes     int64            `json:"kernel_bytes"` // bytes read + written by the own kernels (bytemodel.go)
 	HostSyncs       int              `json:"host_syncs"`   // Sync, D→H and synchronous H→D copies, frees, blocking fence waits: every wait of the host for the device
@@ -289,6 +289,9 @@ func (r *Record) Launch(name string, grid, block [3]int, sharedBytes int, args [
 		r.stats.Unmodelled[name]++
 	}
 	r.stats.KernelBytes += bytes
+	if f := flopModels[name]; f != nil {
+		r.stats.GemmFLOPs += f(grid, kernelArgs(args))
+	}
 	for _, p := range []struct {
 		m map[string]Usage
 		k string

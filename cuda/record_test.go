@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ const at0 = uintptr(1 << 20)
 
 // byteCases: at least one per kernel; the counts are worked out in the comments from the kernels'
 // loops (kernels/*.cu) and the rule of bytemodel.go.
-var byteCases = []byteCase{
+var byteCases = append(convByteCases(), []byteCase{
 	{"hg_fill", func(d *Device) error { return d.hgFill(grid1D(9), 9, 1, at0) }, 0, 36},
 	{"hg_unary", func(d *Device) error { return d.hgUnary(grid1D(10), 10, 0, 0, at0, at0+64) }, 40, 40},
 	{"hg_binary", func(d *Device) error { return d.hgBinary(grid1D(7), 7, 0, at0, at0+64, at0+128) }, 56, 28},
@@ -54,6 +55,13 @@ var byteCases = []byteCase{
 	{"hg_im2col", func(d *Device) error {
 		return d.hgIm2col(grid1D(72), 1, 2, 6, 6, 3, 3, 0, 0, 2, 2, 1, 1, 2, 2, 18*4, 4, at0, at0+1024)
 	}, 4 * 2 * 5 * 5, 4 * 2 * 9 * 4},
+	// The implicit convolutions, every variant with the same counts. x (2, 3, 5, 5), w (4, 3, 3, 3),
+	// padding 1 → y (2, 4, 5, 5): forward with a per-channel bias reads 150 + 108 + 4, writes 200.
+	// Input gradient, β = 0.5: reads dy 200 + w 108 + dx 150, writes dx 150. Weight gradient in 3
+	// splits: reads x 150 + dy 200, writes 3 partials of 108; in one split with β = 0.5 it reads dw too
+	// and writes it once.
+	{"hg_conv_splitk", func(d *Device) error { return d.hgConvSplitk(grid1D(108), 108, 3, 0.5, at0, at0+4096) }, 4 * (324 + 108), 4 * 108},
+	{"hg_warp_mma_tf32", func(d *Device) error { return d.hgWarpMmaTf32([3]int{1, 1, 1}, at0, at0+4096, at0+8192) }, 4 * (1024 + 512 + 1024), 4 * 1024},
 	// 1×1, stride 2 on 4×4 → 2×2: rows {0, 2}, columns {0, 2}.
 	{"hg_im2col", func(d *Device) error {
 		return d.hgIm2col(grid1D(4), 1, 1, 4, 4, 1, 1, 0, 0, 2, 2, 1, 1, 2, 2, 4, 4, at0, at0+1024)
@@ -158,6 +166,35 @@ var byteCases = []byteCase{
 	{"hg_sgemm", func(d *Device) error {
 		return d.hgSgemm([3]int{1, 1, 2}, 4, 5, 3, 0, 0, 1, at0, 3, 12, at0+1024, 5, 0, 1, at0+2048, 5, 20)
 	}, 4 * (24 + 15 + 40), 4 * 40},
+}...)
+
+// convByteCases are the hand counts of the twelve implicit-convolution kernels (above).
+func convByteCases() []byteCase {
+	var cases []byteCase
+	names := [3]string{"fwd", "dgrad", "wgrad"}
+	for pass, byPrec := range convKernels {
+		for tc, byTile := range byPrec {
+			for big, k := range byTile {
+				name := fmt.Sprintf("hg_conv_%s_%s_%d", names[pass], [2]string{"f32", "tf32"}[tc], [2]int{64, 128}[big])
+				launch := func(grid [3]int, beta float32, bias int) func(d *Device) error {
+					return func(d *Device) error {
+						return k(d, grid, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, beta, bias, at0, at0+4096, at0+8192, at0+12288)
+					}
+				}
+				switch pass {
+				case convFwd:
+					cases = append(cases, byteCase{name, launch([3]int{1, 1, 1}, 0, 1), 4 * (150 + 108 + 4), 4 * 200},
+						byteCase{name, launch([3]int{1, 1, 1}, 0, 2), 4 * (150 + 108 + 8), 4 * 200})
+				case convDgrad:
+					cases = append(cases, byteCase{name, launch([3]int{1, 1, 1}, 0.5, 0), 4 * (200 + 108 + 150), 4 * 150})
+				default:
+					cases = append(cases, byteCase{name, launch([3]int{1, 1, 3}, 0, 0), 4 * (150 + 200), 4 * 3 * 108},
+						byteCase{name, launch([3]int{1, 1, 1}, 0.5, 0), 4 * (150 + 200 + 108), 4 * 108})
+				}
+			}
+		}
+	}
+	return cases
 }
 
 // TestByteModels checks every kernel's byte model against the hand counts of byteCases, launched
@@ -209,8 +246,8 @@ func TestByteModels(t *testing.T) {
 }
 
 // TestRecordOps runs ops on the recording device: a convolution's forward pass and input gradient
-// launch what conv.go issues, with the hand counts of byteCases, the GEMM's FLOPs and operands,
-// and the memsets of the outputs' allocations.
+// launch what conv.go issues (the implicit kernels, and the im2col path), with the hand counts of
+// byteCases, the GEMMs' FLOPs and operands, and the memsets of the outputs' allocations.
 func TestRecordOps(t *testing.T) {
 	dev, rec := NewRecordingDevice()
 	x, _ := tensor.RandN(tensor.NewRNG(1), 2, 3, 5, 5).ToDevice(dev)
@@ -225,22 +262,39 @@ func TestRecordOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := rec.Stats().Sub(up)
-	// im2col (600 + 5400) and the bias (816 + 800); one GEMM (4×27)·(27×25) per sample, batch 2.
-	want := RecordStats{Launches: 2, GemmCalls: 1, GemmFLOPs: 2 * 4 * 25 * 27 * 2, GemmBytes: 4 * (4*27 + 2*27*25 + 2*4*25),
-		KernelBytes: 6000 + 1616, Memsets: 1, MemsetBytes: 800}
+	// One implicit forward kernel, TF32 (a vendor GEMM is present), tile 64: x, w, the bias read
+	// (150 + 108 + 4), y written (200); its FLOPs are the GEMM's, (4×27)·(27×50).
+	want := RecordStats{Launches: 1, GemmFLOPs: 2 * 4 * 27 * 50, KernelBytes: 4 * (150 + 108 + 4 + 200), Memsets: 1, MemsetBytes: 800}
 	if s.Launches != want.Launches || s.GemmCalls != want.GemmCalls || s.GemmFLOPs != want.GemmFLOPs || s.GemmBytes != want.GemmBytes ||
 		s.KernelBytes != want.KernelBytes || s.Memsets != want.Memsets || s.MemsetBytes != want.MemsetBytes || s.HostSyncs != 0 {
 		t.Errorf("Conv2d recorded %+v, want %+v", s, want)
 	}
-	if f := s.Families; f["im2col"] != (Usage{1, 6000}) || f["conv-bias"] != (Usage{1, 1616}) {
-		t.Errorf("families %v", f)
+	if k := s.Kernels; k["hg_conv_fwd_tf32_64"] != (Usage{1, want.KernelBytes}) {
+		t.Errorf("kernels %v", k)
 	}
 	dx := tensor.New(dev, 2, 3, 5, 5)
 	before := rec.Stats()
 	tensor.Conv2dGradInput(dx, y, w, 1, 1, 0)
 	s = rec.Stats().Sub(before)
-	if s.Kernels["hg_col2im"] != (Usage{1, 4*6*169 + 4*150}) || s.GemmCalls != 1 || s.Launches != 1 {
+	if s.Kernels["hg_conv_dgrad_tf32_64"] != (Usage{1, 4 * (200 + 108 + 150)}) || s.GemmCalls != 0 || s.Launches != 1 ||
+		s.GemmFLOPs != 2*3*50*36 {
 		t.Errorf("Conv2dGradInput recorded %+v", s)
+	}
+	// The im2col path: im2col (600 + 5400) and the bias (816 + 800); one GEMM (4×27)·(27×25) per
+	// sample, batch 2.
+	dev.Im2colConv = true
+	before = rec.Stats()
+	tensor.Conv2d(y, x, w, b, 1, 1)
+	s = rec.Stats().Sub(before)
+	dev.Im2colConv = false
+	want = RecordStats{Launches: 2, GemmCalls: 1, GemmFLOPs: 2 * 4 * 25 * 27 * 2, GemmBytes: 4 * (4*27 + 2*27*25 + 2*4*25),
+		KernelBytes: 6000 + 1616}
+	if s.Launches != want.Launches || s.GemmCalls != want.GemmCalls || s.GemmFLOPs != want.GemmFLOPs || s.GemmBytes != want.GemmBytes ||
+		s.KernelBytes != want.KernelBytes || s.HostSyncs != 0 {
+		t.Errorf("Conv2d on the im2col path recorded %+v, want %+v", s, want)
+	}
+	if f := s.Families; f["im2col"] != (Usage{1, 6000}) || f["conv-bias"] != (Usage{1, 1616}) {
+		t.Errorf("families %v", f)
 	}
 	// Nothing ran: the output reads as zeros; a read is one host synchronisation.
 	h, err := y.ToHost()

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -21,6 +22,10 @@ import (
 const (
 	tolElementwise = 1e-10 // element-wise maps, data movement, fused HOLD kernels
 	tolReduce      = 1e-6  // reductions, softmax, group norm, GEMM, filters
+	// tolConv: the convolutions, whose only difference from the float64 reference is the order
+	// of FP32 sums of at most a few hundred products (NMSE ≈ 1e-14); a 0.1 % error in one
+	// epilogue term (the bias) leaves ≈ 1e-7.
+	tolConv = 1e-10
 )
 
 type suite struct {
@@ -279,40 +284,201 @@ func (s *suite) lieTrotter(t *testing.T) {
 
 // imageOps checks softmax, group norm and FIR resampling through the tensor API against
 // tensor.Reference.
-// conv checks Conv2d and its gradients against tensor.Reference on awkward shapes (stride 1 and 2,
-// padding, 1×1, odd sizes, batch 1 and 3), with the default chunk bound (one chunk) and with a
-// bound so small that every sample is a chunk of its own, and with a bound of two samples.
+// convPath is one way the device can run a convolution: the im2col path with a chunk bound, or
+// the implicit-GEMM kernels with a precision, tile and number of weight-gradient splits.
+type convPath struct {
+	name         string
+	im2col       bool
+	chunk        int // im2col: 0 default, > 0 bytes, < 0 room for exactly two samples' columns
+	tf32         bool
+	tile, splits int
+}
+
+var convPaths = []convPath{
+	{name: "im2col", im2col: true}, {name: "im2col chunk 4", im2col: true, chunk: 4},
+	{name: "im2col 2 samples", im2col: true, chunk: -2},
+	{name: "implicit f32"}, {name: "implicit f32 tile 64 splits 3", tile: 64, splits: 3},
+	{name: "implicit f32 tile 128 splits 2", tile: 128, splits: 2},
+	{name: "implicit tf32 tile 64", tf32: true, tile: 64, splits: 1},
+	{name: "implicit tf32 tile 128 splits 3", tf32: true, tile: 128, splits: 3},
+}
+
+// set configures the device for p and returns a function that restores it.
+func (p convPath) set(d *Device, c convCase) func() {
+	old := *d
+	d.Im2colConv, d.TF32Convs, d.StrictFP32, d.ConvTile, d.ConvSplits = p.im2col, p.tf32, !p.tf32, p.tile, p.splits
+	d.ConvChunkBytes = p.chunk
+	if p.chunk < 0 {
+		oh, ow := tensor.ConvOutSize(c.h, c.k, c.stride, c.pad), tensor.ConvOutSize(c.w, c.k, c.stride, c.pad)
+		d.ConvChunkBytes = 2 * 4 * c.c * c.k * c.k * oh * ow
+	}
+	return func() {
+		d.Im2colConv, d.TF32Convs, d.StrictFP32, d.ConvTile, d.ConvSplits = old.Im2colConv, old.TF32Convs, old.StrictFP32, old.ConvTile, old.ConvSplits
+		d.ConvChunkBytes = old.ConvChunkBytes
+	}
+}
+
+type convCase struct{ n, c, h, w, o, k, stride, pad int }
+
+// convCases are awkward shapes: stride 1 and 2, padding wider than the kernel's half, 1×1 to
+// 33×33 images, odd channel counts, batch 1 and 3, more output channels than a 64-row tile.
+var convCases = []convCase{
+	{1, 1, 1, 1, 1, 1, 1, 0}, {3, 5, 7, 9, 4, 3, 1, 1}, {3, 3, 8, 8, 6, 3, 2, 1}, {1, 4, 9, 7, 5, 1, 1, 0},
+	{3, 6, 5, 5, 2, 1, 2, 0}, {3, 2, 9, 11, 3, 3, 2, 0}, {1, 3, 4, 4, 2, 4, 1, 2}, {3, 7, 6, 6, 5, 1, 1, 1},
+	{1, 3, 33, 33, 5, 3, 2, 1}, {2, 67, 5, 3, 131, 3, 1, 1},
+}
+
+// conv checks Conv2d (with and without a per-channel and a per-sample bias) and its gradients
+// (β = 0 and 0.5) against tensor.Reference on every path of convPaths. A TF32 path gets inputs
+// already rounded to TF32 (tf32, written from the definition), so that the only difference from
+// the float64 reference left is the order of the FP32 sums: a fragment or tiling error of the
+// tensor-core kernels, which moves whole products, fails the same tolerance as the FP32 paths.
 func (s *suite) conv(t *testing.T) {
 	s.t = t
-	defer func(b int) { s.dev.ConvChunkBytes = b }(s.dev.ConvChunkBytes)
-	cases := []struct{ n, c, h, w, o, k, stride, pad int }{
-		{1, 1, 1, 1, 1, 1, 1, 0}, {3, 5, 7, 9, 4, 3, 1, 1}, {3, 3, 8, 8, 6, 3, 2, 1}, {1, 4, 9, 7, 5, 1, 1, 0},
-		{3, 6, 5, 5, 2, 1, 2, 0}, {3, 2, 9, 11, 3, 3, 2, 0}, {1, 3, 4, 4, 2, 4, 1, 2}, {3, 7, 6, 6, 5, 1, 1, 1},
-	}
-	for _, chunk := range []int{0, 4, -2} {
-		for _, c := range cases {
+	for _, path := range convPaths {
+		for _, c := range convCases {
+			restore := path.set(s.dev, c)
+			name := fmt.Sprintf("%+v %s", c, path.name)
 			oh, ow := tensor.ConvOutSize(c.h, c.k, c.stride, c.pad), tensor.ConvOutSize(c.w, c.k, c.stride, c.pad)
-			s.dev.ConvChunkBytes = chunk
-			if chunk < 0 { // room for exactly two samples' columns
-				s.dev.ConvChunkBytes = 2 * 4 * c.c * c.k * c.k * oh * ow
-			}
-			name := fmt.Sprintf("%+v chunk %d", c, s.dev.ConvChunkBytes)
 			st, pd := c.stride, c.pad
-			x, w, bias := s.randn(c.n, c.c, c.h, c.w), s.randn(c.o, c.c, c.k, c.k), s.randn(c.o)
-			dy := s.randn(c.n, c.o, oh, ow)
-			s.compare("Conv2d "+name, tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+			in := func(shape ...int) *tensor.Tensor {
+				x := s.randn(shape...)
+				if path.tf32 {
+					for i, v := range x.Data() {
+						x.Data()[i] = tf32(v)
+					}
+				}
+				return x
+			}
+			x, w, bias, bias2 := in(c.n, c.c, c.h, c.w), in(c.o, c.c, c.k, c.k), s.randn(c.o), s.randn(c.n, c.o)
+			dy := in(c.n, c.o, oh, ow)
+			s.compare("Conv2d "+name, tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 				return tensor.Conv2d(nil, in[0], in[1], nil, st, pd)
 			}, x, w)
-			s.compare("Conv2d bias "+name, tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+			s.compare("Conv2d bias "+name, tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 				return tensor.Conv2d(nil, in[0], in[1], in[2], st, pd)
 			}, x, w, bias)
+			s.compare("Conv2d per-sample bias "+name, tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2d(nil, in[0], in[1], in[2], st, pd)
+			}, x, w, bias2)
 			for _, beta := range []float32{0, 0.5} {
-				s.compare(fmt.Sprintf("Conv2dGradInput β=%g %s", beta, name), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+				s.compare(fmt.Sprintf("Conv2dGradInput β=%g %s", beta, name), tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 					return tensor.Conv2dGradInput(in[2], in[0], in[1], st, pd, beta)
 				}, dy, w, s.randn(x.Shape()...))
-				s.compare(fmt.Sprintf("Conv2dGradWeight β=%g %s", beta, name), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
+				s.compare(fmt.Sprintf("Conv2dGradWeight β=%g %s", beta, name), tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 					return tensor.Conv2dGradWeight(in[2], in[0], in[1], st, pd, beta)
 				}, x, dy, s.randn(w.Shape()...))
+			}
+			restore()
+		}
+		if path.tf32 {
+			s.convRounding(path)
+		}
+	}
+	s.warpMMA(t)
+}
+
+// convRounding checks that a TF32 path rounds its operands as cvt.rna does: the device gets
+// unrounded inputs, the reference the same inputs rounded by tf32, and the results must agree to
+// the FP32 sums' order (truncating instead of rounding, or not rounding, leaves an NMSE near 1e-7).
+func (s *suite) convRounding(path convPath) {
+	c := convCase{3, 5, 7, 9, 4, 3, 2, 1}
+	defer path.set(s.dev, c)()
+	oh, ow := tensor.ConvOutSize(c.h, c.k, c.stride, c.pad), tensor.ConvOutSize(c.w, c.k, c.stride, c.pad)
+	x, w, dy := s.randn(c.n, c.c, c.h, c.w), s.randn(c.o, c.c, c.k, c.k), s.randn(c.n, c.o, oh, ow)
+	rounded := func(t *tensor.Tensor) *tensor.Tensor {
+		r := t.Clone()
+		for i, v := range r.Data() {
+			r.Data()[i] = tf32(v)
+		}
+		return s.to(tensor.Reference, r)
+	}
+	for _, p := range []struct {
+		name string
+		f    func(a, b *tensor.Tensor) *tensor.Tensor
+		a, b *tensor.Tensor
+	}{
+		{"Conv2d", func(a, b *tensor.Tensor) *tensor.Tensor { return tensor.Conv2d(nil, a, b, nil, c.stride, c.pad) }, x, w},
+		{"Conv2dGradInput", func(a, b *tensor.Tensor) *tensor.Tensor {
+			return tensor.Conv2dGradInput(tensor.New(a.Device(), x.Shape()...), a, b, c.stride, c.pad, 0)
+		}, dy, w},
+		{"Conv2dGradWeight", func(a, b *tensor.Tensor) *tensor.Tensor {
+			return tensor.Conv2dGradWeight(tensor.New(a.Device(), w.Shape()...), a, b, c.stride, c.pad, 0)
+		}, x, dy},
+	} {
+		got := p.f(s.to(s.dev, p.a), s.to(s.dev, p.b))
+		want := p.f(rounded(p.a), rounded(p.b))
+		s.check(fmt.Sprintf("%s rounds to TF32 %s", p.name, path.name), s.host(got), s.host(want), 1e-11)
+	}
+}
+
+// tf32 rounds x to TF32 as cvt.rna.tf32.f32 does: the nearest value with 11 significant bits, ties
+// away from zero (math.Round), from the definition through Frexp rather than the kernels' bit
+// trick. (Subnormal inputs, which the tests do not draw, would differ.)
+func tf32(x float32) float32 {
+	f := float64(x)
+	if f == 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return x
+	}
+	m, e := math.Frexp(f) // f = m·2^e, 0.5 ≤ |m| < 1
+	return float32(math.Ldexp(math.Round(m*2048), e-11))
+}
+
+// The fragment layout of mma.m16n8k8 with TF32 inputs, from the PTX ISA's figures ("Matrix
+// fragments for mma.m16n8k8"), with g = lane/4 and q = lane mod 4: lane l's register i of A holds
+// A(mmaA(l, i)), of B holds B(mmaB(l, i)) (k, n), and of C and D holds C(mmaC(l, i)).
+func mmaA(l, i int) (row, col int) { return l/4 + 8*(i%2), l%4 + 4*(i/2) }
+func mmaB(l, i int) (k, n int)     { return l%4 + 4*i, l / 4 }
+func mmaC(l, i int) (row, col int) { return l/4 + 8*(i/2), 2*(l%4) + i%2 }
+
+// warpMMA checks the warp layer's hg_mma_tf32 (kernels/warp.cuh) through hg_warp_mma_tf32: each of
+// a block's 8 warps gets its own A (16×8), B (8×8) and C (16×8), scattered into the lanes'
+// registers by the layout above, and D must equal A·B + C in float64 with A and B rounded to TF32.
+// On the shim this tests the emulation against the PTX ISA's layout; on a GPU, the same launch
+// tests the layout table against the tensor cores.
+func (s *suite) warpMMA(t *testing.T) {
+	const warps = blockSize / 32
+	a, b, c := s.randn(warps, 32, 4), s.randn(warps, 32, 2), s.randn(warps, 32, 4)
+	p, err := s.dev.ptrs(s.to(s.dev, a), s.to(s.dev, b), s.to(s.dev, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd := s.to(s.dev, c)
+	pd, err := s.dev.ptrOf(dd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.dev.hgWarpMmaTf32([3]int{1, 1, 1}, p[0], p[1], pd); err != nil {
+		t.Fatal(err)
+	}
+	got := s.host(dd)
+	for w := range warps {
+		var A [16][8]float64
+		var B [8][8]float64
+		var C [16][8]float64
+		for l := range 32 {
+			for i := range 4 {
+				r, k := mmaA(l, i)
+				A[r][k] = float64(tf32(a.Data()[(w*32+l)*4+i]))
+				r, n := mmaC(l, i)
+				C[r][n] = float64(c.Data()[(w*32+l)*4+i])
+			}
+			for i := range 2 {
+				k, n := mmaB(l, i)
+				B[k][n] = float64(tf32(b.Data()[(w*32+l)*2+i]))
+			}
+		}
+		for l := range 32 {
+			for i := range 4 {
+				r, n := mmaC(l, i)
+				want, scale := C[r][n], math.Abs(C[r][n])
+				for k := range 8 {
+					want += A[r][k] * B[k][n]
+					scale += math.Abs(A[r][k] * B[k][n])
+				}
+				if g := float64(got[(w*32+l)*4+i]); math.Abs(g-want) > 1e-6*scale {
+					t.Errorf("warp %d lane %d D[%d]: %g, want %g (D(%d, %d) = A·B + C)", w, l, i, g, want, r, n)
+				}
 			}
 		}
 	}

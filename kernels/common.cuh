@@ -11,9 +11,16 @@
 #pragma once
 
 #ifndef HG_SHIM
+#define HG_UNROLL _Pragma("unroll")
 #define HG_KERNEL(name) extern "C" __global__ void name
 #define HG_REGISTER(name)
 #define HG_DYNAMIC_SHARED(type, var) extern __shared__ type var[]
+#endif
+
+// HG_UNROLL before a loop with a compile-time trip count asks nvcc to unroll it (register arrays
+// indexed by the loop variable then stay in registers); the shim ignores it.
+#ifdef HG_SHIM
+#define HG_UNROLL
 #endif
 
 // Threads per block of the 1-D kernels. The Go launcher uses the same numbers (cuda/kernels.go).

@@ -409,7 +409,7 @@ func (s *Session) Loop(ctx context.Context, logEvery int) error {
 		if s.lead() && (st.Step%logEvery == 0 || st.Step == cfg.Steps) {
 			rate := float64(st.Step-windowStart) / time.Since(window).Seconds()
 			window, windowStart = time.Now(), st.Step
-			fmt.Fprintf(s.Log, "%d,%.6g,%.6g,%.6g,%.4g\n", st.Step, st.Loss, st.LR, st.GradNorm, rate)
+			fmt.Fprintf(s.Log, "%d,%.9g,%.6g,%.9g,%.4g\n", st.Step, st.Loss, st.LR, st.GradNorm, rate)
 		}
 		bar.update(st)
 		if (cfg.CkptEvery > 0 && st.Step%cfg.CkptEvery == 0) || st.Step == cfg.Steps {

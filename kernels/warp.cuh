@@ -1,0 +1,90 @@
+// warp.cuh: the warp-level instructions the tensor-core kernels use, one macro layer with two
+// implementations: inline PTX under nvcc, and a block-level emulation under the host shim
+// (HG_SHIM) that follows the PTX ISA's fragment layout exactly, so a kernel that loads or stores
+// a fragment wrongly gives wrong numbers on the CPU too.
+//
+//   hg_tf32(x)               x rounded to TF32 (cvt.rna.tf32.f32: 10 mantissa bits kept, to nearest,
+//                            ties away from zero), returned as a float whose low 13 bits are 0
+//   hg_mma_tf32(d, a, b)     d += A·B for one warp: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+//
+// Fragment layout of m16n8k8 with TF32 inputs (PTX ISA, "Matrix fragments for mma.m16n8k8"), with
+// g = lane >> 2 and q = lane & 3:
+//   A (16×8, row-major), 4 registers:  a0 (g, q)   a1 (g+8, q)   a2 (g, q+4)   a3 (g+8, q+4)
+//   B (8×8, column-major), 2 registers: b0 (k q, n g)   b1 (k q+4, n g)
+//   C, D (16×8), 4 floats:             c0 (g, 2q)  c1 (g, 2q+1)  c2 (g+8, 2q)  c3 (g+8, 2q+1)
+// The tensor core reads only a TF32 operand's upper 19 bits; the kernels round with hg_tf32 when
+// they stage a tile in shared memory, and the emulation drops the low 13 bits as the hardware does.
+//
+// The emulation: every thread of the block stores its fragments in a block-wide staging area, all
+// meet at a barrier, each thread computes its four outputs from its warp's 32 staged fragments
+// (products exact in float64, summed in k order, added to c and rounded once), and all meet again
+// before the staging area is reused. So every thread of a block must execute the same sequence of
+// hg_mma_tf32 calls (true of a GEMM main loop), exactly as mma.sync requires of a warp's lanes.
+#pragma once
+
+#ifdef HG_SHIM
+#include <string.h>
+
+static inline float hg_tf32(float x) {
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	if ((u & 0x7f800000u) != 0x7f800000u) { // finite: add half an ulp of TF32 to the magnitude, truncate
+		u += 0x1000u;
+		u &= 0xffffe000u;
+	}
+	float r;
+	memcpy(&r, &u, 4);
+	return r;
+}
+
+static inline double hg_tf32_bits(float x) { // the value the tensor core reads from a register
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	u &= 0xffffe000u;
+	float r;
+	memcpy(&r, &u, 4);
+	return (double)r;
+}
+
+#define HG_MMA_MAX_THREADS 1024
+
+static inline void hg_mma_tf32(float d[4], const float a[4], const float b[2]) {
+	static float sa[HG_MMA_MAX_THREADS][4], sb[HG_MMA_MAX_THREADS][2];
+	const int t = (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+	for (int i = 0; i < 4; i++) sa[t][i] = a[i];
+	sb[t][0] = b[0];
+	sb[t][1] = b[1];
+	__syncthreads();
+	const int lane = t & 31, w0 = t - lane, g = lane >> 2, q = lane & 3;
+	for (int i = 0; i < 4; i++) {
+		const int row = g + 8 * (i >> 1), col = 2 * q + (i & 1);
+		double s = 0.0;
+		for (int k = 0; k < 8; k++) {
+			// A(row, k) is in lane (row mod 8)·4 + k mod 4, register (row ≥ 8) + 2·(k ≥ 4);
+			// B(k, col) in lane col·4 + k mod 4, register (k ≥ 4).
+			const double av = hg_tf32_bits(sa[w0 + (row & 7) * 4 + (k & 3)][(row >> 3) + 2 * (k >> 2)]);
+			const double bv = hg_tf32_bits(sb[w0 + col * 4 + (k & 3)][k >> 2]);
+			s += av * bv;
+		}
+		d[i] = (float)((double)d[i] + s);
+	}
+	__syncthreads();
+}
+
+#else
+
+static __device__ __forceinline__ float hg_tf32(float x) {
+	unsigned r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return __uint_as_float(r);
+}
+
+static __device__ __forceinline__ void hg_mma_tf32(float d[4], const float a[4], const float b[2]) {
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+	             "{%0,%1,%2,%3};"
+	             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+	             : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])), "r"(__float_as_uint(a[2])),
+	               "r"(__float_as_uint(a[3])), "r"(__float_as_uint(b[0])), "r"(__float_as_uint(b[1])));
+}
+
+#endif
