@@ -14,32 +14,66 @@ import (
 // b (O), (N, O) (a per-sample bias, added in the convolution's output pass)
 // or nil; the weight and bias gradients go straight into their buffers.
 func (g *Tape) Conv2d(x, w, b *Value, stride, pad int) *Value {
+	return g.conv2d(x, w, b, nil, stride, pad)
+}
+
+// Conv2dTwoBias is Conv2d with a per-channel bias b (O) and a per-sample bias
+// sb (N, O), added as b + sb (tensor.Conv2dTwoBias): NCSN++'s Conv_0 with the
+// time embedding, without a separate node for the sum of the two. b's gradient
+// comes from the weight gradient's pass, sb's is Σ_p dy.
+func (g *Tape) Conv2dTwoBias(x, w, b, sb *Value, stride, pad int) *Value {
+	return g.conv2d(x, w, b, sb, stride, pad)
+}
+
+func (g *Tape) conv2d(x, w, b, sb *Value, stride, pad int) *Value {
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) != 4 || len(ws) != 4 {
 		panic(fmt.Sprintf("autograd: Conv2d of %v with weight %v", xs, ws))
 	}
 	shape := []int{xs[0], ws[0], tensor.ConvOutSize(xs[2], ws[2], stride, pad), tensor.ConvOutSize(xs[3], ws[3], stride, pad)}
 	inputs := []*Value{x, w}
-	var bt *tensor.Tensor
-	if b != nil {
-		bt = b.T
+	var y *tensor.Tensor
+	switch {
+	case sb != nil:
+		inputs = append(inputs, b, sb)
+		y = tensor.Conv2dTwoBias(g.out(shape...), x.T, w.T, b.T, sb.T, stride, pad)
+	case b != nil:
 		inputs = append(inputs, b)
+		y = tensor.Conv2d(g.out(shape...), x.T, w.T, b.T, stride, pad)
+	default:
+		y = tensor.Conv2d(g.out(shape...), x.T, w.T, nil, stride, pad)
 	}
-	y := tensor.Conv2d(g.out(shape...), x.T, w.T, bt, stride, pad)
 	return g.record("Conv2d", y, func(dy *tensor.Tensor) {
 		if x.needsGrad {
 			gx, beta := g.gradDest(x)
 			tensor.Conv2dGradInput(gx, dy, w.T, stride, pad, beta)
 		}
+		fused := false // a per-channel bias's gradient from the weight gradient's pass over dy
 		if w.needsGrad {
 			gw, beta := g.gradDest(w)
-			tensor.Conv2dGradWeight(gw, x.T, dy, stride, pad, beta)
+			if b != nil && b.needsGrad && len(b.Shape()) == 1 {
+				gb, betaB := g.gradDest(b)
+				if betaB == 0 { // a new gradient: the op adds into it
+					tensor.Fill(gb, 0)
+				}
+				tensor.Conv2dGradWeightBias(gw, gb, x.T, dy, stride, pad, beta)
+				fused = true
+			} else {
+				tensor.Conv2dGradWeight(gw, x.T, dy, stride, pad, beta)
+			}
 		}
-		if b != nil && b.needsGrad {
+		if b != nil && b.needsGrad && !fused {
 			if len(b.Shape()) == 2 { // per sample
 				g.accum(b, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
 			} else {
 				g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
+			}
+		}
+		if sb != nil && sb.needsGrad { // Σ_p dy, written straight into a new gradient
+			if gs, beta := g.gradDest(sb); beta == 0 {
+				tensor.Sum(gs.Reshape(shape[0], shape[1], 1, 1), dy, 2, 3)
+			} else {
+				tensor.Add(gs, gs, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
 			}
 		}
 	}, inputs...).save(x.T, w.T)

@@ -133,8 +133,13 @@ func (g *Tape) Add(a, b *Value) *Value {
 // AddScaled returns (a + b)·s (broadcasting) as one node: a residual join and
 // its scale (NCSN++'s 1/√2) without storing the sum.
 func (g *Tape) AddScaled(a, b *Value, s float32) *Value {
-	y := tensor.Add(g.out(g.bshape(a, b)...), a.T, b.T)
-	tensor.MulScalar(y, y, s)
+	var y *tensor.Tensor
+	if tensor.SameShape(a.T, b.T) { // one pass (tensor.AddScaled), the same bits
+		y = tensor.AddScaled(g.out(a.Shape()...), a.T, b.T, s)
+	} else {
+		y = tensor.Add(g.out(g.bshape(a, b)...), a.T, b.T)
+		tensor.MulScalar(y, y, s)
+	}
 	return g.record("AddScaled", y, func(dy *tensor.Tensor) {
 		d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s)
 		g.accum(a, d)

@@ -183,26 +183,30 @@ var byteModels = map[string]byteModel{
 	// the implicit-GEMM convolutions (conv.cu): each operand and the result once (the tiles'
 	// re-reads of an operand across blocks hit the cache), the bias once; the weight gradient's
 	// splits write their partials, which hg_conv_splitk reads back.
-	"hg_conv_splitk": {"conv", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // the splits' partials (+ out if β ≠ 0), write out
-		n, splits := a.i(0), a.i(1)
-		read := splits * n
+	"hg_conv_splitk": {"conv", 7, func(_ [3]int, a kernelArgs) (int64, int64) { // the splits' partials (+ out if β ≠ 0) and bias sums (+ db); write out, db
+		n, splits, nb := a.i(0), a.i(1), a.i(5)
+		read := splits*n + splits*nb + nb
 		if a.f(2) != 0 {
 			read += n
 		}
-		return 4 * read, 4 * n
+		return 4 * read, 4 * (n + nb)
 	}},
-	"hg_conv_fwd_f32_64":     {"conv", 17, convFwdBytes},
-	"hg_conv_fwd_f32_128":    {"conv", 17, convFwdBytes},
-	"hg_conv_fwd_tf32_64":    {"conv", 17, convFwdBytes},
-	"hg_conv_fwd_tf32_128":   {"conv", 17, convFwdBytes},
-	"hg_conv_dgrad_f32_64":   {"conv", 17, convDgradBytes},
-	"hg_conv_dgrad_f32_128":  {"conv", 17, convDgradBytes},
-	"hg_conv_dgrad_tf32_64":  {"conv", 17, convDgradBytes},
-	"hg_conv_dgrad_tf32_128": {"conv", 17, convDgradBytes},
-	"hg_conv_wgrad_f32_64":   {"conv", 17, convWgradBytes},
-	"hg_conv_wgrad_f32_128":  {"conv", 17, convWgradBytes},
-	"hg_conv_wgrad_tf32_64":  {"conv", 17, convWgradBytes},
-	"hg_conv_wgrad_tf32_128": {"conv", 17, convWgradBytes},
+	"hg_conv_fwd_f32_64":     {"conv", 18, convFwdBytes},
+	"hg_conv_fwd_f32_128":    {"conv", 18, convFwdBytes},
+	"hg_conv_fwd_tf32_64":    {"conv", 18, convFwdBytes},
+	"hg_conv_fwd_tf32_128":   {"conv", 18, convFwdBytes},
+	"hg_conv_dgrad_f32_64":   {"conv", 18, convDgradBytes},
+	"hg_conv_dgrad_f32_128":  {"conv", 18, convDgradBytes},
+	"hg_conv_dgrad_tf32_64":  {"conv", 18, convDgradBytes},
+	"hg_conv_dgrad_tf32_128": {"conv", 18, convDgradBytes},
+	"hg_conv_wgrad_f32_64":   {"conv", 18, convWgradBytes},
+	"hg_conv_wgrad_f32_128":  {"conv", 18, convWgradBytes},
+	"hg_conv_wgrad_tf32_64":  {"conv", 18, convWgradBytes},
+	"hg_conv_wgrad_tf32_128": {"conv", 18, convWgradBytes},
+	"hg_add_scaled": {"element-wise", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // a, b read, y written
+		n := a.i(0)
+		return 8 * n, 4 * n
+	}},
 	// the warp layer's test kernel (one block): 256 lanes' A, B and C fragments read, D written.
 	"hg_warp_mma_tf32": {"test", 3, func(_ [3]int, _ kernelArgs) (int64, int64) { return 4 * (1024 + 512 + 1024), 4 * 1024 }},
 	"hg_conv_bias": {"conv-bias", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // y and the bias, write y
@@ -339,7 +343,7 @@ func convGeom(a kernelArgs) (n, c, hw, o, kk, p int64) {
 	return a.i(0), a.i(1), a.i(2) * a.i(3), a.i(4), a.i(5) * a.i(5), a.i(8) * a.i(9)
 }
 
-// convFwdBytes: x, w and the bias (biasMode 1: O values, 2: N·O) read, y written (and read if β ≠ 0).
+// convFwdBytes: x, w and the bias (biasMode 1: O values, 2: N·O, 3: both) read, y written (and read if β ≠ 0).
 func convFwdBytes(_ [3]int, a kernelArgs) (int64, int64) {
 	n, c, hw, o, kk, p := convGeom(a)
 	read := n*c*hw + o*c*kk
@@ -348,6 +352,8 @@ func convFwdBytes(_ [3]int, a kernelArgs) (int64, int64) {
 		read += o
 	case 2:
 		read += n * o
+	case 3:
+		read += o + n*o
 	}
 	if a.f(11) != 0 {
 		read += n * o * p
@@ -366,17 +372,21 @@ func convDgradBytes(_ [3]int, a kernelArgs) (int64, int64) {
 }
 
 // convWgradBytes: x and dy read; dw written (and read if β ≠ 0), or with gridDim.z = splits > 1
-// each split's partial dw.
+// each split's partial dw. With the bias gradient (biasMode 1): db read and written (O), or each
+// split's O sums written.
 func convWgradBytes(grid [3]int, a kernelArgs) (int64, int64) {
 	n, c, hw, o, kk, p := convGeom(a)
-	read, dw := n*c*hw+n*o*p, o*c*kk
+	read, dw, db := n*c*hw+n*o*p, o*c*kk, int64(0)
+	if a.i(12) == 1 {
+		db = o
+	}
 	if grid[2] > 1 {
-		return 4 * read, 4 * int64(grid[2]) * dw
+		return 4 * read, 4 * int64(grid[2]) * (dw + db)
 	}
 	if a.f(11) != 0 {
 		read += dw
 	}
-	return 4 * read, 4 * dw
+	return 4 * (read + db), 4 * (dw + db)
 }
 
 // The FLOPs the implicit convolutions execute, 2·M·NC·K of their GEMM: the input gradient's K

@@ -91,14 +91,16 @@ func (d *Device) columns(s convShape, px uintptr, n0, b, sn, sr int, f func(col 
 func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o uintptr, ip []uintptr) error {
 	s := d.convShape(in[0].Shape(), in[1].Shape(), out.Shape(), op)
 	if d.implicitOK(s) {
-		mode, bias := 0, uintptr(0)
-		if len(in) > 2 {
+		mode, bias, bias2 := 0, uintptr(0), uintptr(0)
+		switch {
+		case len(in) == 4:
+			mode, bias, bias2 = 3, ip[2], ip[3]
+		case len(in) == 3 && in[2].Len() > s.o:
+			mode, bias = 2, ip[2]
+		case len(in) == 3:
 			mode, bias = 1, ip[2]
-			if in[2].Len() > s.o {
-				mode = 2
-			}
 		}
-		return d.implicitConv(s, convFwd, 0, mode, ip[0], ip[1], bias, o)
+		return d.implicitConv(s, convFwd, 0, mode, ip[0], ip[1], bias, bias2, o)
 	}
 	err := s.chunks(func(n0, b int) error {
 		return d.columns(s, ip[0], n0, b, s.rows*s.p, s.p, func(col uintptr) error {
@@ -109,18 +111,23 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 	if err != nil || len(in) < 3 {
 		return err
 	}
-	n, o2 := s.n, s.o
-	if in[2].Len() > s.o { // per-sample bias (N, O): bias[(i/P) mod N·O] as N = 1, O = N·O
-		n, o2 = 1, s.n*s.o
+	for k := 2; k < len(in); k++ { // the second of two biases is added after the first here
+		n, o2 := s.n, s.o
+		if in[k].Len() > s.o { // per-sample bias (N, O): bias[(i/P) mod N·O] as N = 1, O = N·O
+			n, o2 = 1, s.n*s.o
+		}
+		if err := d.hgConvBias(grid1D(out.Len()), n, o2, s.p, ip[k], o); err != nil {
+			return err
+		}
 	}
-	return d.hgConvBias(grid1D(out.Len()), n, o2, s.p, ip[2], o)
+	return nil
 }
 
 // conv2dGradInput runs OpConv2dGradInput: out = dx, in = dy, w.
 func (d *Device) conv2dGradInput(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o uintptr, ip []uintptr) error {
 	s := d.convShape(out.Shape(), in[1].Shape(), in[0].Shape(), op)
 	if d.implicitOK(s) {
-		return d.implicitConv(s, convDgrad, op.Beta, 0, ip[0], ip[1], 0, o)
+		return d.implicitConv(s, convDgrad, op.Beta, 0, ip[0], ip[1], 0, 0, o)
 	}
 	return s.chunks(func(n0, b int) error {
 		g := Gemm{TransA: true, M: s.rows, N: s.p, K: s.o, Alpha: 1, A: ip[1], Lda: s.rows,
@@ -153,7 +160,16 @@ func (d *Device) conv2dGradWeight(op tensor.Op, out *tensor.Tensor, in []*tensor
 		return d.hgUnary(grid1D(out.Len()), out.Len(), unaryCodes[tensor.OpMulScalar], op.Beta, o, o)
 	}
 	if d.implicitOK(s) {
-		return d.implicitConv(s, convWgrad, op.Beta, 0, ip[0], ip[1], 0, o)
+		mode, db := 0, uintptr(0)
+		if len(in) > 2 { // db += Σ dy, inside the kernel
+			mode, db = 1, ip[2]
+		}
+		return d.implicitConv(s, convWgrad, op.Beta, mode, ip[0], ip[1], db, 0, o)
+	}
+	if len(in) > 2 {
+		if err := d.biasGrad(s, ip[1], ip[2]); err != nil {
+			return err
+		}
 	}
 	return s.chunks(func(n0, b int) error {
 		beta := float32(1)
@@ -188,7 +204,7 @@ const (
 )
 
 type convKernel func(d *Device, grid [3]int, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
-	in, wt, bias, out uintptr) error
+	in, wt, bias, bias2, out uintptr) error
 
 var convKernels = [3][2][2]convKernel{
 	{{(*Device).hgConvFwdF3264, (*Device).hgConvFwdF32128}, {(*Device).hgConvFwdTf3264, (*Device).hgConvFwdTf32128}},
@@ -266,9 +282,9 @@ func (d *Device) convPlan(s convShape, pass int) convPlan {
 	p.kchunk = max(convStep, ceilDiv(ceilDiv(p.k, p.splits), convStep)*convStep) // K = 0: one split, no steps
 	p.splits = max(1, ceilDiv(p.k, p.kchunk))
 	if p.splits > 1 {
-		p.workspaceElts = p.splits * p.m * p.nc
+		p.workspaceElts = p.splits * (p.m*p.nc + p.m) // the partial D, then the bias sums' (wgrad with a bias)
 		if p.workspaceElts >= math.MaxInt32 {
-			p.splits, p.kchunk, p.workspaceElts = 1, p.k, 0
+			p.splits, p.kchunk, p.workspaceElts = 1, max(convStep, p.k), 0
 		}
 	}
 	tc, big := 0, 0
@@ -285,7 +301,7 @@ func (d *Device) convPlan(s convShape, pass int) convPlan {
 
 // implicitConv runs pass on the implicit kernels: in and wt are the pass's two operands (fwd: x, w;
 // dgrad: dy, w; wgrad: x, dy), out its result, D = acc (+ bias) + beta·D.
-func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int, in, wt, bias, out uintptr) error {
+func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int, in, wt, bias, bias2, out uintptr) error {
 	p := d.convPlan(s, pass)
 	if p.m == 0 || p.nc == 0 {
 		return nil
@@ -293,7 +309,7 @@ func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int,
 	g := s.geom
 	launch := func(dst uintptr) error {
 		return p.kernel(d, p.grid, s.n, s.c, s.h, s.w, s.o, g.KH, g.StrideH, g.PadH, s.oh, s.ow, p.kchunk, beta, biasMode,
-			in, wt, bias, dst)
+			in, wt, bias, bias2, dst)
 	}
 	if p.splits == 1 {
 		return launch(out)
@@ -306,6 +322,23 @@ func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int,
 	if err := launch(ws.ptr); err != nil {
 		return err
 	}
-	n := p.m * p.nc
-	return d.hgConvSplitk(grid1D(n), n, p.splits, beta, ws.ptr, out)
+	n, nb := p.m*p.nc, 0
+	if pass == convWgrad && biasMode == 1 {
+		nb = p.m
+	}
+	return d.hgConvSplitk(grid1D(n+nb), n, p.splits, beta, ws.ptr, out, nb, bias)
+}
+
+// biasGrad adds Σ_{n,p} dy into db (O) for the im2col path: the sum over (N, P) into scratch, then
+// added.
+func (d *Device) biasGrad(s convShape, dy, db uintptr) error {
+	sum, err := d.scratch(4 * s.o)
+	if err != nil {
+		return err
+	}
+	defer d.release(sum)
+	if err := d.reduce(reduceSum, []int{0, 2}, []int{s.n, s.o, s.p}, sum.ptr, dy); err != nil {
+		return err
+	}
+	return d.hgBinary(grid1D(s.o), s.o, binaryCodes[tensor.OpAdd], db, sum.ptr, db)
 }

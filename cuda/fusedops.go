@@ -32,6 +32,8 @@ func (d *Device) fusedOp(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, 
 			float32(c[4]), c[5], ip[3], o, ip[0], ip[1], ip[2])
 	case tensor.OpEMA:
 		return d.hgEmaGuard(gridFlat(out.Len()), out.Len(), float32(1-op.Coef[0]), ip[1], o, ip[0])
+	case tensor.OpAddScaled:
+		return d.hgAddScaled(grid1D(out.Len()), out.Len(), op.Scalar, ip[0], ip[1], o)
 	case tensor.OpSumSq:
 		return d.reduceInto(o, 1, 1, func(g [3]int, partial uintptr) error {
 			return d.hgSumsq(g, in[0].Len(), ip[0], partial)

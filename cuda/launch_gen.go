@@ -7,6 +7,13 @@ package cuda
 // does not compile. C int arguments are checked to fit 32 bits and double* to be 8-byte aligned
 // (args, launch.go).
 
+// hgAddScaled launches hg_add_scaled (kernels/elementwise.cu):
+//
+//	hg_add_scaled(int n, float s, const float* a, const float* b, float* y)
+func (dev *Device) hgAddScaled(grid [3]int, n int, s float32, a uintptr, b uintptr, y uintptr) error {
+	return dev.launch("hg_add_scaled", grid, new(args).i32(n).f32(s).ptr(a).ptr(b).ptr(y))
+}
+
 // hgBinary launches hg_binary (kernels/elementwise.cu):
 //
 //	hg_binary(int n, int op, const float* a, const float* b, float* y)
@@ -44,93 +51,93 @@ func (dev *Device) hgConvBias(grid [3]int, N int, O int, P int, bias uintptr, y 
 
 // hgConvDgradF32128 launches hg_conv_dgrad_f32_128 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvDgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_dgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvDgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvDgradF3264 launches hg_conv_dgrad_f32_64 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvDgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_dgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvDgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvDgradTf32128 launches hg_conv_dgrad_tf32_128 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvDgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_dgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvDgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvDgradTf3264 launches hg_conv_dgrad_tf32_64 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvDgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_dgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvDgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvFwdF32128 launches hg_conv_fwd_f32_128 (kernels/conv.cu):
 //
-//	hg_conv_fwd_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvFwdF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_fwd_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvFwdF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvFwdF3264 launches hg_conv_fwd_f32_64 (kernels/conv.cu):
 //
-//	hg_conv_fwd_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvFwdF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_fwd_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvFwdF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvFwdTf32128 launches hg_conv_fwd_tf32_128 (kernels/conv.cu):
 //
-//	hg_conv_fwd_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvFwdTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_fwd_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvFwdTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvFwdTf3264 launches hg_conv_fwd_tf32_64 (kernels/conv.cu):
 //
-//	hg_conv_fwd_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvFwdTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_fwd_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvFwdTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_fwd_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvSplitk launches hg_conv_splitk (kernels/conv.cu):
 //
-//	hg_conv_splitk(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out)
-func (dev *Device) hgConvSplitk(grid [3]int, n int, splits int, beta float32, ws uintptr, out uintptr) error {
-	return dev.launch("hg_conv_splitk", grid, new(args).i32(n).i32(splits).f32(beta).ptr(ws).ptr(out))
+//	hg_conv_splitk(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out, int nb, float* __restrict__ db)
+func (dev *Device) hgConvSplitk(grid [3]int, n int, splits int, beta float32, ws uintptr, out uintptr, nb int, db uintptr) error {
+	return dev.launch("hg_conv_splitk", grid, new(args).i32(n).i32(splits).f32(beta).ptr(ws).ptr(out).i32(nb).ptr(db))
 }
 
 // hgConvWgradF32128 launches hg_conv_wgrad_f32_128 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvWgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_wgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvWgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvWgradF3264 launches hg_conv_wgrad_f32_64 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvWgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_wgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvWgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvWgradTf32128 launches hg_conv_wgrad_tf32_128 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvWgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_wgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvWgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgConvWgradTf3264 launches hg_conv_wgrad_tf32_64 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, const float* __restrict__ bias, float* __restrict__ out)
-func (dev *Device) hgConvWgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(out))
+//	hg_conv_wgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
+func (dev *Device) hgConvWgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
 }
 
 // hgDropout launches hg_dropout (kernels/philox.cu):
@@ -339,24 +346,25 @@ func (dev *Device) hgWarpMmaTf32(grid [3]int, a uintptr, b uintptr, d uintptr) e
 // kernelParams are the PTX parameter types of every kernel, as its launcher packs them; the
 // device checks them against the PTX it loads (checkKernelParams).
 var kernelParams = map[string]string{
+	"hg_add_scaled":           "u32 f32 u64 u64 u64",
 	"hg_binary":               "u32 u32 u64 u64 u64",
 	"hg_binary_bcast":         "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64",
 	"hg_clip_adam":            "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
 	"hg_col2im":               "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
 	"hg_conv_bias":            "u32 u32 u32 u64 u64",
-	"hg_conv_dgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_dgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_dgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_dgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_fwd_f32_128":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_fwd_f32_64":      "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_fwd_tf32_128":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_fwd_tf32_64":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_splitk":          "u32 u32 f32 u64 u64",
-	"hg_conv_wgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_wgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_wgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
-	"hg_conv_wgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64",
+	"hg_conv_dgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_dgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_dgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_dgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_fwd_f32_128":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_fwd_f32_64":      "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_fwd_tf32_128":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_fwd_tf32_64":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_splitk":          "u32 u32 f32 u64 u64 u32 u64",
+	"hg_conv_wgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_wgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_wgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_wgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
 	"hg_dropout":              "u64 u64 u64 u32 u32 f32 f32 u64 u64",
 	"hg_ema_guard":            "u32 f32 u64 u64 u64",
 	"hg_fill":                 "u32 f32 u64",

@@ -60,7 +60,13 @@ var byteCases = append(convByteCases(), []byteCase{
 	// Input gradient, β = 0.5: reads dy 200 + w 108 + dx 150, writes dx 150. Weight gradient in 3
 	// splits: reads x 150 + dy 200, writes 3 partials of 108; in one split with β = 0.5 it reads dw too
 	// and writes it once.
-	{"hg_conv_splitk", func(d *Device) error { return d.hgConvSplitk(grid1D(108), 108, 3, 0.5, at0, at0+4096) }, 4 * (324 + 108), 4 * 108},
+	{"hg_conv_splitk", func(d *Device) error { return d.hgConvSplitk(grid1D(108), 108, 3, 0.5, at0, at0+4096, 0, 0) }, 4 * (324 + 108), 4 * 108},
+	// 10 elements: a and b read, y written.
+	{"hg_add_scaled", func(d *Device) error { return d.hgAddScaled(grid1D(10), 10, 0.5, at0, at0+64, at0+128) }, 80, 40},
+	// with the bias gradient of 4 channels: 3 splits' sums (12) and db (4) read, db written.
+	{"hg_conv_splitk", func(d *Device) error {
+		return d.hgConvSplitk(grid1D(112), 108, 3, 0, at0, at0+4096, 4, at0+8192)
+	}, 4 * (324 + 12 + 4), 4 * (108 + 4)},
 	{"hg_warp_mma_tf32", func(d *Device) error { return d.hgWarpMmaTf32([3]int{1, 1, 1}, at0, at0+4096, at0+8192) }, 4 * (1024 + 512 + 1024), 4 * 1024},
 	// 1×1, stride 2 on 4×4 → 2×2: rows {0, 2}, columns {0, 2}.
 	{"hg_im2col", func(d *Device) error {
@@ -178,18 +184,22 @@ func convByteCases() []byteCase {
 				name := fmt.Sprintf("hg_conv_%s_%s_%d", names[pass], [2]string{"f32", "tf32"}[tc], [2]int{64, 128}[big])
 				launch := func(grid [3]int, beta float32, bias int) func(d *Device) error {
 					return func(d *Device) error {
-						return k(d, grid, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, beta, bias, at0, at0+4096, at0+8192, at0+12288)
+						return k(d, grid, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, beta, bias, at0, at0+4096, at0+8192, at0+10240, at0+12288)
 					}
 				}
 				switch pass {
 				case convFwd:
 					cases = append(cases, byteCase{name, launch([3]int{1, 1, 1}, 0, 1), 4 * (150 + 108 + 4), 4 * 200},
-						byteCase{name, launch([3]int{1, 1, 1}, 0, 2), 4 * (150 + 108 + 8), 4 * 200})
+						byteCase{name, launch([3]int{1, 1, 1}, 0, 2), 4 * (150 + 108 + 8), 4 * 200},
+						byteCase{name, launch([3]int{1, 1, 1}, 0, 3), 4 * (150 + 108 + 4 + 8), 4 * 200})
 				case convDgrad:
 					cases = append(cases, byteCase{name, launch([3]int{1, 1, 1}, 0.5, 0), 4 * (200 + 108 + 150), 4 * 150})
 				default:
 					cases = append(cases, byteCase{name, launch([3]int{1, 1, 3}, 0, 0), 4 * (150 + 200), 4 * 3 * 108},
-						byteCase{name, launch([3]int{1, 1, 1}, 0.5, 0), 4 * (150 + 200 + 108), 4 * 108})
+						byteCase{name, launch([3]int{1, 1, 1}, 0.5, 0), 4 * (150 + 200 + 108), 4 * 108},
+						// with the bias gradient: db (4) read and written; in 3 splits, 3 × 4 sums written
+						byteCase{name, launch([3]int{1, 1, 1}, 0, 1), 4 * (150 + 200 + 4), 4 * (108 + 4)},
+						byteCase{name, launch([3]int{1, 1, 3}, 0, 1), 4 * (150 + 200), 4 * 3 * (108 + 4)})
 				}
 			}
 		}

@@ -22,11 +22,14 @@ type Stager = interface {
 	Upload() error
 }
 
-// NewStager returns a double-buffered upload into dst from pinned host memory: two buffers taken
-// in turn, each guarded by a fence recorded after the copy that reads it, so that the host fills
-// one while the copy of the other may still be queued. In the steady state the fence that Host
-// waits for is an upload old (a training step's work ago) and has long been passed: the upload
-// costs the host no synchronisation, where Write (Backend.CopyHtoD from Go memory) costs one. The
+// NewStager returns a ring-buffered upload into dst from pinned host memory: stagerBuffers (3)
+// buffers taken in turn, each guarded by a fence recorded after the copy that reads it, so that
+// the host fills one while the copies of the others may still be queued. In the steady state the
+// fence that Host waits for is two uploads old (two training steps' work ago) and has long been
+// passed: the upload costs the host no synchronisation, where Write (Backend.CopyHtoD from Go
+// memory) costs one. (Two buffers left a fence only one step old; a small network's step, a few
+// hundred launches once the convolutions became one kernel each, could then still be queued
+// behind it.) The
 // pinned memory and fences are released once the stager is unreachable. On a backend without
 // AsyncUploader the error wraps tensor.ErrUnsupported.
 func (d *Device) NewStager(dst *tensor.Tensor) (Stager, error) {
@@ -65,10 +68,13 @@ type stager struct {
 	dst    *tensor.Tensor // kept alive while copies into it are issued
 	ptr    uintptr
 	n      int
-	bufs   [2]pinnedBuffer
+	bufs   [stagerBuffers]pinnedBuffer
 	next   int  // the buffer Host hands out
 	handed bool // Host was called since the last Upload
 }
+
+// stagerBuffers is the number of pinned buffers a stager rotates through.
+const stagerBuffers = 3
 
 type pinnedBuffer struct {
 	host    unsafe.Pointer // nil: not allocated
@@ -108,7 +114,7 @@ func (s *stager) Upload() error {
 	if err := b.fence.Record(); err != nil {
 		return fmt.Errorf("cuda: fence after an upload: %w", err)
 	}
-	s.next = 1 - s.next
+	s.next = (s.next + 1) % len(s.bufs)
 	runtime.KeepAlive(s.dst)
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 // TestStagerRecord: a stager on the recording device uploads what the host wrote, in one H→D
 // copy each that is not a host synchronisation; Host counts a fence Wait only when the recorder's
 // model says the copy may still be queued (fewer than recordQueueDepth operations since it, no
-// host synchronisation since it); Upload without Host fails; closing it frees both pinned
-// buffers (cuMemFreeHost synchronises the device: 2 host synchronisations).
+// host synchronisation since it); Upload without Host fails; closing it frees its three pinned
+// buffers (cuMemFreeHost synchronises the device: 3 host synchronisations).
 func TestStagerRecord(t *testing.T) {
 	dev, rec := NewRecordingDevice()
 	dst := tensor.New(dev, 5)
@@ -39,8 +39,9 @@ func TestStagerRecord(t *testing.T) {
 	}
 	upload(10) // buffer 0
 	upload(20) // buffer 1
-	if s := rec.Stats(); s.HostSyncs != 0 || s.HtoD != 2 || s.HtoDBytes != 40 {
-		t.Fatalf("two uploads: %d host synchronisations (%v), %d H→D copies of %d bytes", s.HostSyncs, s.HostSyncSources, s.HtoD, s.HtoDBytes)
+	upload(25) // buffer 2
+	if s := rec.Stats(); s.HostSyncs != 0 || s.HtoD != 3 || s.HtoDBytes != 60 {
+		t.Fatalf("three uploads: %d host synchronisations (%v), %d H→D copies of %d bytes", s.HostSyncs, s.HostSyncSources, s.HtoD, s.HtoDBytes)
 	}
 	// Buffer 0 again, right after its copy: the wait counts (attributed past package cuda: to the
 	// test runner).
@@ -72,7 +73,7 @@ func TestStagerRecord(t *testing.T) {
 	if err := st.(*stagerHandle).close(); err != nil {
 		t.Fatal(err)
 	}
-	if s := rec.Stats(); s.HostSyncs-before != 2 || s.HostSyncSources["FreePinned ← testing.tRunner"] != 2 || len(rec.pinned) != 0 {
+	if s := rec.Stats(); s.HostSyncs-before != stagerBuffers || s.HostSyncSources["FreePinned ← testing.tRunner"] != stagerBuffers || len(rec.pinned) != 0 {
 		t.Errorf("close: %d host synchronisations (%v), %d pinned buffers left", s.HostSyncs-before, s.HostSyncSources, len(rec.pinned))
 	}
 }

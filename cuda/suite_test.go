@@ -361,6 +361,9 @@ func (s *suite) conv(t *testing.T) {
 			s.compare("Conv2d per-sample bias "+name, tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 				return tensor.Conv2d(nil, in[0], in[1], in[2], st, pd)
 			}, x, w, bias2)
+			s.compare("Conv2dTwoBias "+name, tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2dTwoBias(nil, in[0], in[1], in[2], in[3], st, pd)
+			}, x, w, bias, bias2)
 			for _, beta := range []float32{0, 0.5} {
 				s.compare(fmt.Sprintf("Conv2dGradInput β=%g %s", beta, name), tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 					return tensor.Conv2dGradInput(in[2], in[0], in[1], st, pd, beta)
@@ -368,6 +371,14 @@ func (s *suite) conv(t *testing.T) {
 				s.compare(fmt.Sprintf("Conv2dGradWeight β=%g %s", beta, name), tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 					return tensor.Conv2dGradWeight(in[2], in[0], in[1], st, pd, beta)
 				}, x, dy, s.randn(w.Shape()...))
+				// the per-channel bias gradient from the weight gradient's pass: dw, and db added into
+				s.compare(fmt.Sprintf("Conv2dGradWeightBias dw β=%g %s", beta, name), tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
+					return tensor.Conv2dGradWeightBias(in[2], in[3], in[0], in[1], st, pd, beta)
+				}, x, dy, s.randn(w.Shape()...), s.randn(c.o))
+				s.compare(fmt.Sprintf("Conv2dGradWeightBias db β=%g %s", beta, name), tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
+					tensor.Conv2dGradWeightBias(in[2], in[3], in[0], in[1], st, pd, beta)
+					return in[3]
+				}, x, dy, s.randn(w.Shape()...), s.randn(c.o))
 			}
 			restore()
 		}

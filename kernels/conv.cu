@@ -14,7 +14,10 @@
 //
 // (B is 0 outside the image; in dgrad also where iy+PD−ky or ix+PD−kx is not a multiple of S.)
 // D is written with D = acc (+ bias) + beta·D (beta = 0 never reads D). bias: biasMode 0 none,
-// 1 per channel bias[o], 2 per sample and channel bias[n·O + o] (the time embedding's).
+// 1 per channel bias[o], 2 per sample and channel bias[n·O + o] (the time embedding's), 3 both:
+// bias2[n·O + o] + bias[o], added in float32 first (as the op list's Add of the two did). In the weight
+// gradient, biasMode 1 means bias is the per-channel bias's gradient: db[o] += Σ_{n,p} dy[n, o, p],
+// summed in float64 from the dy tiles the kernel loads anyway.
 //
 // Tiles: BM × BN outputs per block of 256 threads, K in steps of 16 staged through shared memory,
 // the next step's global loads issued into registers before the current step's products. The
@@ -28,7 +31,8 @@
 // 16); with more than one split each writes its partial D to out + z·M·NC and hg_conv_splitk sums
 // them in split order (deterministic, no atomics).
 //   hg_conv_{fwd,dgrad,wgrad}_{f32,tf32}_{64,128}  BM = BN = 64 or 128
-//   hg_conv_splitk                                 out = Σ_z ws[z] + beta·out, z ascending
+//   hg_conv_splitk                                 out = Σ_z ws[z] + beta·out, z ascending; and with
+//                                                  nb > 0, db += Σ_z of the splits' bias sums
 #include "common.cuh"
 #include "warp.cuh"
 
@@ -115,7 +119,7 @@ static __device__ __forceinline__ int hg_exact_div(int t, int S, int n) {
 template <int MODE, bool TC, int BM, int BN>
 static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, float beta, int biasMode,
                                                const float* __restrict__ in, const float* __restrict__ wt,
-                                               const float* __restrict__ bias, float* __restrict__ out) {
+                                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
 	constexpr int BK = HG_CONV_BK, T = HG_CONV_THREADS;
 	constexpr int NA = BM / 16;                                // A elements per thread: rows tid/16 + 16i, k tid%16
 	constexpr int NB = BK * BN / T;                            // B elements per thread
@@ -215,7 +219,17 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 			HG_UNROLL
 			for (int i = 0; i < NB; i++) hg_advance(rb, db[i]);
 	};
+	// The weight gradient with biasMode 1 also sums its A operand, dy, along k: the per-channel bias
+	// gradient, in float64, by the blocks of the first column tile.
+	const bool biasSum = MODE == HG_WGRAD && biasMode == 1 && blockIdx.x == 0;
+	double bsum[NA];
+	HG_UNROLL
+	for (int i = 0; i < NA; i++) bsum[i] = 0.0;
 	auto stage = [&]() {
+		if (biasSum) {
+			HG_UNROLL
+			for (int i = 0; i < NA; i++) bsum[i] += (double)ra_[i];
+		}
 		HG_UNROLL
 		for (int i = 0; i < NA; i++) As[kA][tid / 16 + 16 * i] = TC ? hg_tf32(ra_[i]) : ra_[i];
 		HG_UNROLL
@@ -285,6 +299,28 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 		__syncthreads();
 	}
 
+	// The bias gradient: the 16 threads of a row (k = tid mod 16) add their sums in k order; one
+	// split adds its row total into db, several write it after their partial D (hg_conv_splitk
+	// adds them up).
+	if constexpr (MODE == HG_WGRAD) {
+		if (biasSum) {
+			__shared__ double rowSum[HG_CONV_THREADS];
+			HG_UNROLL
+			for (int i = 0; i < NA; i++) {
+				rowSum[tid] = bsum[i];
+				__syncthreads();
+				const int m = m0 + tid / 16 + 16 * i;
+				if (kA == 0 && m < s.M) {
+					double t = 0.0;
+					for (int j = 0; j < 16; j++) t += rowSum[tid + j];
+					if (gridDim.z > 1) out[(long long)gridDim.z * s.M * s.NC + (long long)blockIdx.z * s.M + m] = (float)t;
+					else bias[m] = (float)((double)bias[m] + t);
+				}
+				__syncthreads();
+			}
+		}
+	}
+
 	// The epilogue: D(m, j) = acc (+ bias) + beta·D, or the split's partial.
 	auto store = [&](int m, int j, float v) {
 		if (m >= s.M || j >= s.NC) return;
@@ -294,6 +330,7 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 			idx = ((long long)n * s.O + m) * s.P + (j - n * s.P);
 			if (biasMode == 1) v += bias[m];
 			else if (biasMode == 2) v += bias[n * s.O + m];
+			else if (biasMode == 3) v += bias2[n * s.O + m] + bias[m];
 		} else if (MODE == HG_DGRAD) {
 			const int n = j / s.HW;
 			idx = ((long long)n * s.C + m) * s.HW + (j - n * s.HW);
@@ -327,93 +364,101 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 
 HG_KERNEL(hg_conv_fwd_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                              float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                             const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_FWD, false, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                             float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_FWD, false, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_fwd_f32_64);
 
 HG_KERNEL(hg_conv_fwd_f32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                              const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_FWD, false, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                              float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_FWD, false, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_fwd_f32_128);
 
 HG_KERNEL(hg_conv_fwd_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                              const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_FWD, true, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                              float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_FWD, true, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_fwd_tf32_64);
 
 HG_KERNEL(hg_conv_fwd_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                               const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_FWD, true, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_FWD, true, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_fwd_tf32_128);
 
 HG_KERNEL(hg_conv_dgrad_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                               const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, false, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_DGRAD, false, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_dgrad_f32_64);
 
 HG_KERNEL(hg_conv_dgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, false, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_DGRAD, false, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_dgrad_f32_128);
 
 HG_KERNEL(hg_conv_dgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, true, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_DGRAD, true, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_dgrad_tf32_64);
 
 HG_KERNEL(hg_conv_dgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                 const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, true, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                                 float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_DGRAD, true, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_dgrad_tf32_128);
 
 HG_KERNEL(hg_conv_wgrad_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                               const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, false, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_WGRAD, false, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_wgrad_f32_64);
 
 HG_KERNEL(hg_conv_wgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, false, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_WGRAD, false, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_wgrad_f32_128);
 
 HG_KERNEL(hg_conv_wgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, true, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_WGRAD, true, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_wgrad_tf32_64);
 
 HG_KERNEL(hg_conv_wgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                 const float* __restrict__ bias, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, true, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, out);
+                                 float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+	hg_conv<HG_WGRAD, true, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
 }
 HG_REGISTER(hg_conv_wgrad_tf32_128);
 
-HG_KERNEL(hg_conv_splitk)(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out) {
-	HG_FOR(i, n) {
-		float s = ws[i];
-		for (int z = 1; z < splits; z++) s += ws[(long long)z * n + i];
-		out[i] = beta == 0.0f ? s : s + beta * out[i];
+HG_KERNEL(hg_conv_splitk)(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out, int nb,
+                          float* __restrict__ db) {
+	HG_FOR(i, n + nb) {
+		if (i < n) {
+			float s = ws[i];
+			for (int z = 1; z < splits; z++) s += ws[(long long)z * n + i];
+			out[i] = beta == 0.0f ? s : s + beta * out[i];
+		} else { // the bias gradient's split totals, after the splits' partial D
+			const float* p = ws + (long long)splits * n + (i - n);
+			double t = 0.0;
+			for (int z = 0; z < splits; z++) t += (double)p[(long long)z * nb];
+			db[i - n] = (float)((double)db[i - n] + t);
+		}
 	}
 }
 HG_REGISTER(hg_conv_splitk);

@@ -10,6 +10,8 @@
 //   hg_binary      y = g(a, b) for the HG_BINARY_* op codes, same shape
 //   hg_binary_bcast y = g(a[off_a(i)], b[off_b(i)]): out index i decomposed over shape d0..d5,
 //                  per-operand strides (0 on a broadcast dimension)
+//   hg_add_scaled  y = (a + b)·s, the sum rounded to float32 first (tensor.AddScaled: a residual
+//                  join and its scale in one pass)
 #include "common.cuh"
 
 // The op codes (HG_UNARY_*, HG_BINARY_*) are generated from the op table, tensor/optable.go
@@ -93,3 +95,13 @@ HG_KERNEL(hg_binary_bcast)(int n, int op, int d0, int d1, int d2, int d3, int d4
 	}
 }
 HG_REGISTER(hg_binary_bcast);
+
+// a, b and y may alias each other: no __restrict__ here. (a + b) is rounded before the product: the
+// explicit float temporary, and no FMA contraction is possible for a sum times a scalar.
+HG_KERNEL(hg_add_scaled)(int n, float s, const float* a, const float* b, float* y) {
+	HG_FOR(i, n) {
+		const float t = a[i] + b[i];
+		y[i] = t * s;
+	}
+}
+HG_REGISTER(hg_add_scaled);

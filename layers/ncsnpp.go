@@ -367,10 +367,11 @@ func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.V
 	if r.up || r.down {
 		h, x = m.resample(g, h, r.up), m.resample(g, x, r.up)
 	}
-	// The time embedding joins Conv_0's bias: one per-sample bias (N, out) added in the
-	// convolution's output pass, instead of a separate broadcast add over the feature map.
+	// The time embedding joins Conv_0's bias: Conv_0's own bias (out) plus the per-sample
+	// projection (N, out), summed and added in the convolution's output pass (one op, no
+	// separate add of the two or over the feature map).
 	d := g.Linear(actTemb, p(r.dense), p(r.dense+1))
-	h = g.Conv2d(h, p(r.conv0), g.Add(d, p(r.conv0+1)), 1, 1)
+	h = g.Conv2dTwoBias(h, p(r.conv0), p(r.conv0+1), d, 1, 1)
 	h = m.groupNormSiLU(g, r.gn1, h)
 	h = g.DropoutFrom(h, m.Config.Dropout, m.dropStream(), m.dropFirst*(h.T.Len()/max(1, h.T.Shape()[0])))
 	h = g.Conv2d(h, p(r.conv1), p(r.conv1+1), 1, 1)

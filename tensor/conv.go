@@ -44,6 +44,21 @@ func Conv2d(out, x, w, bias *Tensor, stride, pad int) *Tensor {
 	return out
 }
 
+// Conv2dTwoBias returns conv2d(x, w) + (bias[o] + sampleBias[n, o]), bias (O)
+// and sampleBias (N, O), the two added in float32 before they join the sum
+// (as Conv2d(x, w, Add(sampleBias, bias)) adds them): a convolution with its
+// own bias and a per-sample shift (NCSN++'s time embedding) in one op.
+func Conv2dTwoBias(out, x, w, bias, sampleBias *Tensor, stride, pad int) *Tensor {
+	oh, ow := convCheck("Conv2dTwoBias", x.shape, w.shape, stride, pad)
+	if len(bias.shape) != 1 || bias.shape[0] != w.shape[0] || !shapeEq(sampleBias.shape, []int{x.shape[0], w.shape[0]}) {
+		panic(fmt.Sprintf("tensor: Conv2dTwoBias: biases %s and %s for input %s, weight %s", fmtShape(bias.shape),
+			fmtShape(sampleBias.shape), fmtShape(x.shape), fmtShape(w.shape)))
+	}
+	out = dest(out, []int{x.shape[0], w.shape[0], oh, ow}, x, "Conv2dTwoBias")
+	exec(Op{Kind: OpConv2d, Stride: stride, Pad: pad}, out, x, w, bias, sampleBias)
+	return out
+}
+
 // Conv2dGradInput sets dx = conv2dᵀ(dy, w) + beta·dx: the gradient of Conv2d
 // with respect to its input, whose shape dx has.
 func Conv2dGradInput(dx, dy, w *Tensor, stride, pad int, beta float32) *Tensor {
@@ -53,6 +68,21 @@ func Conv2dGradInput(dx, dy, w *Tensor, stride, pad int, beta float32) *Tensor {
 	}
 	exec(Op{Kind: OpConv2dGradInput, Stride: stride, Pad: pad, Beta: beta}, dx, dy, w)
 	return dx
+}
+
+// Conv2dGradWeightBias is Conv2dGradWeight that also adds the gradient of a
+// per-channel bias, Σ over the batch and positions of dy, into db (length O),
+// from the same pass over dy (on CUDA, inside the weight gradient's kernel).
+func Conv2dGradWeightBias(dw, db, x, dy *Tensor, stride, pad int, beta float32) *Tensor {
+	oh, ow := convCheck("Conv2dGradWeightBias", x.shape, dw.shape, stride, pad)
+	if want := []int{x.shape[0], dw.shape[0], oh, ow}; !shapeEq(dy.shape, want) {
+		panic(fmt.Sprintf("tensor: Conv2dGradWeightBias: dy %s, want %s", fmtShape(dy.shape), fmtShape(want)))
+	}
+	if len(db.shape) != 1 || db.shape[0] != dw.shape[0] {
+		panic(fmt.Sprintf("tensor: Conv2dGradWeightBias: db %s for weight %s", fmtShape(db.shape), fmtShape(dw.shape)))
+	}
+	exec(Op{Kind: OpConv2dGradWeight, Stride: stride, Pad: pad, Beta: beta}, dw, x, dy, db)
+	return dw
 }
 
 // Conv2dGradWeight sets dw = Σ_n ∂(conv2d(x, w))/∂w · dy + beta·dw: the

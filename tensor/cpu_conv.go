@@ -20,14 +20,24 @@ func cpuImageOp(op Op, out *Tensor, in []*Tensor) {
 	switch op.Kind {
 	case OpConv2d:
 		var bias *Tensor
-		if len(in) == 3 {
+		switch len(in) {
+		case 3:
 			bias = in[2]
+		case 4: // (O) + (N, O) → one per-sample bias, added in float32 as Add did
+			b, sb := in[2].data, in[3].data
+			bias = &Tensor{shape: in[3].shape, data: make([]float32, len(sb))}
+			for i, v := range sb {
+				bias.data[i] = v + b[i%len(b)]
+			}
 		}
 		cpuConv2d(op, out, in[0], in[1], bias)
 	case OpConv2dGradInput:
 		cpuConv2dGradInput(op, out, in[0], in[1])
 	case OpConv2dGradWeight:
 		cpuConv2dGradWeight(op, out, in[0], in[1])
+		if len(in) == 3 {
+			cpuBiasGrad(in[2], in[1])
+		}
 	case OpGroupNorm, OpGroupNormSiLU, OpGroupNormBackward, OpGroupNormSiLUBackward:
 		cpuGroupNorm(op, out, in)
 	case OpSoftmax, OpSoftmaxGrad:
@@ -463,5 +473,16 @@ func cpuConv2dGradWeight(op Op, dw, x, dy *Tensor) {
 	}
 	for _, p := range partial {
 		putScratch(p)
+	}
+}
+
+// cpuBiasGrad adds Σ_{n,p} dy into db (O) as autograd summed a bias gradient
+// before the fused op: dy summed over (0, 2, 3) by cpuReduce, then added, so
+// the CPU's training is bit for bit what it was.
+func cpuBiasGrad(db, dy *Tensor) {
+	sum := &Tensor{shape: []int{1, db.shape[0], 1, 1}, data: make([]float32, db.shape[0])}
+	cpuReduce(Op{Kind: OpSum, Axes: []int{0, 2, 3}}, sum, dy)
+	for i, v := range sum.data {
+		db.data[i] += v
 	}
 }

@@ -25,6 +25,12 @@ func cpuFused(op Op, o []float32, out *Tensor, in []*Tensor, in32 [][]float32) {
 			k, p := float32(1-op.Coef[0]), in32[0]
 			parallel.For(len(o), grain, func(lo, hi int) { vec.EMA(o[lo:hi], p[lo:hi], k) })
 		}
+	case OpAddScaled: // vec.Add then vec.Scale per chunk: the bits of Add then MulScalar
+		a, b, s := in32[0], in32[1], op.Scalar
+		parallel.For(len(o), grain, func(lo, hi int) {
+			vec.Add(o[lo:hi], a[lo:hi], b[lo:hi])
+			vec.Scale(o[lo:hi], o[lo:hi], s)
+		})
 	case OpSumSq:
 		putFloat64(o, statsSumSq, vec.SumSquares(in32[0]))
 	case OpPerturb:

@@ -171,6 +171,18 @@ func EMA(shadow, params, stats *Tensor, decay float64) *Tensor {
 	return shadow
 }
 
+// AddScaled sets out = (a + b)·s for a and b of one shape, the sum rounded to float32 before the
+// product, as Add then MulScalar give it: a residual join and its scale (NCSN++'s 1/√2) in one
+// pass. out may be a or b.
+func AddScaled(out, a, b *Tensor, s float32) *Tensor {
+	if !SameShape(a, b) {
+		panic(fmt.Sprintf("tensor: AddScaled: shapes %s and %s", fmtShape(a.shape), fmtShape(b.shape)))
+	}
+	out = dest(out, a.shape, a, "AddScaled")
+	exec(Op{Kind: OpAddScaled, Scalar: s}, out, a, b)
+	return out
+}
+
 // SumSq sets stats[1] to Σ g² (float64): the squared gradient norm Adam clips with.
 func SumSq(stats, g *Tensor) *Tensor {
 	checkStats("SumSq", stats)
@@ -317,6 +329,11 @@ func fusedExec(op Op, o []float32, out *Tensor, in []*Tensor, in32 [][]float32) 
 			for i := range o {
 				o[i] -= k * (o[i] - p[i])
 			}
+		}
+	case OpAddScaled:
+		a, b, s := in32[0], in32[1], op.Scalar
+		for i := range o {
+			o[i] = (a[i] + b[i]) * s
 		}
 	case OpSumSq:
 		var s float64

@@ -34,9 +34,9 @@ const (
 	OpSliceAdd                            // out[Lo:Hi along Axis] += in0
 	OpGather                              // out[i] = in0[Index[i]] along axis 0
 	OpScatterAdd                          // out[Index[i]] += in0[i] along axis 0
-	OpConv2d                              // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O or N×O), Stride, Pad (conv.go)
+	OpConv2d                              // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O or N×O) (+ in3 bias N×O after an O in2: (in2 + in3) added), Stride, Pad (conv.go)
 	OpConv2dGradInput                     // out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient
-	OpConv2dGradWeight                    // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient
+	OpConv2dGradWeight                    // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient; in2 db += Σ_{n,p} dy (O)
 	OpGroupNorm                           // out = group-normalised in0 (Groups, eps Scalar)·in1 γ + in2 β (norm.go)
 	OpGroupNormBackward                   // out = dx + Beta·out of GroupNorm (in0 x, in1 γ, in2 dy); in3 dγ += Σ dy·x̂, in4 dβ += Σ dy (one pass)
 	OpSoftmax                             // out = softmax of Scalar·in0 along the last axis
@@ -53,6 +53,7 @@ const (
 	OpAdam                                // out params −= clipped Adam of in0 grads; in1 m, in2 v updated; in3 stats (Coef)
 	OpEMA                                 // out shadow −= (1 − Coef[0])·(shadow − in0 params) unless in1 stats is non-finite
 	OpSumSq                               // out stats[1] = Σ in0²
+	OpAddScaled                           // out = (in0 + in1)·Scalar, same shapes, the sum rounded to float32 first (a residual join and its scale)
 	OpScoreLoss                           // out grad = 2·(in0 − in1)/Coef[0]; in2 stats[0] = Σ (in0 − in1)²/Coef[0]
 	OpPerturb                             // out x = M·x0 + C·ε (in0 coef, in1 q0, in2 ε, in4 aux); in3 target = −ε_last
 	OpBlockAffine                         // out x ← A-halves(B(x, in0 score)) with the noises that follow (BlockAffine)
@@ -108,6 +109,7 @@ var opNames = [numOps]string{
 	"Adam",
 	"EMA",
 	"SumSq",
+	"AddScaled",
 	"ScoreLoss",
 	"Perturb",
 	"BlockAffine",

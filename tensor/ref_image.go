@@ -45,8 +45,11 @@ func refConv2d(op Op, out *Tensor, in []*Tensor) {
 	})
 	hw := out.shape[2] * out.shape[3]
 	for i := range y {
-		if len(in) == 3 {
+		if len(in) >= 3 {
 			acc[i] += float64(refData(in[2])[i/hw%in[2].Len()]) // bias (O) or (N, O)
+		}
+		if len(in) == 4 {
+			acc[i] += float64(refData(in[3])[i/hw%in[3].Len()]) // per-sample bias (N, O)
 		}
 		y[i] = float32(acc[i])
 	}
@@ -73,6 +76,16 @@ func refConv2dGradWeight(op Op, out *Tensor, in []*Tensor) {
 	})
 	for i := range dw {
 		dw[i] = float32(acc[i] + float64(op.Beta)*float64(dw[i]))
+	}
+	if len(in) == 3 { // db += Σ_{n,p} dy
+		db, p := refData(in[2]), dy.shape[2]*dy.shape[3]
+		sum := make([]float64, len(db))
+		for i, v := range g {
+			sum[i/p%len(db)] += float64(v)
+		}
+		for o := range db {
+			db[o] = float32(float64(db[o]) + sum[o])
+		}
 	}
 }
 

@@ -278,6 +278,10 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 			opCase{"Conv2dSampleBias" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 				x, w, _ := shapes(r, d)
 				return tensor.Conv2d(nil, x, w, d(tensor.RandN(r, cv.n, cv.o)), cv.stride, cv.pad)
+			}},
+			opCase{"Conv2dTwoBias" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, w, _ := shapes(r, d)
+				return tensor.Conv2dTwoBias(nil, x, w, d(tensor.RandN(r, cv.o)), d(tensor.RandN(r, cv.n, cv.o)), cv.stride, cv.pad)
 			}})
 		for _, beta := range []float32{0, 1, 0.5} {
 			cases[tensor.OpConv2dGradInput] = append(cases[tensor.OpConv2dGradInput],
@@ -289,6 +293,12 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 				opCase{fmt.Sprintf("Conv2dGradWeight%s/%v", name, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 					x, w, dy := shapes(r, d)
 					return tensor.Conv2dGradWeight(w, x, dy, cv.stride, cv.pad, beta)
+				}},
+				// with the per-channel bias gradient added into db from the same pass over dy
+				opCase{fmt.Sprintf("Conv2dGradWeightBias%s/%v", name, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+					x, w, dy := shapes(r, d)
+					db := d(tensor.RandN(r, cv.o))
+					return flat(tensor.Conv2dGradWeightBias(w, db, x, dy, cv.stride, cv.pad, beta), db)
 				}})
 		}
 	}

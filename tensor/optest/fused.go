@@ -101,6 +101,13 @@ func fusedCases(cases map[tensor.OpKind][]opCase) {
 		})
 	}
 	for _, n := range []int{0, 1, 17, 5000, 300000} {
+		add(tensor.OpAddScaled, fmt.Sprintf("AddScaled[%d]", n), func(r *tensor.RNG, d dc) *tensor.Tensor {
+			return tensor.AddScaled(nil, d(tensor.RandN(r, n)), d(tensor.RandN(r, n)), 0.70710677)
+		})
+		add(tensor.OpAddScaled, fmt.Sprintf("AddScaledInPlace[%d]", n), func(r *tensor.RNG, d dc) *tensor.Tensor {
+			a := d(tensor.RandN(r, n))
+			return tensor.AddScaled(a, a, d(tensor.RandN(r, n)), -3)
+		})
 		add(tensor.OpSumSq, fmt.Sprintf("SumSq[%d]", n), func(r *tensor.RNG, d dc) *tensor.Tensor {
 			return statsValues(tensor.SumSq(d(hostStats(1.5, 0)), d(tensor.RandN(r, n))), d)
 		})

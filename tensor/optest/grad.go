@@ -161,6 +161,10 @@ func gradTable() map[string][]gradCase {
 		conv([]int{2, 5, 3, 4}, []int{3, 5, 1, 1}, true, 1, 0),
 		// a per-sample bias (N, O): NCSN++'s conv bias + time embedding
 		{[][]int{{2, 3, 5, 5}, {4, 3, 3, 3}, {2, 4}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value { return g.Conv2d(v[0], v[1], v[2], 1, 1) }},
+		// a per-channel and a per-sample bias (Conv2dTwoBias: NCSN++'s Conv_0)
+		{[][]int{{2, 3, 5, 5}, {4, 3, 3, 3}, {4}, {2, 4}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value {
+			return g.Conv2dTwoBias(v[0], v[1], v[2], v[3], 1, 1)
+		}},
 	}
 	gn := func(shape []int, groups int) gradCase {
 		c := shape[1]
