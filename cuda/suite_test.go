@@ -487,7 +487,7 @@ func (s *suite) warpMMA(t *testing.T) {
 					want += A[r][k] * B[k][n]
 					scale += math.Abs(A[r][k] * B[k][n])
 				}
-				if g := float64(got[(w*32+l)*4+i]); math.Abs(g-want) > 1e-6*scale {
+				if g := float64(got[(w*32+l)*4+i]); !(math.Abs(g-want) <= 1e-6*scale) {
 					t.Errorf("warp %d lane %d D[%d]: %g, want %g (D(%d, %d) = A·B + C)", w, l, i, g, want, r, n)
 				}
 			}
