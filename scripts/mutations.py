@@ -489,19 +489,127 @@ MUTATIONS = json.loads(r"""
   "tags": ""
  },
  {
-  "label": "Conv2d db ×1.001",
-  "file": "autograd/conv.go",
-  "old": "g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))",
-  "new": "g.accum(b, tensor.MulScalar(nil, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3), 1.001).Reshape(shape[1]))",
+  "label": "Conv2d db ×1.001 (the CPU's fused bias gradient)",
+  "file": "tensor/cpu_conv.go",
+  "old": "\t\tdb.data[i] += v\n",
+  "new": "\t\tdb.data[i] += 1.001 * v\n",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
  },
  {
+  "label": "Conv2d ref db ×1.001 (Conv2dGradWeightBias)",
+  "file": "tensor/ref_image.go",
+  "old": "sum[i/p%len(db)] += float64(v)",
+  "new": "sum[i/p%len(db)] += 1.001 * float64(v)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Conv2dTwoBias: the per-sample bias's gradient ×1.001",
+  "file": "autograd/conv.go",
+  "old": "tensor.Sum(gs.Reshape(shape[0], shape[1], 1, 1), dy, 2, 3)\n",
+  "new": "tensor.MulScalar(gs, tensor.Sum(gs.Reshape(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]), 1.001)\n",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "Conv2dTwoBias: the CPU's sum of the two biases 0.1 % off",
+  "file": "tensor/cpu_conv.go",
+  "old": "bias.data[i] = v + b[i%len(b)]",
+  "new": "bias.data[i] = v + 1.001*b[i%len(b)]",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "AddScaled: the CPU's scale 0.1 % off",
+  "file": "tensor/cpu_fused.go",
+  "old": "vec.Scale(o[lo:hi], o[lo:hi], s)",
+  "new": "vec.Scale(o[lo:hi], o[lo:hi], 1.001*s)",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "hg_add_scaled: the scale 0.1 % off",
+  "file": "kernels/elementwise.cu",
+  "old": "y[i] = t * s;",
+  "new": "y[i] = t * (1.001f * s);",
+  "pkg": "./cuda",
+  "run": "TestShimBackendTable",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_conv: the forward epilogue's bias 0.1 % too large",
+  "file": "kernels/conv.cu",
+  "old": "if (biasMode == 1) v += bias[m];",
+  "new": "if (biasMode == 1) v += 1.001f * bias[m];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_conv: Conv_0's two biases, the per-channel one 0.1 % too large",
+  "file": "kernels/conv.cu",
+  "old": "else if (biasMode == 3) v += bias2[n * s.O + m] + bias[m];",
+  "new": "else if (biasMode == 3) v += bias2[n * s.O + m] + 1.001f * bias[m];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_conv: the weight gradient's bias sum 0.1 % too large",
+  "file": "kernels/conv.cu",
+  "old": "for (int i = 0; i < NA; i++) bsum[i] += (double)ra_[i];",
+  "new": "for (int i = 0; i < NA; i++) bsum[i] += 1.001 * (double)ra_[i];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_conv_splitk: the bias sums' splits 0.1 % too large",
+  "file": "kernels/conv.cu",
+  "old": "for (int z = 0; z < splits; z++) t += (double)p[(long long)z * nb];",
+  "new": "for (int z = 0; z < splits; z++) t += 1.001 * (double)p[(long long)z * nb];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_conv tf32: fragment a1 loaded from a2's place",
+  "file": "kernels/conv.cu",
+  "old": "a[mt][1] = As[k8 + q][r + 8];",
+  "new": "a[mt][1] = As[k8 + q + 4][r];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "warp.cuh: the emulation reads A's registers in the wrong order",
+  "file": "kernels/warp.cuh",
+  "old": "[(row >> 3) + 2 * (k >> 2)]",
+  "new": "[2 * (row >> 3) + (k >> 2)]",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "warp.cuh: TF32 truncates instead of rounding to nearest",
+  "file": "kernels/warp.cuh",
+  "old": "u += 0x1000u;",
+  "new": "u += 0u;",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
   "label": "Conv2d dx (autograd: dy ×1.001)",
   "file": "autograd/conv.go",
-  "old": "tensor.Conv2dGradInput(g.grad(x), dy, w.T, stride, pad, 1)",
-  "new": "tensor.Conv2dGradInput(g.grad(x), tensor.MulScalar(nil, dy, 1.001), w.T, stride, pad, 1)",
+  "old": "tensor.Conv2dGradInput(gx, dy, w.T, stride, pad, beta)",
+  "new": "tensor.Conv2dGradInput(gx, tensor.MulScalar(nil, dy, 1.001), w.T, stride, pad, beta)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -716,8 +824,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Attention dv ×1.001",
   "file": "autograd/attention.go",
-  "old": "tensor.MatMulAcc(g.grad(v), do, w, false, false, 1)",
-  "new": "tensor.MatMulAcc(g.grad(v), do, tensor.MulScalar(nil, w, 1.001), false, false, 1)",
+  "old": "tensor.MatMulAcc(gv, do, w, false, false, beta)",
+  "new": "tensor.MatMulAcc(gv, do, tensor.MulScalar(nil, w, 1.001), false, false, beta)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -734,8 +842,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Attention dq ×1.001",
   "file": "autograd/attention.go",
-  "old": "tensor.MatMulAcc(g.grad(q), k.T, ds, false, true, 1)",
-  "new": "tensor.MatMulAcc(g.grad(q), tensor.MulScalar(nil, k.T, 1.001), ds, false, true, 1)",
+  "old": "tensor.MatMulAcc(gq, k.T, ds, false, true, beta)",
+  "new": "tensor.MatMulAcc(gq, tensor.MulScalar(nil, k.T, 1.001), ds, false, true, beta)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -743,8 +851,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Attention dk ×1.001",
   "file": "autograd/attention.go",
-  "old": "tensor.MatMulAcc(g.grad(k), q.T, ds, false, false, 1)",
-  "new": "tensor.MatMulAcc(g.grad(k), tensor.MulScalar(nil, q.T, 1.001), ds, false, false, 1)",
+  "old": "tensor.MatMulAcc(gk, q.T, ds, false, false, beta)",
+  "new": "tensor.MatMulAcc(gk, tensor.MulScalar(nil, q.T, 1.001), ds, false, false, beta)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -1517,8 +1625,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "CPU sine: r^5 coefficient 0.1 % off",
   "file": "internal/vec/sin.go",
-  "old": "r2*(1.0/120+r2",
-  "new": "r2*(1.001/120+r2",
+  "old": "r2*float64(1.0/120+",
+  "new": "r2*float64(1.001/120+",
   "pkg": "./tensor",
   "run": "TestSinSlice",
   "tags": ""
@@ -1526,8 +1634,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "CPU sine: k = -0 kept (sin(-0) = +0)",
   "file": "internal/vec/sin.go",
-  "old": "k := math.RoundToEven(x*twoOverPi) + 0",
-  "new": "k := math.RoundToEven(x*twoOverPi) - 0",
+  "old": "k := math.RoundToEven(float64(x*twoOverPi)) + 0",
+  "new": "k := math.RoundToEven(float64(x*twoOverPi)) - 0",
   "pkg": "./internal/vec",
   "run": "TestSin$",
   "tags": ""
