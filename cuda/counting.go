@@ -13,13 +13,18 @@ type Counters struct {
 	HtoD, DtoH, DtoD       int
 	HtoDBytes, DtoHBytes   int64
 	LaunchesByKernel       map[string]int
+	// AsyncHtoD counts the H→D copies from pinned memory (also in HtoD), which do not wait;
+	// FenceWaits the waits for a fence (the staged upload's buffer reuse), which wait only if the
+	// stream has not yet passed it: neither is in HostSyncs.
+	AsyncHtoD, FenceWaits int
 }
 
 // Sub returns c − o (LaunchesByKernel is c's minus o's, zero entries dropped).
 func (c Counters) Sub(o Counters) Counters {
 	r := Counters{Launches: c.Launches - o.Launches, Gemms: c.Gemms - o.Gemms, Syncs: c.Syncs - o.Syncs,
 		HtoD: c.HtoD - o.HtoD, DtoH: c.DtoH - o.DtoH, DtoD: c.DtoD - o.DtoD,
-		HtoDBytes: c.HtoDBytes - o.HtoDBytes, DtoHBytes: c.DtoHBytes - o.DtoHBytes, LaunchesByKernel: map[string]int{}}
+		HtoDBytes: c.HtoDBytes - o.HtoDBytes, DtoHBytes: c.DtoHBytes - o.DtoHBytes, LaunchesByKernel: map[string]int{},
+		AsyncHtoD: c.AsyncHtoD - o.AsyncHtoD, FenceWaits: c.FenceWaits - o.FenceWaits}
 	for k, v := range c.LaunchesByKernel {
 		if d := v - o.LaunchesByKernel[k]; d != 0 {
 			r.LaunchesByKernel[k] = d
@@ -52,12 +57,71 @@ type countingGemmer struct {
 
 func (cg countingGemmer) Sgemm(g Gemm) error { cg.c.Gemms++; return cg.g.Sgemm(g) }
 
+// countingUploader is Counting over a backend with pinned asynchronous uploads (the staged
+// batch of a training step, NewStager), and countingGemmerUploader over one with both.
+type countingUploader struct {
+	*Counting
+	u AsyncUploader
+}
+
+type countingGemmerUploader struct {
+	countingGemmer
+	u AsyncUploader
+}
+
+func (cu countingUploader) AllocPinned(bytes int) (unsafe.Pointer, error) {
+	return cu.u.AllocPinned(bytes)
+}
+func (cu countingUploader) FreePinned(p unsafe.Pointer) error { return cu.u.FreePinned(p) }
+func (cu countingUploader) CopyHtoDAsync(dst uintptr, src unsafe.Pointer, bytes int) error {
+	cu.c.HtoD++
+	cu.c.AsyncHtoD++
+	cu.c.HtoDBytes += int64(bytes)
+	return cu.u.CopyHtoDAsync(dst, src, bytes)
+}
+func (cu countingUploader) NewFence() (Fence, error) {
+	f, err := cu.u.NewFence()
+	if err != nil {
+		return nil, err
+	}
+	return countingFence{f, cu.Counting}, nil
+}
+
+func (cg countingGemmerUploader) AllocPinned(bytes int) (unsafe.Pointer, error) {
+	return countingUploader{cg.Counting, cg.u}.AllocPinned(bytes)
+}
+func (cg countingGemmerUploader) FreePinned(p unsafe.Pointer) error {
+	return countingUploader{cg.Counting, cg.u}.FreePinned(p)
+}
+func (cg countingGemmerUploader) CopyHtoDAsync(dst uintptr, src unsafe.Pointer, bytes int) error {
+	return countingUploader{cg.Counting, cg.u}.CopyHtoDAsync(dst, src, bytes)
+}
+func (cg countingGemmerUploader) NewFence() (Fence, error) {
+	return countingUploader{cg.Counting, cg.u}.NewFence()
+}
+
+// countingFence counts its waits.
+type countingFence struct {
+	Fence
+	c *Counting
+}
+
+func (f countingFence) Wait() error { f.c.c.FenceWaits++; return f.Fence.Wait() }
+
 // NewCountingDevice returns a Device on be whose backend counts launches, synchronisations and
-// copies, and the counter to read them.
+// copies, and the counter to read them. It keeps be's vendor GEMM and pinned uploads, so a
+// counted training step issues what an uncounted one does.
 func NewCountingDevice(be Backend) (*Device, *Counting) {
 	c := &Counting{Backend: be, c: Counters{LaunchesByKernel: map[string]int{}}}
-	if g, ok := be.(Gemmer); ok {
+	g, gemm := be.(Gemmer)
+	u, up := be.(AsyncUploader)
+	switch {
+	case gemm && up:
+		return NewDevice(countingGemmerUploader{countingGemmer{c, g}, u}), c
+	case gemm:
 		return NewDevice(countingGemmer{c, g}), c
+	case up:
+		return NewDevice(countingUploader{c, u}), c
 	}
 	return NewDevice(c), c
 }
