@@ -44,39 +44,61 @@ func (g *Tape) conv2d(x, w, b, sb *Value, stride, pad int) *Value {
 		y = tensor.Conv2d(g.out(shape...), x.T, w.T, nil, stride, pad)
 	}
 	return g.record("Conv2d", y, func(dy *tensor.Tensor) {
-		if x.needsGrad {
-			gx, beta := g.gradDest(x)
-			tensor.Conv2dGradInput(gx, dy, w.T, stride, pad, beta)
-		}
-		fused := false // a per-channel bias's gradient from the weight gradient's pass over dy
-		if w.needsGrad {
-			gw, beta := g.gradDest(w)
-			if b != nil && b.needsGrad && len(b.Shape()) == 1 {
-				gb, betaB := g.gradDest(b)
-				if betaB == 0 { // a new gradient: the op adds into it
-					tensor.Fill(gb, 0)
-				}
-				tensor.Conv2dGradWeightBias(gw, gb, x.T, dy, stride, pad, beta)
-				fused = true
-			} else {
-				tensor.Conv2dGradWeight(gw, x.T, dy, stride, pad, beta)
-			}
-		}
-		if b != nil && b.needsGrad && !fused {
-			if len(b.Shape()) == 2 { // per sample
-				g.accum(b, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
-			} else {
-				g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
-			}
-		}
-		if sb != nil && sb.needsGrad { // Σ_p dy, written straight into a new gradient
-			if gs, beta := g.gradDest(sb); beta == 0 {
-				tensor.Sum(gs.Reshape(shape[0], shape[1], 1, 1), dy, 2, 3)
-			} else {
-				tensor.Add(gs, gs, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
-			}
-		}
+		g.convBackward(x, w, b, sb, dy, shape, stride, pad)
 	}, inputs...).save(x.T, w.T)
+}
+
+// Conv2dResidual returns (r + conv2d(x, w) + b)·s, b (O): a convolution ending
+// in a residual join and its scale (tensor.Conv2dResidual; NCSN++'s
+// (x + h)/√2 after a ResnetBlock's Conv_1) as one node.
+func (g *Tape) Conv2dResidual(x, w, b, r *Value, s float32, stride, pad int) *Value {
+	xs, ws := x.Shape(), w.Shape()
+	if len(xs) != 4 || len(ws) != 4 {
+		panic(fmt.Sprintf("autograd: Conv2dResidual of %v with weight %v", xs, ws))
+	}
+	shape := []int{xs[0], ws[0], tensor.ConvOutSize(xs[2], ws[2], stride, pad), tensor.ConvOutSize(xs[3], ws[3], stride, pad)}
+	y := tensor.Conv2dResidual(g.out(shape...), x.T, w.T, b.T, r.T, s, stride, pad)
+	return g.record("Conv2dResidual", y, func(dy *tensor.Tensor) {
+		d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s) // ∂y/∂h = ∂y/∂r = s
+		g.convBackward(x, w, b, nil, d, shape, stride, pad)
+		g.accum(r, d)
+	}, x, w, b, r).save(x.T, w.T)
+}
+
+// convBackward adds the gradients of conv2d(x, w) + b (+ sb) for the output gradient dy.
+func (g *Tape) convBackward(x, w, b, sb *Value, dy *tensor.Tensor, shape []int, stride, pad int) {
+	if x.needsGrad {
+		gx, beta := g.gradDest(x)
+		tensor.Conv2dGradInput(gx, dy, w.T, stride, pad, beta)
+	}
+	fused := false // a per-channel bias's gradient from the weight gradient's pass over dy
+	if w.needsGrad {
+		gw, beta := g.gradDest(w)
+		if b != nil && b.needsGrad && len(b.Shape()) == 1 {
+			gb, betaB := g.gradDest(b)
+			if betaB == 0 { // a new gradient: the op adds into it
+				tensor.Fill(gb, 0)
+			}
+			tensor.Conv2dGradWeightBias(gw, gb, x.T, dy, stride, pad, beta)
+			fused = true
+		} else {
+			tensor.Conv2dGradWeight(gw, x.T, dy, stride, pad, beta)
+		}
+	}
+	if b != nil && b.needsGrad && !fused {
+		if len(b.Shape()) == 2 { // per sample
+			g.accum(b, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
+		} else {
+			g.accum(b, tensor.Sum(g.tmp(1, shape[1], 1, 1), dy, 0, 2, 3).Reshape(shape[1]))
+		}
+	}
+	if sb != nil && sb.needsGrad { // Σ_p dy, written straight into a new gradient
+		if gs, beta := g.gradDest(sb); beta == 0 {
+			tensor.Sum(gs.Reshape(shape[0], shape[1], 1, 1), dy, 2, 3)
+		} else {
+			tensor.Add(gs, gs, tensor.Sum(g.tmp(shape[0], shape[1], 1, 1), dy, 2, 3).Reshape(shape[0], shape[1]))
+		}
+	}
 }
 
 // GroupNorm normalises x (N, C, …) over groups of C/groups channels and

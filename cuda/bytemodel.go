@@ -191,18 +191,18 @@ var byteModels = map[string]byteModel{
 		}
 		return 4 * read, 4 * (n + nb)
 	}},
-	"hg_conv_fwd_f32_64":     {"conv", 18, convFwdBytes},
-	"hg_conv_fwd_f32_128":    {"conv", 18, convFwdBytes},
-	"hg_conv_fwd_tf32_64":    {"conv", 18, convFwdBytes},
-	"hg_conv_fwd_tf32_128":   {"conv", 18, convFwdBytes},
-	"hg_conv_dgrad_f32_64":   {"conv", 18, convDgradBytes},
-	"hg_conv_dgrad_f32_128":  {"conv", 18, convDgradBytes},
-	"hg_conv_dgrad_tf32_64":  {"conv", 18, convDgradBytes},
-	"hg_conv_dgrad_tf32_128": {"conv", 18, convDgradBytes},
-	"hg_conv_wgrad_f32_64":   {"conv", 18, convWgradBytes},
-	"hg_conv_wgrad_f32_128":  {"conv", 18, convWgradBytes},
-	"hg_conv_wgrad_tf32_64":  {"conv", 18, convWgradBytes},
-	"hg_conv_wgrad_tf32_128": {"conv", 18, convWgradBytes},
+	"hg_conv_fwd_f32_64":     {"conv", 20, convFwdBytes},
+	"hg_conv_fwd_f32_128":    {"conv", 20, convFwdBytes},
+	"hg_conv_fwd_tf32_64":    {"conv", 20, convFwdBytes},
+	"hg_conv_fwd_tf32_128":   {"conv", 20, convFwdBytes},
+	"hg_conv_dgrad_f32_64":   {"conv", 20, convDgradBytes},
+	"hg_conv_dgrad_f32_128":  {"conv", 20, convDgradBytes},
+	"hg_conv_dgrad_tf32_64":  {"conv", 20, convDgradBytes},
+	"hg_conv_dgrad_tf32_128": {"conv", 20, convDgradBytes},
+	"hg_conv_wgrad_f32_64":   {"conv", 20, convWgradBytes},
+	"hg_conv_wgrad_f32_128":  {"conv", 20, convWgradBytes},
+	"hg_conv_wgrad_tf32_64":  {"conv", 20, convWgradBytes},
+	"hg_conv_wgrad_tf32_128": {"conv", 20, convWgradBytes},
 	"hg_add_scaled": {"element-wise", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // a, b read, y written
 		n := a.i(0)
 		return 8 * n, 4 * n
@@ -343,7 +343,7 @@ func convGeom(a kernelArgs) (n, c, hw, o, kk, p int64) {
 	return a.i(0), a.i(1), a.i(2) * a.i(3), a.i(4), a.i(5) * a.i(5), a.i(8) * a.i(9)
 }
 
-// convFwdBytes: x, w and the bias (biasMode 1: O values, 2: N·O, 3: both) read, y written (and read if β ≠ 0).
+// convFwdBytes: x, w, the bias (biasMode 1: O values, 2: N·O, 3: both) and the residual (if any) read, y written (and read if β ≠ 0).
 func convFwdBytes(_ [3]int, a kernelArgs) (int64, int64) {
 	n, c, hw, o, kk, p := convGeom(a)
 	read := n*c*hw + o*c*kk
@@ -354,6 +354,9 @@ func convFwdBytes(_ [3]int, a kernelArgs) (int64, int64) {
 		read += n * o
 	case 3:
 		read += o + n*o
+	}
+	if a.p(17) != 0 { // the residual r (N, O, P)
+		read += n * o * p
 	}
 	if a.f(11) != 0 {
 		read += n * o * p

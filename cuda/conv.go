@@ -87,12 +87,16 @@ func (d *Device) columns(s convShape, px uintptr, n0, b, sn, sr int, f func(col 
 	return f(col.ptr)
 }
 
-// conv2d runs OpConv2d: in = x, w[, bias].
+// conv2d runs OpConv2d (in = x, w[, bias[, per-sample bias]]) and OpConv2dResidual (in = x, w,
+// bias, r: y = (r + conv + bias)·Scalar).
 func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o uintptr, ip []uintptr) error {
 	s := d.convShape(in[0].Shape(), in[1].Shape(), out.Shape(), op)
+	residual := op.Kind == tensor.OpConv2dResidual
 	if d.implicitOK(s) {
-		mode, bias, bias2 := 0, uintptr(0), uintptr(0)
+		mode, bias, bias2, res := 0, uintptr(0), uintptr(0), uintptr(0)
 		switch {
+		case residual:
+			mode, bias, res = 1, ip[2], ip[3]
 		case len(in) == 4:
 			mode, bias, bias2 = 3, ip[2], ip[3]
 		case len(in) == 3 && in[2].Len() > s.o:
@@ -100,7 +104,7 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 		case len(in) == 3:
 			mode, bias = 1, ip[2]
 		}
-		return d.implicitConv(s, convFwd, 0, mode, ip[0], ip[1], bias, bias2, o)
+		return d.implicitConv(s, convFwd, 0, mode, ip[0], ip[1], bias, bias2, res, op.Scalar, o)
 	}
 	err := s.chunks(func(n0, b int) error {
 		return d.columns(s, ip[0], n0, b, s.rows*s.p, s.p, func(col uintptr) error {
@@ -111,7 +115,11 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 	if err != nil || len(in) < 3 {
 		return err
 	}
-	for k := 2; k < len(in); k++ { // the second of two biases is added after the first here
+	nb := len(in)
+	if residual {
+		nb = 3
+	}
+	for k := 2; k < nb; k++ { // the second of two biases is added after the first here
 		n, o2 := s.n, s.o
 		if in[k].Len() > s.o { // per-sample bias (N, O): bias[(i/P) mod N·O] as N = 1, O = N·O
 			n, o2 = 1, s.n*s.o
@@ -120,6 +128,9 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 			return err
 		}
 	}
+	if residual { // y = (r + h)·s
+		return d.hgAddScaled(grid1D(out.Len()), out.Len(), op.Scalar, ip[3], o, o)
+	}
 	return nil
 }
 
@@ -127,7 +138,7 @@ func (d *Device) conv2d(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o
 func (d *Device) conv2dGradInput(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, o uintptr, ip []uintptr) error {
 	s := d.convShape(out.Shape(), in[1].Shape(), in[0].Shape(), op)
 	if d.implicitOK(s) {
-		return d.implicitConv(s, convDgrad, op.Beta, 0, ip[0], ip[1], 0, 0, o)
+		return d.implicitConv(s, convDgrad, op.Beta, 0, ip[0], ip[1], 0, 0, 0, 0, o)
 	}
 	return s.chunks(func(n0, b int) error {
 		g := Gemm{TransA: true, M: s.rows, N: s.p, K: s.o, Alpha: 1, A: ip[1], Lda: s.rows,
@@ -164,7 +175,7 @@ func (d *Device) conv2dGradWeight(op tensor.Op, out *tensor.Tensor, in []*tensor
 		if len(in) > 2 { // db += Σ dy, inside the kernel
 			mode, db = 1, ip[2]
 		}
-		return d.implicitConv(s, convWgrad, op.Beta, mode, ip[0], ip[1], db, 0, o)
+		return d.implicitConv(s, convWgrad, op.Beta, mode, ip[0], ip[1], db, 0, 0, 0, o)
 	}
 	if len(in) > 2 {
 		if err := d.biasGrad(s, ip[1], ip[2]); err != nil {
@@ -204,7 +215,7 @@ const (
 )
 
 type convKernel func(d *Device, grid [3]int, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
-	in, wt, bias, bias2, out uintptr) error
+	in, wt, bias, bias2, res uintptr, scale float32, out uintptr) error
 
 var convKernels = [3][2][2]convKernel{
 	{{(*Device).hgConvFwdF3264, (*Device).hgConvFwdF32128}, {(*Device).hgConvFwdTf3264, (*Device).hgConvFwdTf32128}},
@@ -301,7 +312,8 @@ func (d *Device) convPlan(s convShape, pass int) convPlan {
 
 // implicitConv runs pass on the implicit kernels: in and wt are the pass's two operands (fwd: x, w;
 // dgrad: dy, w; wgrad: x, dy), out its result, D = acc (+ bias) + beta·D.
-func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int, in, wt, bias, bias2, out uintptr) error {
+func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int, in, wt, bias, bias2, res uintptr,
+	scale float32, out uintptr) error {
 	p := d.convPlan(s, pass)
 	if p.m == 0 || p.nc == 0 {
 		return nil
@@ -309,7 +321,7 @@ func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int,
 	g := s.geom
 	launch := func(dst uintptr) error {
 		return p.kernel(d, p.grid, s.n, s.c, s.h, s.w, s.o, g.KH, g.StrideH, g.PadH, s.oh, s.ow, p.kchunk, beta, biasMode,
-			in, wt, bias, bias2, dst)
+			in, wt, bias, bias2, res, scale, dst)
 	}
 	if p.splits == 1 {
 		return launch(out)

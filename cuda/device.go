@@ -269,7 +269,7 @@ func (d *Device) exec(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor) err
 	case tensor.OpSoftmaxGrad:
 		rows, cols := lastAxis(out)
 		return d.hgSoftmaxBwd(gridRows(rows), rows, cols, op.Scalar, ip[0], ip[1], o)
-	case tensor.OpConv2d:
+	case tensor.OpConv2d, tensor.OpConv2dResidual:
 		return d.conv2d(op, out, in, o, ip)
 	case tensor.OpConv2dGradInput:
 		return d.conv2dGradInput(op, out, in, o, ip)

@@ -51,58 +51,58 @@ func (dev *Device) hgConvBias(grid [3]int, N int, O int, P int, bias uintptr, y 
 
 // hgConvDgradF32128 launches hg_conv_dgrad_f32_128 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvDgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_dgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvDgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvDgradF3264 launches hg_conv_dgrad_f32_64 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvDgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_dgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvDgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvDgradTf32128 launches hg_conv_dgrad_tf32_128 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvDgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_dgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvDgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvDgradTf3264 launches hg_conv_dgrad_tf32_64 (kernels/conv.cu):
 //
-//	hg_conv_dgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvDgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_dgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvDgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvFwdF32128 launches hg_conv_fwd_f32_128 (kernels/conv.cu):
 //
-//	hg_conv_fwd_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvFwdF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_fwd_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvFwdF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_fwd_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvFwdF3264 launches hg_conv_fwd_f32_64 (kernels/conv.cu):
 //
-//	hg_conv_fwd_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvFwdF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_fwd_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvFwdF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_fwd_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvFwdTf32128 launches hg_conv_fwd_tf32_128 (kernels/conv.cu):
 //
-//	hg_conv_fwd_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvFwdTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_fwd_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvFwdTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_fwd_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvFwdTf3264 launches hg_conv_fwd_tf32_64 (kernels/conv.cu):
 //
-//	hg_conv_fwd_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvFwdTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_fwd_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_fwd_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvFwdTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_fwd_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvSplitk launches hg_conv_splitk (kernels/conv.cu):
@@ -114,30 +114,30 @@ func (dev *Device) hgConvSplitk(grid [3]int, n int, splits int, beta float32, ws
 
 // hgConvWgradF32128 launches hg_conv_wgrad_f32_128 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvWgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_wgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvWgradF32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_f32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvWgradF3264 launches hg_conv_wgrad_f32_64 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvWgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_wgrad_f32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvWgradF3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvWgradTf32128 launches hg_conv_wgrad_tf32_128 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvWgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_wgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvWgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvWgradTf3264 launches hg_conv_wgrad_tf32_64 (kernels/conv.cu):
 //
-//	hg_conv_wgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out)
-func (dev *Device) hgConvWgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(out))
+//	hg_conv_wgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvWgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgDropout launches hg_dropout (kernels/philox.cu):
@@ -352,19 +352,19 @@ var kernelParams = map[string]string{
 	"hg_clip_adam":            "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
 	"hg_col2im":               "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
 	"hg_conv_bias":            "u32 u32 u32 u64 u64",
-	"hg_conv_dgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_dgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_dgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_dgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_fwd_f32_128":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_fwd_f32_64":      "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_fwd_tf32_128":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_fwd_tf32_64":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_dgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_dgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_dgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_dgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_fwd_f32_128":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_fwd_f32_64":      "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_fwd_tf32_128":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_fwd_tf32_64":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_splitk":          "u32 u32 f32 u64 u64 u32 u64",
-	"hg_conv_wgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_wgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_wgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
-	"hg_conv_wgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64",
+	"hg_conv_wgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_wgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_wgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_wgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_dropout":              "u64 u64 u64 u32 u32 f32 f32 u64 u64",
 	"hg_ema_guard":            "u32 f32 u64 u64 u64",
 	"hg_fill":                 "u32 f32 u64",

@@ -364,6 +364,9 @@ func (s *suite) conv(t *testing.T) {
 			s.compare("Conv2dTwoBias "+name, tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 				return tensor.Conv2dTwoBias(nil, in[0], in[1], in[2], in[3], st, pd)
 			}, x, w, bias, bias2)
+			s.compare("Conv2dResidual "+name, tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2dResidual(nil, in[0], in[1], in[2], in[3], 0.70710677, st, pd)
+			}, x, w, bias, s.randn(dy.Shape()...))
 			for _, beta := range []float32{0, 0.5} {
 				s.compare(fmt.Sprintf("Conv2dGradInput β=%g %s", beta, name), tolConv, func(in ...*tensor.Tensor) *tensor.Tensor {
 					return tensor.Conv2dGradInput(in[2], in[0], in[1], st, pd, beta)

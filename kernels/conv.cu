@@ -15,7 +15,9 @@
 // (B is 0 outside the image; in dgrad also where iy+PD−ky or ix+PD−kx is not a multiple of S.)
 // D is written with D = acc (+ bias) + beta·D (beta = 0 never reads D). bias: biasMode 0 none,
 // 1 per channel bias[o], 2 per sample and channel bias[n·O + o] (the time embedding's), 3 both:
-// bias2[n·O + o] + bias[o], added in float32 first (as the op list's Add of the two did). In the weight
+// bias2[n·O + o] + bias[o], added in float32 first (as the op list's Add of the two did). With res
+// (not null), the forward pass ends with the residual join y = (res + h)·scale, h the convolution
+// with its bias, as tensor.AddScaled(res, h, scale) rounds it (NCSN++'s (x + h)/√2). In the weight
 // gradient, biasMode 1 means bias is the per-channel bias's gradient: db[o] += Σ_{n,p} dy[n, o, p],
 // summed in float64 from the dy tiles the kernel loads anyway.
 //
@@ -119,7 +121,8 @@ static __device__ __forceinline__ int hg_exact_div(int t, int S, int n) {
 template <int MODE, bool TC, int BM, int BN>
 static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, float beta, int biasMode,
                                                const float* __restrict__ in, const float* __restrict__ wt,
-                                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
+                                               float* __restrict__ bias, const float* __restrict__ bias2,
+                                               const float* res, float scale, float* __restrict__ out) {
 	constexpr int BK = HG_CONV_BK, T = HG_CONV_THREADS;
 	constexpr int NA = BM / 16;                                // A elements per thread: rows tid/16 + 16i, k tid%16
 	constexpr int NB = BK * BN / T;                            // B elements per thread
@@ -331,6 +334,10 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 			if (biasMode == 1) v += bias[m];
 			else if (biasMode == 2) v += bias[n * s.O + m];
 			else if (biasMode == 3) v += bias2[n * s.O + m] + bias[m];
+			if (res != nullptr) { // the residual join: (r + h)·scale, the sum rounded first
+				const float t = res[idx] + v;
+				v = t * scale;
+			}
 		} else if (MODE == HG_DGRAD) {
 			const int n = j / s.HW;
 			idx = ((long long)n * s.C + m) * s.HW + (j - n * s.HW);
@@ -364,87 +371,112 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 
 HG_KERNEL(hg_conv_fwd_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                              float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                             float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_FWD, false, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                             float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                             float* __restrict__ out) {
+	hg_conv<HG_FWD, false, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_f32_64);
 
 HG_KERNEL(hg_conv_fwd_f32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                              float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_FWD, false, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                              float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                              float* __restrict__ out) {
+	hg_conv<HG_FWD, false, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_f32_128);
 
 HG_KERNEL(hg_conv_fwd_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                              float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_FWD, true, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                              float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                              float* __restrict__ out) {
+	hg_conv<HG_FWD, true, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_tf32_64);
 
 HG_KERNEL(hg_conv_fwd_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_FWD, true, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                               float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                               float* __restrict__ out) {
+	hg_conv<HG_FWD, true, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_tf32_128);
 
 HG_KERNEL(hg_conv_dgrad_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, false, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                               float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                               float* __restrict__ out) {
+	hg_conv<HG_DGRAD, false, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_f32_64);
 
 HG_KERNEL(hg_conv_dgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, false, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                float* __restrict__ out) {
+	hg_conv<HG_DGRAD, false, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_f32_128);
 
 HG_KERNEL(hg_conv_dgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, true, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                float* __restrict__ out) {
+	hg_conv<HG_DGRAD, true, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_tf32_64);
 
 HG_KERNEL(hg_conv_dgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                 float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_DGRAD, true, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                 float* __restrict__ out) {
+	hg_conv<HG_DGRAD, true, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_tf32_128);
 
 HG_KERNEL(hg_conv_wgrad_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                               float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, false, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                               float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                               float* __restrict__ out) {
+	hg_conv<HG_WGRAD, false, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_f32_64);
 
 HG_KERNEL(hg_conv_wgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, false, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                float* __restrict__ out) {
+	hg_conv<HG_WGRAD, false, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_f32_128);
 
 HG_KERNEL(hg_conv_wgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, true, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                float* __restrict__ out) {
+	hg_conv<HG_WGRAD, true, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_tf32_64);
 
 HG_KERNEL(hg_conv_wgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
-                                 float* __restrict__ bias, const float* __restrict__ bias2, float* __restrict__ out) {
-	hg_conv<HG_WGRAD, true, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias, bias2, out);
+                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                 float* __restrict__ out) {
+	hg_conv<HG_WGRAD, true, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_tf32_128);
+
 
 HG_KERNEL(hg_conv_splitk)(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out, int nb,
                           float* __restrict__ db) {

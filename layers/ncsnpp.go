@@ -374,11 +374,12 @@ func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.V
 	h = g.Conv2dTwoBias(h, p(r.conv0), p(r.conv0+1), d, 1, 1)
 	h = m.groupNormSiLU(g, r.gn1, h)
 	h = g.DropoutFrom(h, m.Config.Dropout, m.dropStream(), m.dropFirst*(h.T.Len()/max(1, h.T.Shape()[0])))
-	h = g.Conv2d(h, p(r.conv1), p(r.conv1+1), 1, 1)
 	if r.convSkip >= 0 {
 		x = g.Conv2d(x, p(r.convSkip), p(r.convSkip+1), 1, 0)
 	}
-	return g.AddScaled(x, h, invSqrt2)
+	// Conv_1 and the residual join (x + h)/√2 in one op: the join in the convolution's output
+	// pass, with AddScaled's rounding.
+	return g.Conv2dResidual(h, p(r.conv1), p(r.conv1+1), x, invSqrt2, 1, 1)
 }
 
 // nin is a per-pixel linear layer with W (in, out): a 1×1 convolution with

@@ -552,6 +552,33 @@ MUTATIONS = json.loads(r"""
   "tags": "cudashim"
  },
  {
+  "label": "hg_conv: the residual join's skip scale 0.1 % too large (Conv_1's epilogue)",
+  "file": "kernels/conv.cu",
+  "old": "v = t * scale;",
+  "new": "v = t * (1.001f * scale);",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "Conv2dResidual: the CPU's skip scale 0.1 % too large",
+  "file": "tensor/cpu_conv.go",
+  "old": "\t\t\tvec.Scale(o[lo:hi], o[lo:hi], s)\n\t\t})\n\tcase OpConv2dGradInput:",
+  "new": "\t\t\tvec.Scale(o[lo:hi], o[lo:hi], 1.001*s)\n\t\t})\n\tcase OpConv2dGradInput:",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "Conv2dResidual: the tape's backward scale ×1.001",
+  "file": "autograd/conv.go",
+  "old": "d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s)",
+  "new": "d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, 1.001*s)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
   "label": "hg_conv: Conv_0's two biases, the per-channel one 0.1 % too large",
   "file": "kernels/conv.cu",
   "old": "else if (biasMode == 3) v += bias2[n * s.O + m] + bias[m];",

@@ -59,6 +59,22 @@ func Conv2dTwoBias(out, x, w, bias, sampleBias *Tensor, stride, pad int) *Tensor
 	return out
 }
 
+// Conv2dResidual returns (r + conv2d(x, w) + bias)·s: a convolution with its
+// per-channel bias ending in a residual join and its scale (NCSN++'s
+// (x + h)/√2), rounded as AddScaled(r, Conv2d(x, w, bias), s) rounds it — one
+// op, the join in the convolution's output pass.
+func Conv2dResidual(out, x, w, bias, r *Tensor, s float32, stride, pad int) *Tensor {
+	oh, ow := convCheck("Conv2dResidual", x.shape, w.shape, stride, pad)
+	shape := []int{x.shape[0], w.shape[0], oh, ow}
+	if len(bias.shape) != 1 || bias.shape[0] != w.shape[0] || !shapeEq(r.shape, shape) {
+		panic(fmt.Sprintf("tensor: Conv2dResidual: bias %s and residual %s for output %s", fmtShape(bias.shape),
+			fmtShape(r.shape), fmtShape(shape)))
+	}
+	out = dest(out, shape, x, "Conv2dResidual")
+	exec(Op{Kind: OpConv2dResidual, Stride: stride, Pad: pad, Scalar: s}, out, x, w, bias, r)
+	return out
+}
+
 // Conv2dGradInput sets dx = conv2dᵀ(dy, w) + beta·dx: the gradient of Conv2d
 // with respect to its input, whose shape dx has.
 func Conv2dGradInput(dx, dy, w *Tensor, stride, pad int, beta float32) *Tensor {

@@ -31,6 +31,13 @@ func cpuImageOp(op Op, out *Tensor, in []*Tensor) {
 			}
 		}
 		cpuConv2d(op, out, in[0], in[1], bias)
+	case OpConv2dResidual: // the convolution, then AddScaled's vec.Add and vec.Scale: its bits
+		cpuConv2d(op, out, in[0], in[1], in[2])
+		o, r, s := out.data, in[3].data, op.Scalar
+		parallel.For(len(o), grain, func(lo, hi int) {
+			vec.Add(o[lo:hi], r[lo:hi], o[lo:hi])
+			vec.Scale(o[lo:hi], o[lo:hi], s)
+		})
 	case OpConv2dGradInput:
 		cpuConv2dGradInput(op, out, in[0], in[1])
 	case OpConv2dGradWeight:

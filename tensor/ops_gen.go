@@ -35,6 +35,7 @@ const (
 	OpGather                              // out[i] = in0[Index[i]] along axis 0
 	OpScatterAdd                          // out[Index[i]] += in0[i] along axis 0
 	OpConv2d                              // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O or N×O) (+ in3 bias N×O after an O in2: (in2 + in3) added), Stride, Pad (conv.go)
+	OpConv2dResidual                      // out = (in3 r + conv2d(in0 x, in1 w) + in2 bias O)·Scalar, the sum with r rounded first (a convolution ending in a residual join)
 	OpConv2dGradInput                     // out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient
 	OpConv2dGradWeight                    // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient; in2 db += Σ_{n,p} dy (O)
 	OpGroupNorm                           // out = group-normalised in0 (Groups, eps Scalar)·in1 γ + in2 β (norm.go)
@@ -91,6 +92,7 @@ var opNames = [numOps]string{
 	"Gather",
 	"ScatterAdd",
 	"Conv2d",
+	"Conv2dResidual",
 	"Conv2dGradInput",
 	"Conv2dGradWeight",
 	"GroupNorm",

@@ -142,6 +142,8 @@ var opTable = [numOps]opInfo{
 		flops: flopsAdded, ref: refRows},
 	OpConv2d: {doc: "out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O or N×O) (+ in3 bias N×O after an O in2: (in2 + in3) added), Stride, Pad (conv.go)", class: ClassImage,
 		in: between(2, 4), flops: flopsConv2d, ref: refConv2d},
+	OpConv2dResidual: {doc: "out = (in3 r + conv2d(in0 x, in1 w) + in2 bias O)·Scalar, the sum with r rounded first (a convolution ending in a residual join)",
+		class: ClassImage, in: exactly(4), flops: flopsConv2d, ref: refConv2d},
 	OpConv2dGradInput: {doc: "out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient", class: ClassImage, in: exactly(2),
 		out: readsOutIfBeta, flops: flopsConv2dGradInput, ref: refConv2dGradInput},
 	OpConv2dGradWeight: {doc: "out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient; in2 db += Σ_{n,p} dy (O)", class: ClassImage,

@@ -44,6 +44,13 @@ func refConv2d(op Op, out *Tensor, in []*Tensor) {
 		acc[yi] += float64(x[xi]) * float64(w[wi])
 	})
 	hw := out.shape[2] * out.shape[3]
+	if op.Kind == OpConv2dResidual { // (r + conv + bias)·s
+		b, r := refData(in[2]), refData(in[3])
+		for i := range y {
+			y[i] = float32((float64(r[i]) + acc[i] + float64(b[i/hw%len(b)])) * float64(op.Scalar))
+		}
+		return
+	}
 	for i := range y {
 		if len(in) >= 3 {
 			acc[i] += float64(refData(in[2])[i/hw%in[2].Len()]) // bias (O) or (N, O)

@@ -283,6 +283,11 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 				x, w, _ := shapes(r, d)
 				return tensor.Conv2dTwoBias(nil, x, w, d(tensor.RandN(r, cv.o)), d(tensor.RandN(r, cv.n, cv.o)), cv.stride, cv.pad)
 			}})
+		cases[tensor.OpConv2dResidual] = append(cases[tensor.OpConv2dResidual],
+			opCase{"Conv2dResidual" + name, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, w, dy := shapes(r, d)
+				return tensor.Conv2dResidual(nil, x, w, d(tensor.RandN(r, cv.o)), dy, 0.70710677, cv.stride, cv.pad)
+			}})
 		for _, beta := range []float32{0, 1, 0.5} {
 			cases[tensor.OpConv2dGradInput] = append(cases[tensor.OpConv2dGradInput],
 				opCase{fmt.Sprintf("Conv2dGradInput%s/%v", name, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {

@@ -166,6 +166,15 @@ func gradTable() map[string][]gradCase {
 			return g.Conv2dTwoBias(v[0], v[1], v[2], v[3], 1, 1)
 		}},
 	}
+	// the residual join in the output pass (NCSN++'s Conv_1 and (x + h)/√2), stride 1 and 2
+	m["Conv2dResidual"] = []gradCase{
+		{[][]int{{2, 3, 5, 5}, {4, 3, 3, 3}, {4}, {2, 4, 5, 5}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value {
+			return g.Conv2dResidual(v[0], v[1], v[2], v[3], 0.70710677, 1, 1)
+		}},
+		{[][]int{{1, 2, 6, 6}, {3, 2, 3, 3}, {3}, {1, 3, 3, 3}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value {
+			return g.Conv2dResidual(v[0], v[1], v[2], v[3], -1.5, 2, 1)
+		}},
+	}
 	gn := func(shape []int, groups int) gradCase {
 		c := shape[1]
 		return gradCase{[][]int{shape, {c}, {c}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value {
