@@ -22,6 +22,7 @@ import (
 	"holdgo/layers"
 	"holdgo/sample"
 	"holdgo/tensor"
+	"holdgo/train"
 )
 
 // InputError is a benchmark's error about its settings or input (the checkpoint, a flag's value, a
@@ -286,6 +287,8 @@ type TrainRun struct {
 	Steps    int    `flag:"steps" min:"1" max:"1048576" help:"timed steps after one warm-up step"`
 	Channels int    `flag:"channels" min:"1" max:"64" help:"NCSN++ image channels"`
 	JSON     bool   `flag:"json" help:"print the result as JSON (on --device record: the per-step counters by kernel family)"`
+	// Precision is the GPU arithmetic (train.CheckPrecision); "" is tf32.
+	Precision string `flag:"precision" help:"GPU arithmetic: tf32 (TF32 tensor cores; the default) or strict (FP32 everywhere); bf16 is refused until its kernels exist"`
 }
 
 // RunTrain opens device and times r's training steps on it (Train: counting launches, syncs and
@@ -294,11 +297,15 @@ type TrainRun struct {
 func RunTrain(r TrainRun, device string, w io.Writer) error {
 	var dev tensor.Device
 	var err error
+	if err := train.CheckPrecision(r.Precision); err != nil {
+		return &InputError{fmt.Errorf("--precision: %w", err)}
+	}
 	if device == devices.Record {
 		dev, _ = cuda.NewRecordingDevice()
 	} else if dev, err = devices.Open(device); err != nil {
 		return &InputError{err}
 	}
+	devices.SetPrecision(dev, r.Precision)
 	dev, counting := CountingDevice(dev)
 	res, err := Train(dev, counting, r.Model, r.SDE, r.Batch, r.Steps, r.Channels)
 	if err != nil {

@@ -110,6 +110,18 @@ const (
 // Strict reports whether the run asks for strict FP32 arithmetic.
 func (c RunConfig) Strict() bool { return c.Precision == PrecisionStrict }
 
+// CheckPrecision accepts a GPU arithmetic of --precision: "" (tf32), tf32 or strict; bf16 is
+// refused until its kernels exist.
+func CheckPrecision(p string) error {
+	switch p {
+	case "", PrecisionTF32, PrecisionStrict:
+		return nil
+	case "bf16":
+		return fmt.Errorf("precision bf16 needs the BF16 kernels, not built yet (issue 44): use %s or %s", PrecisionTF32, PrecisionStrict)
+	}
+	return fmt.Errorf("precision must be %s or %s, got %q", PrecisionTF32, PrecisionStrict, p)
+}
+
 // DefaultFourierScale is the frequency scale of Fourier features when a run
 // sets none: on the multi Swiss roll (coordinates within ±1, arms 0.063
 // apart) 10 resolved the rolls and 30 did not (docs/demo.md).
@@ -187,12 +199,8 @@ func (c RunConfig) Validate() error {
 	if err := cliconf.Check(&c); err != nil { // every tagged setting's bounds
 		return err
 	}
-	switch c.Precision {
-	case "", PrecisionTF32, PrecisionStrict:
-	case "bf16":
-		return fmt.Errorf("precision bf16 needs the BF16 kernels, not built yet (issue 44): use %s or %s", PrecisionTF32, PrecisionStrict)
-	default:
-		return fmt.Errorf("precision must be %s or %s, got %q", PrecisionTF32, PrecisionStrict, c.Precision)
+	if err := CheckPrecision(c.Precision); err != nil {
+		return err
 	}
 	if c.LRDecay != "" && c.LRDecay != optim.DecayNone && c.LRDecay != optim.DecayCosine {
 		return fmt.Errorf("lr-decay must be %s or %s, got %q", optim.DecayNone, optim.DecayCosine, c.LRDecay)

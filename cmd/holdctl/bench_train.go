@@ -7,7 +7,7 @@ import (
 )
 
 func benchTrainCommand() *cli.Command {
-	cfg := bench.TrainRun{Model: "mlp", SDE: "hold", Steps: 5, Channels: 3}
+	cfg := bench.TrainRun{Model: "mlp", SDE: "hold", Steps: 5, Channels: 3, Precision: "tf32"}
 	return withConfig(&cli.Command{
 		Name: "train",
 		Usage: "training steps of a score network on --device (cpu or cuda): time per step, samples/s and, on cuda, " +

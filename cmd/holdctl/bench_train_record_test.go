@@ -44,3 +44,46 @@ func TestBenchTrainRecord(t *testing.T) {
 		t.Errorf("train --device record: %v", err)
 	}
 }
+
+// --precision on the commands that run a network besides train (issue 44, item 4): bench train's
+// strict runs the FP32 convolution kernels (the recorder names them), tf32 the tensor-core ones;
+// bf16 and unknown values exit 2 naming the flag, on bench train, sample and nll, before anything
+// runs.
+func TestPrecisionFlag(t *testing.T) {
+	for _, c := range []struct{ precision, kernel string }{{"strict", "hg_conv_fwd_f32_64"}, {"tf32", "hg_conv_fwd_tf32_64"}} {
+		app := newApp()
+		var out bytes.Buffer
+		app.Writer, app.ErrWriter = &out, io.Discard
+		args := []string{"holdctl", "bench", "train", "--device", "record", "--model", "ncsnpp-tiny", "--batch", "1", "--steps", "1",
+			"--precision", c.precision, "--json"}
+		if err := app.Run(args); err != nil {
+			t.Fatalf("%s: %v", strings.Join(args, " "), err)
+		}
+		var j struct {
+			Precision string
+			Step      struct {
+				Kernels map[string]any `json:"kernels"`
+			}
+		}
+		if err := json.Unmarshal(out.Bytes(), &j); err != nil {
+			t.Fatal(err)
+		}
+		if j.Precision != c.precision || j.Step.Kernels[c.kernel] == nil {
+			t.Errorf("--precision %s: precision %q, kernels %v", c.precision, j.Precision, j.Step.Kernels)
+		}
+	}
+	ckpt := "../../models/fmnist-hold3"
+	for _, args := range [][]string{
+		{"bench", "train", "--device", "record", "--model", "ncsnpp-tiny", "--precision", "bf16"},
+		{"sample", "--ckpt", ckpt, "--n", "1", "--precision", "bf16", "--out", t.TempDir() + "/s.npy"},
+		{"nll", "--ckpt", ckpt, "--precision", "fp8"},
+	} {
+		app := newApp()
+		app.Writer, app.ErrWriter = io.Discard, io.Discard
+		err := app.Run(append([]string{"holdctl"}, args...))
+		var exit cli.ExitCoder
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(err.Error(), "precision") {
+			t.Errorf("%s: %v, want exit status 2 naming --precision", strings.Join(args, " "), err)
+		}
+	}
+}

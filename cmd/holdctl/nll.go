@@ -4,7 +4,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"holdgo/experiment"
-	"holdgo/internal/devices"
 	"holdgo/internal/parallel"
 	"holdgo/sample"
 )
@@ -34,13 +33,18 @@ func nllCommand() *cli.Command {
 			&cli.BoolFlag{Name: "raw-weights", Usage: "use the raw weights instead of the EMA weights"},
 			trainDataFlag(),
 			deviceFlag(),
+			precisionFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			opt.Apply()
+			open, err := openFlag(c)
+			if err != nil {
+				return err
+			}
 			return inputExit(experiment.RunNLL(experiment.NLLRun{IsSet: c.IsSet, Ckpt: c.String("ckpt"), Raw: c.Bool("raw-weights"),
 				TrainData: c.String("train-data"), Data: c.String("data"), Estimator: c.String("estimator"), Gauge: c.String("gauge"),
 				N: opt.N, Batch: opt.Batch, Tol: opt.Tol, Eps: opt.Eps, Clip: opt.Clip, Seed: opt.Seed, DataSeed: opt.DataSeed,
-				Device: c.String("device"), Open: devices.Open}, c.App.Writer))
+				Device: c.String("device"), Open: open}, c.App.Writer))
 		},
 	}, &opt)
 }

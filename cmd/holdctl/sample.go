@@ -68,15 +68,19 @@ func sampleCommand() *cli.Command {
 	return sampleHelp(withConfig(&cli.Command{
 		Name:   "sample",
 		Usage:  "draw samples from a trained checkpoint or from the exact score of mixture data",
-		Flags:  []cli.Flag{trainDataFlag(), forceFlag(), deviceFlag()},
+		Flags:  []cli.Flag{trainDataFlag(), forceFlag(), deviceFlag(), precisionFlag()},
 		Before: oneProcess("sample"),
 		Action: func(c *cli.Context) error {
 			opt.Apply()
+			open, err := openFlag(c)
+			if err != nil {
+				return err
+			}
 			oracle := d
 			oracle.Data, oracle.SDE, oracle.Order, oracle.L, oracle.Alpha = opt.Data, opt.SDE, opt.Order, opt.L, opt.Alpha
 			return inputExit(experiment.RunSample(experiment.SampleRun{SpecFlags: opt.SpecFlags, IsSet: c.IsSet, Ckpt: opt.Ckpt,
 				Raw: opt.RawWeights, TrainData: c.String("train-data"), Oracle: opt.Oracle, OracleConfig: oracle, OracleN: opt.OracleN,
-				N: opt.N, Seed: opt.Seed, Outs: opt.Out, Force: c.Bool("force"), Device: c.String("device"), Open: devices.Open},
+				N: opt.N, Seed: opt.Seed, Outs: opt.Out, Force: c.Bool("force"), Device: c.String("device"), Open: open},
 				c.App.Writer, c.App.ErrWriter))
 		},
 	}, &opt))
