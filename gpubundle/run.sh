@@ -288,7 +288,8 @@ if want correctness; then
 	if [ $quick = 1 ]; then tsteps=2 tbatch=1; else tsteps=20 tbatch=4; fi
 	for d in cpu cuda; do
 		rm -rf "$out/tiny-$d"
-		NVIDIA_TF32_OVERRIDE=0 run correctness-tiny.log "$(cap 180)" "$bin/holdctl-cuda" train --device "$d" --data "images:$here/data/tiny8" \
+		# --precision strict: FP32 FFMA in holdgo's own convolution kernels (NVIDIA_TF32_OVERRIDE reaches only cuBLAS)
+		NVIDIA_TF32_OVERRIDE=0 run correctness-tiny.log "$(cap 180)" "$bin/holdctl-cuda" train --device "$d" --precision strict --data "images:$here/data/tiny8" \
 			--model ncsnpp-tiny --steps $tsteps --batch $tbatch --seed 1 --log-every 1 --out "$out/tiny-$d"
 		rc=$?
 		[ $rc = 0 ] || break
@@ -497,9 +498,9 @@ if want speed; then
 		for cfg in "${configs[@]}"; do
 			read -r model batch ch gflop <<<"$cfg"
 			log=speed-$model-tf32$tf32.log
-			env_tf32=()
-			[ $tf32 = 0 ] && env_tf32=(NVIDIA_TF32_OVERRIDE=0)
-			run "$log" "$(cap 120)" env "${env_tf32[@]}" "$bin/holdctl-cuda" bench train --device cuda --model "$model" --batch "$batch" --channels "$ch" --steps $bsteps
+			env_tf32=() precision=tf32
+			[ $tf32 = 0 ] && env_tf32=(NVIDIA_TF32_OVERRIDE=0) precision=strict
+			run "$log" "$(cap 120)" env "${env_tf32[@]}" "$bin/holdctl-cuda" bench train --device cuda --precision $precision --model "$model" --batch "$batch" --channels "$ch" --steps $bsteps
 			rc=$?
 			hg=$(grep -o '[0-9.]* samples/s' "$out/logs/$log" | tail -1 | cut -d' ' -f1)
 			counters=$(grep -m1 'per non-logging step' "$out/logs/$log" | sed 's/ *per non-logging step: //')
