@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -198,5 +200,43 @@ func TestRecordedStepNoGradientClears(t *testing.T) {
 		if s.Memsets != 1 || s.MemsetSources["clear ← holdgo/layers.(*Params).ZeroGrad"] != 1 {
 			t.Errorf("memsets per step %d: %v, want only the one of ZeroGrad", s.Memsets, s.MemsetSources)
 		}
+	}
+}
+
+// ConvShapes (holdctl bench conv's list): the distinct convolutions of a step with their counts,
+// recorded without running — the counts add up to the step's forward convolution launches, the
+// most FLOPs per step first; bench conv refuses a device without CUDA kernels.
+func TestConvShapes(t *testing.T) {
+	shapes, counts, err := ConvShapes("ncsnpp-small", 32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := cuda.NewRecordingDevice()
+	res, err := Train(dev, nil, "ncsnpp-small", "hold", 32, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := 0
+	for name, u := range res.RecordStep.Kernels {
+		if strings.HasPrefix(name, "hg_conv_fwd_") {
+			fwd += u.Launches
+		}
+	}
+	total := 0
+	for i, g := range shapes {
+		total += counts[i]
+		if g.N != 32 || g.K < 1 || g.S < 1 {
+			t.Errorf("shape %v", g)
+		}
+		if i > 0 && g.Flops()*float64(counts[i]) > shapes[i-1].Flops()*float64(counts[i-1]) {
+			t.Errorf("shape %d (%v ×%d) has more FLOPs per step than the one before it", i, g, counts[i])
+		}
+	}
+	if total != fwd || len(shapes) < 5 {
+		t.Errorf("%d shapes, counts adding to %d, the step's forward convolutions %d", len(shapes), total, fwd)
+	}
+	var ie *InputError
+	if err := RunConv(ConvRun{Model: "ncsnpp-tiny", Batch: 1, Channels: 3, Reps: 1}, "cpu", io.Discard); !errors.As(err, &ie) {
+		t.Errorf("bench conv on the CPU: %v, want an input error", err)
 	}
 }

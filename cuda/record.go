@@ -77,6 +77,7 @@ type RecordStats struct {
 	Families        map[string]Usage `json:"families"`             // by kernel family (bytemodel.go)
 	Kernels         map[string]Usage `json:"kernels"`              // by kernel
 	Unmodelled      map[string]int   `json:"unmodelled,omitempty"` // launches of kernels without a byte model: their bytes are missing from KernelBytes
+	ConvShapes      map[string]int   `json:"conv_shapes,omitempty"` // implicit forward convolutions by shape "N,C,H,W,O,K,S,P" (ParseConvShape)
 }
 
 // Usage is the launches and bytes of a kernel or a family.
@@ -87,7 +88,7 @@ type Usage struct {
 
 func newRecordStats() RecordStats {
 	return RecordStats{HostSyncSources: map[string]int{}, MemsetSources: map[string]int{}, Families: map[string]Usage{},
-		Kernels: map[string]Usage{}, Unmodelled: map[string]int{}}
+		Kernels: map[string]Usage{}, Unmodelled: map[string]int{}, ConvShapes: map[string]int{}}
 }
 
 // clone returns a deep copy of s.
@@ -95,6 +96,7 @@ func (s RecordStats) clone() RecordStats {
 	r := s
 	r.HostSyncSources, r.MemsetSources = maps.Clone(s.HostSyncSources), maps.Clone(s.MemsetSources)
 	r.Families, r.Kernels, r.Unmodelled = maps.Clone(s.Families), maps.Clone(s.Kernels), maps.Clone(s.Unmodelled)
+	r.ConvShapes = maps.Clone(s.ConvShapes)
 	return r
 }
 
@@ -115,7 +117,7 @@ func (s RecordStats) Div(n int) RecordStats {
 	r.HtoD, r.DtoH, r.DtoD = d(s.HtoD), d(s.DtoH), d(s.DtoD)
 	r.GemmFLOPs, r.GemmBytes, r.KernelBytes, r.MemsetBytes = d64(s.GemmFLOPs), d64(s.GemmBytes), d64(s.KernelBytes), d64(s.MemsetBytes)
 	r.HtoDBytes, r.DtoHBytes, r.DtoDBytes = d64(s.HtoDBytes), d64(s.DtoHBytes), d64(s.DtoDBytes)
-	for _, m := range []map[string]int{r.HostSyncSources, r.MemsetSources, r.Unmodelled} {
+	for _, m := range []map[string]int{r.HostSyncSources, r.MemsetSources, r.Unmodelled, r.ConvShapes} {
 		for k, v := range m {
 			m[k] = d(v)
 		}
@@ -146,7 +148,8 @@ func (s RecordStats) combine(o RecordStats, sign int) RecordStats {
 	r.HtoDBytes += s64 * o.HtoDBytes
 	r.DtoHBytes += s64 * o.DtoHBytes
 	r.DtoDBytes += s64 * o.DtoDBytes
-	for _, p := range [][2]map[string]int{{r.HostSyncSources, o.HostSyncSources}, {r.MemsetSources, o.MemsetSources}, {r.Unmodelled, o.Unmodelled}} {
+	for _, p := range [][2]map[string]int{{r.HostSyncSources, o.HostSyncSources}, {r.MemsetSources, o.MemsetSources}, {r.Unmodelled, o.Unmodelled},
+		{r.ConvShapes, o.ConvShapes}} {
 		for k, v := range p[1] {
 			if p[0][k] += sign * v; p[0][k] == 0 {
 				delete(p[0], k)
@@ -289,6 +292,10 @@ func (r *Record) Launch(name string, grid, block [3]int, sharedBytes int, args [
 		r.stats.Unmodelled[name]++
 	}
 	r.stats.KernelBytes += bytes
+	if ok && strings.HasPrefix(name, "hg_conv_fwd_") {
+		a := kernelArgs(args)
+		r.stats.ConvShapes[fmt.Sprintf("%d,%d,%d,%d,%d,%d,%d,%d", a.i(0), a.i(1), a.i(2), a.i(3), a.i(4), a.i(5), a.i(6), a.i(7))]++
+	}
 	if f := flopModels[name]; f != nil {
 		r.stats.GemmFLOPs += f(grid, kernelArgs(args))
 	}
@@ -584,4 +591,13 @@ func (m *recordMemory) zero(p uintptr, n int) {
 			clear(b[lo:hi])
 		}
 	})
+}
+
+// ParseConvShape reads a key of RecordStats.ConvShapes.
+func ParseConvShape(key string) (ConvGeom, error) {
+	var g ConvGeom
+	if _, err := fmt.Sscanf(key, "%d,%d,%d,%d,%d,%d,%d,%d", &g.N, &g.C, &g.H, &g.W, &g.O, &g.K, &g.S, &g.P); err != nil {
+		return g, fmt.Errorf("cuda: convolution shape %q: %w", key, err)
+	}
+	return g, nil
 }

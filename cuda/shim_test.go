@@ -146,3 +146,32 @@ func TestShimOpsDoNoHostTraffic(t *testing.T) {
 		}
 	}
 }
+
+// The per-layer convolution table on the shim (holdctl bench conv's plumbing; CPU times mean
+// nothing): every pass on every path is timed once per shape, and the table prints them.
+func TestShimBenchConvs(t *testing.T) {
+	dev := NewDevice(&shim.Backend{})
+	shapes := []ConvGeom{{N: 1, C: 3, H: 6, W: 6, O: 4, K: 3, S: 1, P: 1}, {N: 2, C: 4, H: 5, W: 5, O: 3, K: 3, S: 2, P: 1}}
+	cells, err := BenchConvs(dev, shapes, []int{2, 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != len(shapes)*len(ConvPasses)*len(ConvPaths) {
+		t.Fatalf("%d cells", len(cells))
+	}
+	for _, c := range cells {
+		if !(c.Seconds > 0) || !(c.TFLOPs > 0) {
+			t.Errorf("cell %+v", c)
+		}
+	}
+	var sb strings.Builder
+	WriteConvTable(&sb, cells, 494.7)
+	for _, want := range []string{"implicit tf32", "weight grad", "per training step", "% TF32"} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, sb.String())
+		}
+	}
+	if dev.Im2colConv || dev.TF32Convs || dev.StrictFP32 {
+		t.Error("BenchConvs left the device's convolution settings changed")
+	}
+}

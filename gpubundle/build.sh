@@ -47,7 +47,7 @@ fi
 
 gzip -9n "$out/bin/holdctl-cuda" "$out/bin/cuda.test" "$out/bin/train.test"
 cp gpubundle/run.sh "$out/run.sh"
-cp scripts/golden_ncsnpp.py gpubundle/peer_train.py "$out/peer/"
+cp scripts/golden_ncsnpp.py gpubundle/peer_train.py gpubundle/peer_conv.py "$out/peer/"
 chmod +x "$out/run.sh"
 
 # Data: the first FMNIST_N training images (no labels: training does not use them), and 64 of them

@@ -17,7 +17,8 @@
 #                its EMA weights are exported and its a-sde2 cell drawn there, and it resumes.
 #   speed        holdgo's bench train and the PyTorch peer on the same device, TF32 then strict FP32,
 #                ncsnpp-cifar10 and ncsnpp-small at batch 128 (the peer's best row of the precision:
-#                TF32 NCHW or channels_last, eager FP32; its AMP-BF16 row reported too); bench kernels
+#                TF32 NCHW or channels_last, eager FP32; its AMP-BF16 row reported too); bench kernels;
+#                bench conv (the per-layer convolution table) and peer_conv.py (cuDNN on its shapes)
 # OUTDIR/report.md and OUTDIR/report.json are rewritten as each step ends, so a machine that goes
 # away midway still leaves what was done; OUTDIR/logs holds every command's output.
 # --skip STEPS: a comma list of correctness and speed, steps not to run (recorded as skipped).
@@ -542,6 +543,20 @@ if want speed; then
 	rc=$?
 	figs+="bench kernels (time per kernel family, CUDA events)=$(status_of $rc): logs/speed-kernels.log"$'\n'
 	[ $rc = 0 ] || fails+="bench-kernels "
+	# the per-layer convolution table (issue 44): every distinct convolution of the step, three passes, the
+	# im2col path and the implicit kernels in strict and TF32; then cuDNN on the same shapes (peer_conv.py)
+	if [ $quick = 1 ]; then cargs=(--model ncsnpp-tiny --batch 1 --reps 1 --max-shapes 3); else cargs=(--model ncsnpp-cifar10 --batch 128 --reps 5); fi
+	run speed-conv.log "$(cap 120)" "$bin/holdctl-cuda" bench conv --device cuda "${cargs[@]}" --peak-tf32 $peak_tf32
+	rc=$?
+	figs+="bench conv (per-layer convolutions, holdgo's paths)=$(status_of $rc): logs/speed-conv.log; $(grep -m1 'per training step' "$out/logs/speed-conv.log")"$'\n'
+	[ $rc = 0 ] || fails+="bench-conv "
+	if [ $rc = 0 ] && [ $have_torch = 1 ]; then
+		"$bin/holdctl-cuda" bench conv --device cuda "${cargs[@]}" --reps 1 --json >"$out/logs/speed-conv.json" 2>>"$out/logs/speed-conv.log"
+		run speed-conv-torch.log "$(cap 120)" "$py" "$here/peer/peer_conv.py" "$out/logs/speed-conv.json" --device $peer_dev --reps 5
+		rc=$?
+		figs+="peer_conv (cuDNN on the same shapes)=$(status_of $rc): logs/speed-conv-torch.log; $(grep -m1 'per training step' "$out/logs/speed-conv-torch.log")"$'\n'
+		[ $rc = 0 ] || fails+="peer-conv "
+	fi
 	if [ -z "$fails" ]; then st=pass; note="holdgo and PyTorch timed on the same device"; else st=fail; note="failed: $fails"; fi
 	[ $shim = 1 ] && note+=" (host shim: CPU times, plumbing only)"
 	record speed $st $(($(date +%s) - t0)) "$note" "$figs"

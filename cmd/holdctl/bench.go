@@ -53,6 +53,7 @@ func benchCommand() *cli.Command {
 			benchSampleCommand(),
 			benchKernelsCommand(),
 			benchTrainCommand(),
+			benchConvCommand(),
 		},
 	}
 }

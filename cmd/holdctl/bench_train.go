@@ -18,3 +18,15 @@ func benchTrainCommand() *cli.Command {
 		Action: func(c *cli.Context) error { return benchErr(bench.RunTrain(cfg, c.String("device"), c.App.Writer)) },
 	}, &cfg)
 }
+
+func benchConvCommand() *cli.Command {
+	cfg := bench.ConvRun{Model: "ncsnpp-cifar10", Batch: 128, Channels: 3, Reps: 5}
+	return withConfig(&cli.Command{
+		Name: "conv",
+		Usage: "the per-layer convolution table: every distinct convolution of --model's training step, forward, input " +
+			"and weight gradient, each on the im2col path and the implicit-GEMM kernels in strict FP32 and TF32 (µs and " +
+			"TFLOP/s, median of --reps, CUDA events) and the step's total per path",
+		Flags:  []cli.Flag{&cli.StringFlag{Name: "device", Value: "cuda", Usage: "the GPU: cuda or cuda:N (holdctl-shim: the host shim, CPU times)"}},
+		Action: func(c *cli.Context) error { return benchErr(bench.RunConv(cfg, c.String("device"), c.App.Writer)) },
+	}, &cfg)
+}
