@@ -73,10 +73,10 @@ type RecordStats struct {
 	DtoD            int              `json:"dtod,omitempty"`
 	HtoDBytes       int64            `json:"htod_bytes,omitempty"`
 	DtoHBytes       int64            `json:"dtoh_bytes,omitempty"`
-	DtoDBytes       int64            `json:"dtod_bytes,omitempty"` // bytes copied (each read once and written once)
-	Families        map[string]Usage `json:"families"`             // by kernel family (bytemodel.go)
-	Kernels         map[string]Usage `json:"kernels"`              // by kernel
-	Unmodelled      map[string]int   `json:"unmodelled,omitempty"` // launches of kernels without a byte model: their bytes are missing from KernelBytes
+	DtoDBytes       int64            `json:"dtod_bytes,omitempty"`  // bytes copied (each read once and written once)
+	Families        map[string]Usage `json:"families"`              // by kernel family (bytemodel.go)
+	Kernels         map[string]Usage `json:"kernels"`               // by kernel
+	Unmodelled      map[string]int   `json:"unmodelled,omitempty"`  // launches of kernels without a byte model: their bytes are missing from KernelBytes
 	ConvShapes      map[string]int   `json:"conv_shapes,omitempty"` // implicit forward convolutions by shape "N,C,H,W,O,K,S,P" (ParseConvShape)
 }
 
