@@ -1654,8 +1654,8 @@ MUTATIONS = json.loads(r"""
   "file": "internal/vec/sin.go",
   "old": "r2*float64(1.0/120+",
   "new": "r2*float64(1.001/120+",
-  "pkg": "./tensor",
-  "run": "TestSinSlice",
+  "pkg": "./internal/vec",
+  "run": "TestSin$",
   "tags": ""
  },
  {
