@@ -59,7 +59,17 @@ func (g *Tape) Conv2dResidual(x, w, b, r *Value, s float32, stride, pad int) *Va
 	shape := []int{xs[0], ws[0], tensor.ConvOutSize(xs[2], ws[2], stride, pad), tensor.ConvOutSize(xs[3], ws[3], stride, pad)}
 	y := tensor.Conv2dResidual(g.out(shape...), x.T, w.T, b.T, r.T, s, stride, pad)
 	return g.record("Conv2dResidual", y, func(dy *tensor.Tensor) {
-		d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s) // ∂y/∂h = ∂y/∂r = s
+		// ∂y/∂h = ∂y/∂r = s: d = s·dy is r's gradient. Where r has none yet, d is written straight
+		// into it and the convolution's backward reads it there (no copy); else into a temporary
+		// that is then added.
+		if r.needsGrad && r != x { // (r = x: the input gradient would read and write one buffer)
+			if gr, beta := g.gradDest(r); beta == 0 {
+				d := tensor.MulScalar(gr, dy, s)
+				g.convBackward(x, w, b, nil, d, shape, stride, pad)
+				return
+			}
+		}
+		d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s)
 		g.convBackward(x, w, b, nil, d, shape, stride, pad)
 		g.accum(r, d)
 	}, x, w, b, r).save(x.T, w.T)

@@ -572,8 +572,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "Conv2dResidual: the tape's backward scale ×1.001",
   "file": "autograd/conv.go",
-  "old": "d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, s)",
-  "new": "d := tensor.MulScalar(g.tmp(dy.Shape()...), dy, 1.001*s)",
+  "old": "d := tensor.MulScalar(gr, dy, s)",
+  "new": "d := tensor.MulScalar(gr, dy, 1.001*s)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""

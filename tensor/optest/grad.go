@@ -174,6 +174,10 @@ func gradTable() map[string][]gradCase {
 		{[][]int{{1, 2, 6, 6}, {3, 2, 3, 3}, {3}, {1, 3, 3, 3}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value {
 			return g.Conv2dResidual(v[0], v[1], v[2], v[3], -1.5, 2, 1)
 		}},
+		// the residual is the convolution's own input (a ResnetBlock without Conv_Skip on its input)
+		{[][]int{{2, 4, 5, 5}, {4, 4, 3, 3}, {4}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value {
+			return g.Conv2dResidual(v[0], v[1], v[2], v[0], 0.70710677, 1, 1)
+		}},
 	}
 	gn := func(shape []int, groups int) gradCase {
 		c := shape[1]
