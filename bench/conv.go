@@ -76,13 +76,6 @@ func cmpGeom(a, b cuda.ConvGeom) int {
 // (cuda.BenchConvs), and prints the table or JSON; the settings and the device are the user's
 // (*InputError).
 func RunConv(r ConvRun, device string, w io.Writer) error {
-	shapes, counts, err := ConvShapes(r.Model, r.Batch, r.Channels)
-	if err != nil {
-		return &InputError{err}
-	}
-	if r.MaxShapes > 0 && len(shapes) > r.MaxShapes {
-		shapes, counts = shapes[:r.MaxShapes], counts[:r.MaxShapes]
-	}
 	dev, err := devices.Open(device)
 	if err != nil {
 		return &InputError{err}
@@ -90,6 +83,13 @@ func RunConv(r ConvRun, device string, w io.Writer) error {
 	cd, ok := dev.(*cuda.Device)
 	if !ok {
 		return &InputError{fmt.Errorf("bench conv times the CUDA device's convolution kernels: use --device cuda or cuda:N (or holdctl-shim), not %s", device)}
+	}
+	shapes, counts, err := ConvShapes(r.Model, r.Batch, r.Channels)
+	if err != nil {
+		return &InputError{err}
+	}
+	if r.MaxShapes > 0 && len(shapes) > r.MaxShapes {
+		shapes, counts = shapes[:r.MaxShapes], counts[:r.MaxShapes]
 	}
 	cells, err := cuda.BenchConvs(cd, shapes, counts, r.Reps)
 	if errors.Is(err, cuda.ErrNoTimer) {
