@@ -19,7 +19,7 @@ type ConvRun struct {
 	Channels  int     `flag:"channels" min:"1" max:"64" help:"NCSN++ image channels"`
 	Reps      int     `flag:"reps" min:"1" max:"1000" help:"timed runs per cell (the median is reported)"`
 	MaxShapes int     `flag:"max-shapes" min:"0" max:"1000" note:"0: all" help:"time only the shapes with the most FLOPs per step (0: all)"`
-	PeakTF32  float64 `flag:"peak-tf32" min:"0" help:"the GPU's dense TF32 tensor-core peak in TFLOP/s, for the % column (0: none; H100/H200 SXM: 494.7)"`
+	PeakTF32  float64 `flag:"peak-tf32" min:"0" help:"the GPU's dense TF32 tensor-core peak in TFLOP/s, for the % columns (BF16's: twice it; 0: none; H100/H200 SXM: 494.7)"`
 	JSON      bool    `flag:"json" help:"print the cells as JSON"`
 }
 

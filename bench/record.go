@@ -30,7 +30,7 @@ func recorder(dev tensor.Device) *cuda.Record {
 // record runs steps non-logging steps and one logging step of tr (warm already) on the recording
 // device dev and stores their counts in res.
 func record(res *TrainBench, tr *train.Trainer, rec *cuda.Record, dev *cuda.Device, steps int) error {
-	res.Recorded, res.Steady, res.TF32 = true, true, !dev.StrictFP32
+	res.Recorded, res.Steady, res.Precision = true, true, dev.Precision()
 	start := time.Now()
 	first := rec.Stats()
 	var one cuda.RecordStats
@@ -87,10 +87,7 @@ func (r *TrainBench) JSON(steps int) TrainJSON {
 	j := TrainJSON{Device: r.Device, Model: r.Model, Params: r.Params, Batch: r.Batch, TimedSteps: steps}
 	switch {
 	case r.Recorded:
-		j.Precision = "strict"
-		if r.TF32 {
-			j.Precision = "tf32"
-		}
+		j.Precision = r.Precision
 		j.Steady, j.HostSeconds = &r.Steady, r.StepSeconds
 		j.Step, j.LoggingStep = &r.RecordStep, &r.RecordLog
 	default:
@@ -106,7 +103,7 @@ func (r *TrainBench) JSON(steps int) TrainJSON {
 // kernel family.
 func WriteRecord(w io.Writer, r *TrainBench, steps int) {
 	s := r.RecordStep
-	prec := map[bool]string{true: "TF32", false: "strict FP32"}[r.TF32]
+	prec := map[string]string{"tf32": "TF32", "bf16": "BF16", "strict": "strict FP32"}[r.Precision]
 	fmt.Fprintf(w, "bench train: %s, %d parameters, batch %d, device record (nothing runs: the launch stream a GPU would get, %s GEMMs), %d steps after a warm-up step\n",
 		r.Model, r.Params, r.Batch, prec, steps)
 	if !r.Steady {

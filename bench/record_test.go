@@ -40,8 +40,8 @@ func TestRecordedStepGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Recorded || !res.Steady || !res.TF32 {
-		t.Fatalf("recorded %v, steady %v, TF32 %v: want all three", res.Recorded, res.Steady, res.TF32)
+	if !res.Recorded || !res.Steady || res.Precision != "tf32" {
+		t.Fatalf("recorded %v, steady %v, precision %q: want recorded, steady and tf32", res.Recorded, res.Steady, res.Precision)
 	}
 	s := res.RecordStep
 	for _, c := range []struct {
@@ -107,8 +107,8 @@ func TestRecordedCIFARStepBar(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.RecordStep
-	if !res.Steady || !res.TF32 || len(s.Unmodelled) != 0 {
-		t.Fatalf("steady %v, TF32 %v, unmodelled %v", res.Steady, res.TF32, s.Unmodelled)
+	if !res.Steady || res.Precision != "tf32" || len(s.Unmodelled) != 0 {
+		t.Fatalf("steady %v, precision %q, unmodelled %v", res.Steady, res.Precision, s.Unmodelled)
 	}
 	if s.Launches > 2500 {
 		t.Errorf("%d own kernel launches per step, the bar is 2,500", s.Launches)

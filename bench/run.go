@@ -288,7 +288,7 @@ type TrainRun struct {
 	Channels int    `flag:"channels" min:"1" max:"64" help:"NCSN++ image channels"`
 	JSON     bool   `flag:"json" help:"print the result as JSON (on --device record: the per-step counters by kernel family)"`
 	// Precision is the GPU arithmetic (train.CheckPrecision); "" is tf32.
-	Precision string `flag:"precision" help:"GPU arithmetic: tf32 (TF32 tensor cores; the default) or strict (FP32 everywhere); bf16 is refused until its kernels exist"`
+	Precision string `flag:"precision" help:"GPU arithmetic: tf32 (TF32 tensor cores; the default), bf16 (BF16 tensor-core products, FP32 sums and storage) or strict (FP32 everywhere)"`
 }
 
 // RunTrain opens device and times r's training steps on it (Train: counting launches, syncs and

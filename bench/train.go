@@ -25,11 +25,12 @@ type TrainBench struct {
 
 	// On the recording device (cuda.NewRecordingDevice: nothing runs, StepSeconds is the host's
 	// time to issue a step): the counts of a non-logging step (the mean of the timed steps) and of a
-	// logging step, whether every timed step recorded the same counts, and whether the GEMMs asked
-	// for TF32 (they do unless the device is StrictFP32).
+	// logging step, whether every timed step recorded the same counts, and the arithmetic the
+	// device was set to (cuda.Device.Precision: tf32, bf16 or strict).
 	Recorded              bool
 	RecordStep, RecordLog cuda.RecordStats
-	Steady, TF32          bool
+	Steady                bool
+	Precision             string
 }
 
 // CountingDevice returns dev, or for a CUDA device the same GPU behind a cuda.Counting that counts

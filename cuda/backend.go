@@ -42,9 +42,11 @@ type Gemm struct {
 	Lda, Ldb, Ldc             int
 	StrideA, StrideB, StrideC int
 	Batch                     int
-	// TF32 allows tensor-core TF32 products (inputs rounded to a 10-bit mantissa, FP32 sums);
-	// a Gemmer without tensor cores, and hg_sgemm, compute in FP32 regardless.
-	TF32 bool
+	// TF32 allows tensor-core TF32 products (inputs rounded to a 10-bit mantissa, FP32 sums), BF16
+	// BF16 products (inputs rounded to a 7-bit mantissa, FP32 sums; cuBLAS's
+	// CUBLAS_COMPUTE_32F_FAST_16BF); a Gemmer without tensor cores, and hg_sgemm, compute in FP32
+	// regardless.
+	TF32, BF16 bool
 }
 
 // ColumnMajor returns the column-major GEMM that computes g (the transpose trick: a row-major

@@ -325,13 +325,17 @@ func benchWorkloads(dev *Device, o BenchOptions) ([]workload, error) {
 		{"sgemm kernel", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(false)},
 	}
 	if dev.gemm != nil {
-		strict := func() error {
-			defer func(s bool) { dev.StrictFP32 = s }(dev.StrictFP32)
-			dev.StrictFP32 = true
-			return gemm(true)()
+		in := func(p string) func() error { // cuBLAS in arithmetic p (Device.SetPrecision)
+			return func() error {
+				defer dev.SetPrecision(dev.Precision())
+				dev.SetPrecision(p)
+				return gemm(true)()
+			}
 		}
-		loads = append(loads, workload{"sgemm cuBLAS TF32", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), gemm(true)},
-			workload{"sgemm cuBLAS FP32", sz(k, k, k), 3 * f * float64(k*k), 2 * float64(k) * float64(k) * float64(k), strict})
+		gf := 2 * float64(k) * float64(k) * float64(k)
+		loads = append(loads, workload{"sgemm cuBLAS TF32", sz(k, k, k), 3 * f * float64(k*k), gf, in("tf32")},
+			workload{"sgemm cuBLAS BF16", sz(k, k, k), 3 * f * float64(k*k), gf, in("bf16")},
+			workload{"sgemm cuBLAS FP32", sz(k, k, k), 3 * f * float64(k*k), gf, in("strict")})
 	}
 	return loads, nil
 }

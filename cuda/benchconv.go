@@ -11,8 +11,8 @@ import (
 
 // The per-layer convolution table of issue 44 (item 8): every distinct convolution of a network's
 // training step, each pass (forward, input gradient, weight gradient) on each path of this device —
-// im2col + GEMM (the path before the implicit kernels), the implicit kernels in strict FP32 and in
-// TF32 — timed with the device's events, median of the repetitions.
+// im2col + GEMM (the path before the implicit kernels), the implicit kernels in strict FP32, TF32
+// and BF16 — timed with the device's events, median of the repetitions.
 
 // ConvGeom is one convolution's shape: x (N, C, H, W), w (O, C, K, K), stride S, padding P.
 type ConvGeom struct{ N, C, H, W, O, K, S, P int }
@@ -33,7 +33,7 @@ func (g ConvGeom) Flops() float64 {
 }
 
 // ConvPaths are the paths of BenchConvs, in its order.
-var ConvPaths = []string{"im2col", "implicit strict", "implicit tf32"}
+var ConvPaths = []string{"im2col", "implicit strict", "implicit tf32", "implicit bf16"}
 
 // ConvPasses are the passes of BenchConvs, in its order.
 var ConvPasses = []string{"forward", "input grad", "weight grad"}
@@ -57,7 +57,7 @@ func BenchConvs(dev *Device, shapes []ConvGeom, counts []int, reps int) ([]ConvT
 	reps = max(reps, 1)
 	old := *dev
 	defer func() {
-		dev.Im2colConv, dev.StrictFP32, dev.TF32Convs = old.Im2colConv, old.StrictFP32, old.TF32Convs
+		dev.Im2colConv, dev.StrictFP32, dev.TF32Convs, dev.BF16 = old.Im2colConv, old.StrictFP32, old.TF32Convs, old.BF16
 	}()
 	rng := tensor.NewRNG(5)
 	var out []ConvTiming
@@ -84,6 +84,7 @@ func BenchConvs(dev *Device, shapes []ConvGeom, counts []int, reps int) ([]ConvT
 				dev.Im2colConv = path == "im2col"
 				dev.StrictFP32 = path == "implicit strict"
 				dev.TF32Convs = path == "implicit tf32" // the shim's emulation; a GPU's TF32 follows StrictFP32
+				dev.BF16 = path == "implicit bf16"
 				if err := run(); err != nil {
 					return nil, fmt.Errorf("bench conv %v %s %s: %w", g, ConvPasses[pi], path, err)
 				}
@@ -104,14 +105,16 @@ func BenchConvs(dev *Device, shapes []ConvGeom, counts []int, reps int) ([]ConvT
 
 // WriteConvTable prints BenchConvs' cells, one row per shape and pass, one column per path, and the
 // step's total per path (each shape's time × its count); peakTF32 (TFLOP/s, 0 if unknown) adds the
-// TF32 column's fraction of the tensor cores' peak.
+// TF32 column's fraction of the tensor cores' dense TF32 peak and the BF16 column's of the dense
+// BF16 peak, twice TF32's on an A100, H100 or H200.
 func WriteConvTable(w io.Writer, cells []ConvTiming, peakTF32 float64) {
 	fmt.Fprintf(w, "%-34s %-11s %5s", "convolution", "pass", "count")
 	for _, p := range ConvPaths {
 		fmt.Fprintf(w, " %20s", p+" µs (TFLOP/s)")
 	}
+	tf, bf := slices.Index(ConvPaths, "implicit tf32"), slices.Index(ConvPaths, "implicit bf16")
 	if peakTF32 > 0 {
-		fmt.Fprintf(w, " %8s", "% TF32")
+		fmt.Fprintf(w, " %8s %8s", "% TF32", "% BF16")
 	}
 	fmt.Fprintln(w)
 	total := map[string]float64{}
@@ -123,7 +126,7 @@ func WriteConvTable(w io.Writer, cells []ConvTiming, peakTF32 float64) {
 			total[d.Path] += d.Seconds * float64(d.Count)
 		}
 		if peakTF32 > 0 {
-			fmt.Fprintf(w, " %8.1f", 100*cells[i+len(ConvPaths)-1].TFLOPs/peakTF32)
+			fmt.Fprintf(w, " %8.1f %8.1f", 100*cells[i+tf].TFLOPs/peakTF32, 100*cells[i+bf].TFLOPs/(2*peakTF32))
 		}
 		fmt.Fprintln(w)
 	}

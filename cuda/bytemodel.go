@@ -195,20 +195,27 @@ var byteModels = map[string]byteModel{
 	"hg_conv_fwd_f32_128":    {"conv", 20, convFwdBytes},
 	"hg_conv_fwd_tf32_64":    {"conv", 20, convFwdBytes},
 	"hg_conv_fwd_tf32_128":   {"conv", 20, convFwdBytes},
+	"hg_conv_fwd_bf16_64":    {"conv", 20, convFwdBytes},
+	"hg_conv_fwd_bf16_128":   {"conv", 20, convFwdBytes},
 	"hg_conv_dgrad_f32_64":   {"conv", 20, convDgradBytes},
 	"hg_conv_dgrad_f32_128":  {"conv", 20, convDgradBytes},
 	"hg_conv_dgrad_tf32_64":  {"conv", 20, convDgradBytes},
 	"hg_conv_dgrad_tf32_128": {"conv", 20, convDgradBytes},
+	"hg_conv_dgrad_bf16_64":  {"conv", 20, convDgradBytes},
+	"hg_conv_dgrad_bf16_128": {"conv", 20, convDgradBytes},
 	"hg_conv_wgrad_f32_64":   {"conv", 20, convWgradBytes},
 	"hg_conv_wgrad_f32_128":  {"conv", 20, convWgradBytes},
 	"hg_conv_wgrad_tf32_64":  {"conv", 20, convWgradBytes},
 	"hg_conv_wgrad_tf32_128": {"conv", 20, convWgradBytes},
+	"hg_conv_wgrad_bf16_64":  {"conv", 20, convWgradBytes},
+	"hg_conv_wgrad_bf16_128": {"conv", 20, convWgradBytes},
 	"hg_add_scaled": {"element-wise", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // a, b read, y written
 		n := a.i(0)
 		return 8 * n, 4 * n
 	}},
 	// the warp layer's test kernel (one block): 256 lanes' A, B and C fragments read, D written.
 	"hg_warp_mma_tf32": {"test", 3, func(_ [3]int, _ kernelArgs) (int64, int64) { return 4 * (1024 + 512 + 1024), 4 * 1024 }},
+	"hg_warp_mma_bf16": {"test", 3, func(_ [3]int, _ kernelArgs) (int64, int64) { return 4 * (2048 + 1024 + 1024), 4 * 1024 }},
 	"hg_conv_bias": {"conv-bias", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // y and the bias, write y
 		y := a.i(0) * a.i(1) * a.i(2)
 		return 4 * (y + a.i(1)), 4 * y

@@ -13,8 +13,9 @@ import (
 //     memory; the bias is added in the forward kernel's epilogue, β·out in every pass's. The
 //     weight gradient splits its long inner dimension (N·OH·OW) over gridDim.z and sums the splits
 //     in order (hg_conv_splitk): deterministic, no atomics. FP32 FFMA under StrictFP32 (and on a
-//     device without a vendor GEMM, i.e. the host shim, unless TF32Convs), TF32 tensor cores
-//     otherwise.
+//     device without a vendor GEMM, i.e. the host shim, unless TF32Convs), BF16 tensor cores
+//     under BF16 (operands rounded to BF16 as they are staged; the tensors stay FP32), TF32
+//     tensor cores otherwise.
 //   - im2col (Im2colConv, or a tensor of 2³¹ elements or more, which the implicit kernels' 32-bit
 //     indexing cannot address): im2col in bounded chunks of samples, each chunk's column matrix
 //     taken from the pool, consumed by one strided-batched GEMM (cuBLAS on a GPU, hg_sgemm on the
@@ -207,7 +208,7 @@ func (d *Device) conv2dGradWeight(op tensor.Op, out *tensor.Tensor, in []*tensor
 	})
 }
 
-// The implicit-GEMM kernels (kernels/conv.cu) by pass, precision (FP32, TF32) and tile (64, 128).
+// The implicit-GEMM kernels (kernels/conv.cu) by pass, precision (FP32, TF32, BF16) and tile (64, 128).
 const (
 	convFwd = iota
 	convDgrad
@@ -217,11 +218,21 @@ const (
 type convKernel func(d *Device, grid [3]int, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
 	in, wt, bias, bias2, res uintptr, scale float32, out uintptr) error
 
-var convKernels = [3][2][2]convKernel{
-	{{(*Device).hgConvFwdF3264, (*Device).hgConvFwdF32128}, {(*Device).hgConvFwdTf3264, (*Device).hgConvFwdTf32128}},
-	{{(*Device).hgConvDgradF3264, (*Device).hgConvDgradF32128}, {(*Device).hgConvDgradTf3264, (*Device).hgConvDgradTf32128}},
-	{{(*Device).hgConvWgradF3264, (*Device).hgConvWgradF32128}, {(*Device).hgConvWgradTf3264, (*Device).hgConvWgradTf32128}},
+var convKernels = [3][3][2]convKernel{
+	{{(*Device).hgConvFwdF3264, (*Device).hgConvFwdF32128}, {(*Device).hgConvFwdTf3264, (*Device).hgConvFwdTf32128},
+		{(*Device).hgConvFwdBf1664, (*Device).hgConvFwdBf16128}},
+	{{(*Device).hgConvDgradF3264, (*Device).hgConvDgradF32128}, {(*Device).hgConvDgradTf3264, (*Device).hgConvDgradTf32128},
+		{(*Device).hgConvDgradBf1664, (*Device).hgConvDgradBf16128}},
+	{{(*Device).hgConvWgradF3264, (*Device).hgConvWgradF32128}, {(*Device).hgConvWgradTf3264, (*Device).hgConvWgradTf32128},
+		{(*Device).hgConvWgradBf1664, (*Device).hgConvWgradBf16128}},
 }
+
+// The products' precision of the implicit kernels (the second index of convKernels).
+const (
+	convF32 = iota
+	convTF32
+	convBF16
+)
 
 // convBlocks is the number of blocks the tile and split choice aims for: two waves of 132 SMs
 // (an H100 SXM; an H200 has as many), so that the larger tile is used only where it still fills
@@ -246,9 +257,19 @@ func (d *Device) implicitOK(s convShape) bool {
 	return true
 }
 
-// convTF32 reports whether the convolutions run on tensor cores in TF32.
-func (d *Device) convTF32() bool {
-	return !d.StrictFP32 && (d.gemm != nil || d.TF32Convs)
+// convPrecision is the implicit kernels' precision: FP32 under StrictFP32, BF16 under BF16 (on
+// the host shim too, emulated), TF32 on a device with a vendor GEMM or with TF32Convs, FP32
+// otherwise.
+func (d *Device) convPrecision() int {
+	switch {
+	case d.StrictFP32:
+		return convF32
+	case d.BF16:
+		return convBF16
+	case d.gemm != nil || d.TF32Convs:
+		return convTF32
+	}
+	return convF32
 }
 
 // convPlan is one implicit-GEMM launch: its GEMM extents, tile and splits.
@@ -298,14 +319,11 @@ func (d *Device) convPlan(s convShape, pass int) convPlan {
 			p.splits, p.kchunk, p.workspaceElts = 1, max(convStep, p.k), 0
 		}
 	}
-	tc, big := 0, 0
-	if d.convTF32() {
-		tc = 1
-	}
+	big := 0
 	if p.tile == 128 {
 		big = 1
 	}
-	p.kernel = convKernels[pass][tc][big]
+	p.kernel = convKernels[pass][d.convPrecision()][big]
 	p.grid = [3]int{ceilDiv(p.nc, p.tile), ceilDiv(p.m, p.tile), p.splits}
 	return p
 }

@@ -32,6 +32,12 @@ type Device struct {
 	// and the host shim are FP32 (the shim's convolutions run TF32 only with TF32Convs).
 	StrictFP32 bool
 
+	// BF16 runs the products in BF16 (8 significant bits, FP32 accumulation) where StrictFP32 is
+	// off: the convolutions on the BF16 tensor-core kernels (on the host shim too, emulated), and
+	// MatMul on cuBLAS with CUBLAS_COMPUTE_32F_FAST_16BF (hg_sgemm stays FP32). Tensors, master
+	// weights and the optimizer stay FP32 in device memory: BF16 storage is not built.
+	BF16 bool
+
 	// ConvChunkBytes bounds the im2col buffer of one convolution chunk (0: DefaultConvChunkBytes).
 	ConvChunkBytes int
 
@@ -56,9 +62,21 @@ func NewDevice(be Backend) *Device {
 	return d
 }
 
-// SetStrictFP32 sets StrictFP32 (train's --precision strict, through an interface: train does not
-// import cuda).
-func (d *Device) SetStrictFP32(on bool) { d.StrictFP32 = on }
+// SetPrecision sets the arithmetic of --precision (already checked: train.CheckPrecision):
+// "strict" sets StrictFP32, "bf16" BF16, anything else ("tf32", "") neither. train and
+// internal/devices call it through an interface (train does not import cuda).
+func (d *Device) SetPrecision(p string) { d.StrictFP32, d.BF16 = p == "strict", p == "bf16" }
+
+// Precision names the arithmetic set (SetPrecision's argument): "strict", "bf16" or "tf32".
+func (d *Device) Precision() string {
+	switch {
+	case d.StrictFP32:
+		return "strict"
+	case d.BF16:
+		return "bf16"
+	}
+	return "tf32"
+}
 
 // Name reports the backend's name ("cuda", "shim", …).
 func (d *Device) Name() string { return d.name }

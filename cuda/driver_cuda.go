@@ -392,7 +392,7 @@ func (d *driver) Sync() error { return d.do(d.stream.Synchronize) }
 func (d *driver) Sgemm(g Gemm) error {
 	c := g.ColumnMajor()
 	return d.do(func() error {
-		return d.blas.Sgemm(cublas.Gemm{TF32: c.TF32, TransA: c.TransA, TransB: c.TransB, M: c.M, N: c.N, K: c.K,
+		return d.blas.Sgemm(cublas.Gemm{TF32: c.TF32, BF16: c.BF16, TransA: c.TransA, TransB: c.TransB, M: c.M, N: c.N, K: c.K,
 			Alpha: c.Alpha, Beta: c.Beta, A: c.A, B: c.B, C: c.C, Lda: c.Lda, Ldb: c.Ldb, Ldc: c.Ldc,
 			StrideA: int64(c.StrideA), StrideB: int64(c.StrideB), StrideC: int64(c.StrideC), Batch: c.Batch})
 	})

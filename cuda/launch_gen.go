@@ -49,6 +49,20 @@ func (dev *Device) hgConvBias(grid [3]int, N int, O int, P int, bias uintptr, y 
 	return dev.launch("hg_conv_bias", grid, new(args).i32(N).i32(O).i32(P).ptr(bias).ptr(y))
 }
 
+// hgConvDgradBf16128 launches hg_conv_dgrad_bf16_128 (kernels/conv.cu):
+//
+//	hg_conv_dgrad_bf16_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvDgradBf16128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_bf16_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+}
+
+// hgConvDgradBf1664 launches hg_conv_dgrad_bf16_64 (kernels/conv.cu):
+//
+//	hg_conv_dgrad_bf16_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvDgradBf1664(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_dgrad_bf16_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+}
+
 // hgConvDgradF32128 launches hg_conv_dgrad_f32_128 (kernels/conv.cu):
 //
 //	hg_conv_dgrad_f32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
@@ -75,6 +89,20 @@ func (dev *Device) hgConvDgradTf32128(grid [3]int, N int, C int, H int, W int, O
 //	hg_conv_dgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
 func (dev *Device) hgConvDgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
 	return dev.launch("hg_conv_dgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+}
+
+// hgConvFwdBf16128 launches hg_conv_fwd_bf16_128 (kernels/conv.cu):
+//
+//	hg_conv_fwd_bf16_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvFwdBf16128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_fwd_bf16_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+}
+
+// hgConvFwdBf1664 launches hg_conv_fwd_bf16_64 (kernels/conv.cu):
+//
+//	hg_conv_fwd_bf16_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvFwdBf1664(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_fwd_bf16_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvFwdF32128 launches hg_conv_fwd_f32_128 (kernels/conv.cu):
@@ -110,6 +138,20 @@ func (dev *Device) hgConvFwdTf3264(grid [3]int, N int, C int, H int, W int, O in
 //	hg_conv_splitk(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out, int nb, float* __restrict__ db)
 func (dev *Device) hgConvSplitk(grid [3]int, n int, splits int, beta float32, ws uintptr, out uintptr, nb int, db uintptr) error {
 	return dev.launch("hg_conv_splitk", grid, new(args).i32(n).i32(splits).f32(beta).ptr(ws).ptr(out).i32(nb).ptr(db))
+}
+
+// hgConvWgradBf16128 launches hg_conv_wgrad_bf16_128 (kernels/conv.cu):
+//
+//	hg_conv_wgrad_bf16_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvWgradBf16128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_bf16_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+}
+
+// hgConvWgradBf1664 launches hg_conv_wgrad_bf16_64 (kernels/conv.cu):
+//
+//	hg_conv_wgrad_bf16_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
+func (dev *Device) hgConvWgradBf1664(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launch("hg_conv_wgrad_bf16_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvWgradF32128 launches hg_conv_wgrad_f32_128 (kernels/conv.cu):
@@ -336,6 +378,13 @@ func (dev *Device) hgUpfirdn2dSep(grid [3]int, NC int, H int, W int, up int, dow
 	return dev.launch("hg_upfirdn2d_sep", grid, new(args).i32(NC).i32(H).i32(W).i32(up).i32(down).i32(pad0).i32(OH).i32(OW).f32(t0).f32(t1).f32(t2).f32(t3).f32(gain).ptr(x).ptr(y))
 }
 
+// hgWarpMmaBf16 launches hg_warp_mma_bf16 (kernels/conv.cu):
+//
+//	hg_warp_mma_bf16(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ d)
+func (dev *Device) hgWarpMmaBf16(grid [3]int, a uintptr, b uintptr, d uintptr) error {
+	return dev.launch("hg_warp_mma_bf16", grid, new(args).ptr(a).ptr(b).ptr(d))
+}
+
 // hgWarpMmaTf32 launches hg_warp_mma_tf32 (kernels/conv.cu):
 //
 //	hg_warp_mma_tf32(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ d)
@@ -352,15 +401,21 @@ var kernelParams = map[string]string{
 	"hg_clip_adam":            "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
 	"hg_col2im":               "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
 	"hg_conv_bias":            "u32 u32 u32 u64 u64",
+	"hg_conv_dgrad_bf16_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_dgrad_bf16_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_dgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_dgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_dgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_dgrad_tf32_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_fwd_bf16_128":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_fwd_bf16_64":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_fwd_f32_128":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_fwd_f32_64":      "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_fwd_tf32_128":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_fwd_tf32_64":     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_splitk":          "u32 u32 f32 u64 u64 u32 u64",
+	"hg_conv_wgrad_bf16_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
+	"hg_conv_wgrad_bf16_64":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_wgrad_f32_128":   "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_wgrad_f32_64":    "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
 	"hg_conv_wgrad_tf32_128":  "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u32 u64 u64 u64 u64 u64 f32 u64",
@@ -393,5 +448,6 @@ var kernelParams = map[string]string{
 	"hg_time_embed":           "u32 u32 u32 f64 u64 u64 u64",
 	"hg_unary":                "u32 u32 f32 u64 u64",
 	"hg_upfirdn2d_sep":        "u32 u32 u32 u32 u32 u32 u32 u32 f32 f32 f32 f32 f32 u64 u64",
+	"hg_warp_mma_bf16":        "u64 u64 u64",
 	"hg_warp_mma_tf32":        "u64 u64 u64",
 }

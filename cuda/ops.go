@@ -328,7 +328,7 @@ func (d *Device) sgemm(g Gemm) error {
 		return nil
 	}
 	if d.gemm != nil {
-		g.TF32 = !d.StrictFP32
+		g.TF32, g.BF16 = !d.StrictFP32 && !d.BF16, !d.StrictFP32 && d.BF16
 		if err := d.gemm.Sgemm(g); err != nil {
 			return fmt.Errorf("cuda: cuBLAS sgemm: %w", err)
 		}

@@ -68,6 +68,7 @@ var byteCases = append(convByteCases(), []byteCase{
 		return d.hgConvSplitk(grid1D(112), 108, 3, 0, at0, at0+4096, 4, at0+8192)
 	}, 4 * (324 + 12 + 4), 4 * (108 + 4)},
 	{"hg_warp_mma_tf32", func(d *Device) error { return d.hgWarpMmaTf32([3]int{1, 1, 1}, at0, at0+4096, at0+8192) }, 4 * (1024 + 512 + 1024), 4 * 1024},
+	{"hg_warp_mma_bf16", func(d *Device) error { return d.hgWarpMmaBf16([3]int{1, 1, 1}, at0, at0+8192, at0+16384) }, 4 * (2048 + 1024 + 1024), 4 * 1024},
 	// 1×1, stride 2 on 4×4 → 2×2: rows {0, 2}, columns {0, 2}.
 	{"hg_im2col", func(d *Device) error {
 		return d.hgIm2col(grid1D(4), 1, 1, 4, 4, 1, 1, 0, 0, 2, 2, 1, 1, 2, 2, 4, 4, at0, at0+1024)
@@ -174,14 +175,14 @@ var byteCases = append(convByteCases(), []byteCase{
 	}, 4 * (24 + 15 + 40), 4 * 40},
 }...)
 
-// convByteCases are the hand counts of the twelve implicit-convolution kernels (above).
+// convByteCases are the hand counts of the eighteen implicit-convolution kernels (above).
 func convByteCases() []byteCase {
 	var cases []byteCase
 	names := [3]string{"fwd", "dgrad", "wgrad"}
 	for pass, byPrec := range convKernels {
 		for tc, byTile := range byPrec {
 			for big, k := range byTile {
-				name := fmt.Sprintf("hg_conv_%s_%s_%d", names[pass], [2]string{"f32", "tf32"}[tc], [2]int{64, 128}[big])
+				name := fmt.Sprintf("hg_conv_%s_%s_%d", names[pass], [3]string{"f32", "tf32", "bf16"}[tc], [2]int{64, 128}[big])
 				launch := func(grid [3]int, beta float32, bias int) func(d *Device) error {
 					return func(d *Device) error {
 						return k(d, grid, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, beta, bias, at0, at0+4096, at0+8192, at0+10240, 0, 0, at0+12288)

@@ -289,8 +289,8 @@ func (s *suite) lieTrotter(t *testing.T) {
 type convPath struct {
 	name         string
 	im2col       bool
-	chunk        int // im2col: 0 default, > 0 bytes, < 0 room for exactly two samples' columns
-	tf32         bool
+	chunk        int  // im2col: 0 default, > 0 bytes, < 0 room for exactly two samples' columns
+	tf32, bf16   bool // the tensor-core kernels, emulated on the shim
 	tile, splits int
 }
 
@@ -301,12 +301,26 @@ var convPaths = []convPath{
 	{name: "implicit f32 tile 128 splits 2", tile: 128, splits: 2},
 	{name: "implicit tf32 tile 64", tf32: true, tile: 64, splits: 1},
 	{name: "implicit tf32 tile 128 splits 3", tf32: true, tile: 128, splits: 3},
+	{name: "implicit bf16 tile 64", bf16: true, tile: 64, splits: 1},
+	{name: "implicit bf16 tile 128 splits 3", bf16: true, tile: 128, splits: 3},
+}
+
+// round is the rounding of p's tensor-core inputs (tf32 or bf16), nil on an FP32 path.
+func (p convPath) round() func(float32) float32 {
+	switch {
+	case p.tf32:
+		return tf32
+	case p.bf16:
+		return bf16
+	}
+	return nil
 }
 
 // set configures the device for p and returns a function that restores it.
 func (p convPath) set(d *Device, c convCase) func() {
 	old := *d
-	d.Im2colConv, d.TF32Convs, d.StrictFP32, d.ConvTile, d.ConvSplits = p.im2col, p.tf32, !p.tf32, p.tile, p.splits
+	d.Im2colConv, d.TF32Convs, d.StrictFP32, d.ConvTile, d.ConvSplits = p.im2col, p.tf32, !p.tf32 && !p.bf16, p.tile, p.splits
+	d.BF16 = p.bf16
 	d.ConvChunkBytes = p.chunk
 	if p.chunk < 0 {
 		oh, ow := tensor.ConvOutSize(c.h, c.k, c.stride, c.pad), tensor.ConvOutSize(c.w, c.k, c.stride, c.pad)
@@ -314,7 +328,7 @@ func (p convPath) set(d *Device, c convCase) func() {
 	}
 	return func() {
 		d.Im2colConv, d.TF32Convs, d.StrictFP32, d.ConvTile, d.ConvSplits = old.Im2colConv, old.TF32Convs, old.StrictFP32, old.ConvTile, old.ConvSplits
-		d.ConvChunkBytes = old.ConvChunkBytes
+		d.BF16, d.ConvChunkBytes = old.BF16, old.ConvChunkBytes
 	}
 }
 
@@ -329,10 +343,11 @@ var convCases = []convCase{
 }
 
 // conv checks Conv2d (with and without a per-channel and a per-sample bias) and its gradients
-// (β = 0 and 0.5) against tensor.Reference on every path of convPaths. A TF32 path gets inputs
-// already rounded to TF32 (tf32, written from the definition), so that the only difference from
-// the float64 reference left is the order of the FP32 sums: a fragment or tiling error of the
-// tensor-core kernels, which moves whole products, fails the same tolerance as the FP32 paths.
+// (β = 0 and 0.5) against tensor.Reference on every path of convPaths. A TF32 or BF16 path gets
+// inputs already rounded to its format (tf32, bf16, written from the definition), so that the only
+// difference from the float64 reference left is the order of the FP32 sums: a fragment or tiling
+// error of the tensor-core kernels, which moves whole products, fails the same tolerance as the
+// FP32 paths.
 func (s *suite) conv(t *testing.T) {
 	s.t = t
 	for _, path := range convPaths {
@@ -343,9 +358,9 @@ func (s *suite) conv(t *testing.T) {
 			st, pd := c.stride, c.pad
 			in := func(shape ...int) *tensor.Tensor {
 				x := s.randn(shape...)
-				if path.tf32 {
+				if r := path.round(); r != nil {
 					for i, v := range x.Data() {
-						x.Data()[i] = tf32(v)
+						x.Data()[i] = r(v)
 					}
 				}
 				return x
@@ -385,25 +400,43 @@ func (s *suite) conv(t *testing.T) {
 			}
 			restore()
 		}
-		if path.tf32 {
+		if path.round() != nil {
 			s.convRounding(path)
 		}
 	}
-	s.warpMMA(t)
+	for _, m := range mmaShapes {
+		s.warpMMA(t, m)
+	}
 }
 
-// convRounding checks that a TF32 path rounds its operands as cvt.rna does: the device gets
-// unrounded inputs, the reference the same inputs rounded by tf32, and the results must agree to
-// the FP32 sums' order (truncating instead of rounding, or not rounding, leaves an NMSE near 1e-7).
+// convRounding checks that a TF32 path rounds its operands as cvt.rna does (to nearest, ties away
+// from zero) and a BF16 path as cvt.rn does (ties to even): the device gets unrounded inputs, half
+// of them exact ties, the reference the same inputs rounded by tf32 or bf16, and the results must
+// agree to the FP32 sums' order (truncating instead of rounding, not rounding, or breaking ties the
+// other way leaves an NMSE of 1e-8 or more).
 func (s *suite) convRounding(path convPath) {
 	c := convCase{3, 5, 7, 9, 4, 3, 2, 1}
 	defer path.set(s.dev, c)()
+	round, bits := path.round(), 11
+	if path.bf16 {
+		bits = 8
+	}
 	oh, ow := tensor.ConvOutSize(c.h, c.k, c.stride, c.pad), tensor.ConvOutSize(c.w, c.k, c.stride, c.pad)
-	x, w, dy := s.randn(c.n, c.c, c.h, c.w), s.randn(c.o, c.c, c.k, c.k), s.randn(c.n, c.o, oh, ow)
+	ties := func(t *tensor.Tensor) *tensor.Tensor { // every other value halfway between two of the format
+		for i, v := range t.Data() {
+			if i%2 == 0 {
+				r := round(v)
+				_, e := math.Frexp(float64(r))
+				t.Data()[i] = r + float32(math.Copysign(math.Ldexp(0.5, e-bits), float64(r)))
+			}
+		}
+		return t
+	}
+	x, w, dy := ties(s.randn(c.n, c.c, c.h, c.w)), ties(s.randn(c.o, c.c, c.k, c.k)), ties(s.randn(c.n, c.o, oh, ow))
 	rounded := func(t *tensor.Tensor) *tensor.Tensor {
 		r := t.Clone()
 		for i, v := range r.Data() {
-			r.Data()[i] = tf32(v)
+			r.Data()[i] = round(v)
 		}
 		return s.to(tensor.Reference, r)
 	}
@@ -422,7 +455,7 @@ func (s *suite) convRounding(path convPath) {
 	} {
 		got := p.f(s.to(s.dev, p.a), s.to(s.dev, p.b))
 		want := p.f(rounded(p.a), rounded(p.b))
-		s.check(fmt.Sprintf("%s rounds to TF32 %s", p.name, path.name), s.host(got), s.host(want), 1e-11)
+		s.check(fmt.Sprintf("%s rounds its inputs %s", p.name, path.name), s.host(got), s.host(want), 1e-11)
 	}
 }
 
@@ -438,21 +471,53 @@ func tf32(x float32) float32 {
 	return float32(math.Ldexp(math.Round(m*2048), e-11))
 }
 
-// The fragment layout of mma.m16n8k8 with TF32 inputs, from the PTX ISA's figures ("Matrix
-// fragments for mma.m16n8k8"), with g = lane/4 and q = lane mod 4: lane l's register i of A holds
-// A(mmaA(l, i)), of B holds B(mmaB(l, i)) (k, n), and of C and D holds C(mmaC(l, i)).
-func mmaA(l, i int) (row, col int) { return l/4 + 8*(i%2), l%4 + 4*(i/2) }
-func mmaB(l, i int) (k, n int)     { return l%4 + 4*i, l / 4 }
+// bf16 rounds x to BF16 as cvt.rn.bf16.f32 does: the nearest value with 8 significant bits, ties
+// to even (math.RoundToEven), from the definition through Frexp.
+func bf16(x float32) float32 {
+	f := float64(x)
+	if f == 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return x
+	}
+	m, e := math.Frexp(f)
+	return float32(math.Ldexp(math.RoundToEven(m*256), e-8))
+}
+
+// mmaShape is one warp-level tensor-core product of warp.cuh and its fragment layout, from the PTX
+// ISA's figures ("Matrix fragments for mma.m16n8k8" with TF32 inputs, "for mma.m16n8k16 with
+// floating point type" with BF16), with g = lane/4 and q = lane mod 4: lane l's value i of A holds
+// A(a(l, i)) (row, k), of B holds B(b(l, i)) (k, n), and of C and D (4 values) C(mmaC(l, i)). A
+// BF16 register holds two values, value i in half i mod 2 of register i/2.
+type mmaShape struct {
+	name   string
+	k      int // the inner dimension
+	na, nb int // values of A and B per lane
+	a, b   func(l, i int) (int, int)
+	round  func(float32) float32
+	launch func(d *Device, a, b, dd uintptr) error
+}
+
+var mmaShapes = []mmaShape{
+	{name: "hg_mma_tf32 (m16n8k8)", k: 8, na: 4, nb: 2,
+		a:     func(l, i int) (int, int) { return l/4 + 8*(i%2), l%4 + 4*(i/2) },
+		b:     func(l, i int) (int, int) { return l%4 + 4*i, l / 4 },
+		round: tf32, launch: func(d *Device, a, b, dd uintptr) error { return d.hgWarpMmaTf32([3]int{1, 1, 1}, a, b, dd) }},
+	{name: "hg_mma_bf16 (m16n8k16)", k: 16, na: 8, nb: 4,
+		a:     func(l, i int) (int, int) { return l/4 + 8*((i/2)%2), 2*(l%4) + i%2 + 8*(i/4) },
+		b:     func(l, i int) (int, int) { return 2*(l%4) + i%2 + 8*(i/2), l / 4 },
+		round: bf16, launch: func(d *Device, a, b, dd uintptr) error { return d.hgWarpMmaBf16([3]int{1, 1, 1}, a, b, dd) }},
+}
+
 func mmaC(l, i int) (row, col int) { return l/4 + 8*(i/2), 2*(l%4) + i%2 }
 
-// warpMMA checks the warp layer's hg_mma_tf32 (kernels/warp.cuh) through hg_warp_mma_tf32: each of
-// a block's 8 warps gets its own A (16×8), B (8×8) and C (16×8), scattered into the lanes'
-// registers by the layout above, and D must equal A·B + C in float64 with A and B rounded to TF32.
-// On the shim this tests the emulation against the PTX ISA's layout; on a GPU, the same launch
-// tests the layout table against the tensor cores.
-func (s *suite) warpMMA(t *testing.T) {
+// warpMMA checks one warp-level product of the warp layer (kernels/warp.cuh) through its test
+// kernel (hg_warp_mma_tf32, hg_warp_mma_bf16): each of a block's 8 warps gets its own A (16×k),
+// B (k×8) and C (16×8), scattered into the lanes' registers by the layout of m, and D must equal
+// A·B + C in float64 with A and B rounded to m's format. On the shim this tests the emulation
+// against the PTX ISA's layout; on a GPU, the same launch tests the layout table against the
+// tensor cores.
+func (s *suite) warpMMA(t *testing.T, m mmaShape) {
 	const warps = blockSize / 32
-	a, b, c := s.randn(warps, 32, 4), s.randn(warps, 32, 2), s.randn(warps, 32, 4)
+	a, b, c := s.randn(warps, 32, m.na), s.randn(warps, 32, m.nb), s.randn(warps, 32, 4)
 	p, err := s.dev.ptrs(s.to(s.dev, a), s.to(s.dev, b), s.to(s.dev, c))
 	if err != nil {
 		t.Fatal(err)
@@ -462,36 +527,38 @@ func (s *suite) warpMMA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.dev.hgWarpMmaTf32([3]int{1, 1, 1}, p[0], p[1], pd); err != nil {
+	if err := m.launch(s.dev, p[0], p[1], pd); err != nil {
 		t.Fatal(err)
 	}
 	got := s.host(dd)
 	for w := range warps {
-		var A [16][8]float64
-		var B [8][8]float64
+		A := make([][16]float64, 16)
+		B := make([][8]float64, m.k)
 		var C [16][8]float64
 		for l := range 32 {
+			for i := range m.na {
+				r, k := m.a(l, i)
+				A[r][k] = float64(m.round(a.Data()[(w*32+l)*m.na+i]))
+			}
+			for i := range m.nb {
+				k, n := m.b(l, i)
+				B[k][n] = float64(m.round(b.Data()[(w*32+l)*m.nb+i]))
+			}
 			for i := range 4 {
-				r, k := mmaA(l, i)
-				A[r][k] = float64(tf32(a.Data()[(w*32+l)*4+i]))
 				r, n := mmaC(l, i)
 				C[r][n] = float64(c.Data()[(w*32+l)*4+i])
-			}
-			for i := range 2 {
-				k, n := mmaB(l, i)
-				B[k][n] = float64(tf32(b.Data()[(w*32+l)*2+i]))
 			}
 		}
 		for l := range 32 {
 			for i := range 4 {
 				r, n := mmaC(l, i)
 				want, scale := C[r][n], math.Abs(C[r][n])
-				for k := range 8 {
+				for k := range m.k {
 					want += A[r][k] * B[k][n]
 					scale += math.Abs(A[r][k] * B[k][n])
 				}
 				if g := float64(got[(w*32+l)*4+i]); !(math.Abs(g-want) <= 1e-6*scale) {
-					t.Errorf("warp %d lane %d D[%d]: %g, want %g (D(%d, %d) = A·B + C)", w, l, i, g, want, r, n)
+					t.Errorf("%s: warp %d lane %d D[%d]: %g, want %g (D(%d, %d) = A·B + C)", m.name, w, l, i, g, want, r, n)
 				}
 			}
 		}

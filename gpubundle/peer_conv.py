@@ -8,9 +8,11 @@ SHAPES.json is `holdctl bench conv --json`'s output (its cells name every shape;
 once here). For each shape (x (N, C, H, W), w (O, C, K, K), stride S, padding P, with a per-channel
 bias): the forward pass (F.conv2d with the bias), the input gradient and the weight gradient
 (torch.nn.grad.conv2d_input / conv2d_weight: cuDNN's backward-data and backward-filter), each in
-three rows — fp32 NCHW (TF32 off), tf32 NCHW and tf32 channels_last (NHWC) — with cudnn.benchmark
+four rows — fp32 NCHW (TF32 off), tf32 NCHW, tf32 channels_last (NHWC) and bf16 channels_last
+(x, w and dy in bfloat16: what AMP gives a convolution) — with cudnn.benchmark
 on (a warm-up run lets it choose its algorithm), CUDA events around each run, the median of --reps.
-On the CPU (no GPU: the host-shim bundle's plumbing check) perf_counter and no TF32.
+On the CPU (no GPU: the host-shim bundle's plumbing check) perf_counter and no TF32; bf16 there is
+whatever the CPU's bfloat16 convolution is.
 """
 import argparse
 import json
@@ -21,7 +23,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-ROWS = ["fp32", "tf32", "tf32-cl"]
+ROWS = ["fp32", "tf32", "tf32-cl", "bf16-cl"]
 PASSES = ["forward", "input grad", "weight grad"]
 
 
@@ -75,9 +77,11 @@ def main():
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.backends.cudnn.allow_tf32 = tf32
             fmt = torch.channels_last if row.endswith("-cl") else torch.contiguous_format
-            x, wt, dy = x0.contiguous(memory_format=fmt), w0.contiguous(memory_format=fmt), dy0.contiguous(memory_format=fmt)
+            dt = torch.bfloat16 if row.startswith("bf16") else torch.float32
+            x, wt, dy = (v.to(dt).contiguous(memory_format=fmt) for v in (x0, w0, dy0))
+            b = b0.to(dt)
             passes = [
-                lambda: F.conv2d(x, wt, b0, stride=s, padding=p),
+                lambda: F.conv2d(x, wt, b, stride=s, padding=p),
                 lambda: torch.nn.grad.conv2d_input(x.shape, wt, dy, stride=s, padding=p),
                 lambda: torch.nn.grad.conv2d_weight(x, wt.shape, dy, stride=s, padding=p),
             ]

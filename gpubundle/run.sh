@@ -8,16 +8,17 @@
 # Steps, in order, each capped, with one overall deadline (default 540 s):
 #   preflight    nvidia-smi, glibc, the cuBLAS found, the PTX JIT (its log on failure)
 #   correctness  the CUDA kernel suite and the backend op table against the Go reference; training
-#                cuda vs cpu in strict FP32 (toy MLP: train.test; ncsnpp-tiny: two holdctl runs)
+#                cuda vs cpu in strict FP32 (toy MLP: train.test; ncsnpp-tiny: two holdctl runs); tf32
+#                and bf16 training against strict on the device (ncsnpp-tiny, 200 steps, 1 % per 20)
 #   images       HOLD-3, CLD and VP ncsnpp-small on Fashion-MNIST for --minutes M each, the three
 #                side by side on the one GPU (default: what is left, less 120 s and the speed step's
 #                --speed-reserve, 150 s by default); then 64 samples of each as a PNG and three cells
 #                of 1,000 as .npy files: a-sde2 at NFE 50, the native sampler at NFE 100, a-xdpm3 at
 #                NFE 20 (docs/images.md's columns). --snapshot STEP: each training stops at STEP first,
 #                its EMA weights are exported and its a-sde2 cell drawn there, and it resumes.
-#   speed        holdgo's bench train and the PyTorch peer on the same device, TF32 then strict FP32,
-#                ncsnpp-cifar10 and ncsnpp-small at batch 128 (the peer's best row of the precision:
-#                TF32 NCHW or channels_last, eager FP32; its AMP-BF16 row reported too); bench kernels;
+#   speed        holdgo's bench train and the PyTorch peer on the same device, TF32 (and BF16) then
+#                strict FP32, ncsnpp-cifar10 and ncsnpp-small at batch 128 (the peer's best row of the
+#                precision: TF32 NCHW or channels_last, eager FP32, AMP-BF16 channels_last); bench kernels;
 #                bench conv (the per-layer convolution table) and peer_conv.py (cuDNN on its shapes)
 # OUTDIR/report.md and OUTDIR/report.json are rewritten as each step ends, so a machine that goes
 # away midway still leaves what was done; OUTDIR/logs holds every command's output.
@@ -309,6 +310,35 @@ if want correctness; then
 		fails+="ncsnpp-tiny "
 		figs+="ncsnpp-tiny cuda vs cpu=$(status_of $rc) (exit $rc, logs/correctness-tiny.log)"$'\n'
 	fi
+	# tf32 and bf16 against strict on the device (issue 44): the same ncsnpp-tiny run in each arithmetic,
+	# same seed; every window of 20 steps must keep its mean loss within 1 % of strict's (the worst single
+	# step is reported too: the runs' weights drift apart, so single steps may differ more).
+	if [ $quick = 1 ]; then psteps=4 pbatch=1 win=2; else psteps=200 pbatch=16 win=20; fi
+	for p in strict tf32 bf16; do
+		rm -rf "$out/precision-$p"
+		run correctness-precision-$p.log "$(cap 120)" "$bin/holdctl-cuda" train --device cuda --precision $p --data "images:$here/data/tiny8" \
+			--model ncsnpp-tiny --steps $psteps --batch $pbatch --seed 1 --log-every 1 --out "$out/precision-$p"
+		rc=$?
+		[ $rc = 0 ] || break
+	done
+	if [ $rc = 0 ]; then
+		for p in tf32 bf16; do
+			read -r wstep wwin <<<"$(paste -d, "$out/precision-strict/log.csv" "$out/precision-$p/log.csv" | awk -F, -v win=$win 'NR > 1 && $1 ~ /^[0-9]+$/ {
+				n = NF / 2; a = $2; b = $(n + 2); d = (b - a) / (a < 0 ? -a : a); if (d < 0) d = -d; if (d > ws) ws = d
+				sa += a; sb += b; c++
+				if (c % win == 0) { r = (sb - sa) / (sa < 0 ? -sa : sa); if (r < 0) r = -r; if (r > ww) ww = r; sa = 0; sb = 0 } }
+				END { if (c < win) print "none none"; else printf "%.3g %.3g\n", ws, ww }')"
+			if [ "$wwin" = none ] || awk -v w="$wwin" 'BEGIN { exit !(w > 0.01) }'; then
+				fails+="precision-$p "
+				figs+="ncsnpp-tiny $p vs strict=fail: worst $win-step mean loss relative difference $wwin over $psteps steps (want ≤ 1 %), worst step $wstep"$'\n'
+			else
+				figs+="ncsnpp-tiny $p vs strict=pass: worst $win-step mean loss relative difference $wwin over $psteps steps of batch $pbatch, worst step $wstep"$'\n'
+			fi
+		done
+	else
+		fails+="precision "
+		figs+="ncsnpp-tiny tf32/bf16 vs strict=$(status_of $rc) (exit $rc, logs/correctness-precision-$p.log)"$'\n'
+	fi
 	if [ -z "$fails" ]; then st=pass; note="kernels, op table and training agree with the CPU"; else st=fail; note="failed: $fails(see logs/correctness-*.log)"; fi
 	record correctness $st $(($(date +%s) - t0)) "$note" "$figs"
 else
@@ -518,6 +548,20 @@ if want speed; then
 				[ "$pk" != 0 ] && line+=" ($(awk -v f="$gf" -v p="$pk" 'BEGIN { printf "%.1f", 100 * f / (p * 1000) }') % of the $pk TFLOP/s peak)"
 			fi
 			figs+="$model batch $batch $mode holdgo=$line; per step: $counters"$'\n'
+			hgbf=
+			if [ $tf32 = 1 ]; then # holdgo's bf16 mode, compared below with the peer's bf16-cl row
+				blog=speed-$model-bf16.log
+				run "$blog" "$(cap 120)" "$bin/holdctl-cuda" bench train --device cuda --precision bf16 --model "$model" --batch "$batch" --channels "$ch" --steps $bsteps
+				rc=$?
+				hgbf=$(grep -o '[0-9.]* samples/s' "$out/logs/$blog" | tail -1 | cut -d' ' -f1)
+				if [ $rc != 0 ] || [ -z "$hgbf" ]; then
+					fails+="holdgo-$model-BF16 "
+					figs+="$model batch $batch BF16 holdgo=$(status_of $rc) (logs/$blog)"$'\n'
+					hgbf=
+				else
+					figs+="$model batch $batch BF16 holdgo=$hgbf images/s"$'\n'
+				fi
+			fi
 			if [ $have_torch = 1 ]; then
 				plog=speed-$model-tf32$tf32-torch.log
 				# the fair peer's rows (peer_train.py): TF32 NCHW, TF32 channels_last and AMP-BF16 channels_last
@@ -530,7 +574,11 @@ if want speed; then
 				if [ $rc = 0 ] && [ -n "$pt" ]; then
 					ratio=$(awk -v a="$hg" -v b="$pt" 'BEGIN { printf "%.2f", a / b }')
 					figs+="$model batch $batch $mode pytorch ($peer_dev)=$(awk -v b="$pt" 'BEGIN { printf "%.1f", b }') images/s (row $pbest$([ $tf32 = 1 ] && echo ', the faster of tf32 and tf32-cl')); holdgo/pytorch=$ratio"$'\n'
-					[ -z "$pbf" ] || figs+="$model batch $batch BF16 pytorch ($peer_dev)=$(awk -v b="$pbf" 'BEGIN { printf "%.1f", b }') images/s (bf16-cl; holdgo has no bf16 mode yet)"$'\n'
+					if [ -n "$pbf" ]; then
+						figs+="$model batch $batch BF16 pytorch ($peer_dev)=$(awk -v b="$pbf" 'BEGIN { printf "%.1f", b }') images/s (bf16-cl)"
+						[ -z "$hgbf" ] || figs+="; holdgo/pytorch=$(awk -v a="$hgbf" -v b="$pbf" 'BEGIN { printf "%.2f", a / b }')"
+						figs+=$'\n'
+					fi
 				else
 					fails+="pytorch-$model-$mode "
 					figs+="$model batch $batch $mode pytorch=$(status_of $rc) (logs/$plog)"$'\n'
@@ -544,7 +592,7 @@ if want speed; then
 	figs+="bench kernels (time per kernel family, CUDA events)=$(status_of $rc): logs/speed-kernels.log"$'\n'
 	[ $rc = 0 ] || fails+="bench-kernels "
 	# the per-layer convolution table (issue 44): every distinct convolution of the step, three passes, the
-	# im2col path and the implicit kernels in strict and TF32; then cuDNN on the same shapes (peer_conv.py)
+	# im2col path and the implicit kernels in strict, TF32 and BF16; then cuDNN on the same shapes (peer_conv.py)
 	if [ $quick = 1 ]; then cargs=(--model ncsnpp-tiny --batch 1 --reps 1 --max-shapes 3); else cargs=(--model ncsnpp-cifar10 --batch 128 --reps 5); fi
 	run speed-conv.log "$(cap 120)" "$bin/holdctl-cuda" bench conv --device cuda "${cargs[@]}" --peak-tf32 $peak_tf32
 	rc=$?

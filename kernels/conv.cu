@@ -29,10 +29,15 @@
 //   f32   each thread a (BM/16) × (BN/16) register tile of FFMA products: the strict-FP32 path
 //   tf32  8 warps (2 × 4), each a (BM/2) × (BN/4) tile of m16n8k8 TF32 mma.sync products
 //         (warp.cuh); operands rounded to TF32 as they are staged, FP32 accumulation
+//   bf16  the same warp tiling with m16n8k16 BF16 mma.sync products, one per 16-long K step;
+//         operands rounded to BF16 (to nearest, ties to even) as they are staged and kept in
+//         shared memory as pairs of k in one 32-bit word (k even in the low half), which is the
+//         register layout of the A and B fragments: each fragment register is one 32-bit load;
+//         FP32 accumulation. The tensors stay FP32 in device memory.
 // The weight gradient's K (N·P) is long: gridDim.z splits it into chunks of kchunk (a multiple of
 // 16); with more than one split each writes its partial D to out + z·M·NC and hg_conv_splitk sums
 // them in split order (deterministic, no atomics).
-//   hg_conv_{fwd,dgrad,wgrad}_{f32,tf32}_{64,128}  BM = BN = 64 or 128
+//   hg_conv_{fwd,dgrad,wgrad}_{f32,tf32,bf16}_{64,128}  BM = BN = 64 or 128
 //   hg_conv_splitk                                 out = Σ_z ws[z] + beta·out, z ascending; and with
 //                                                  nb > 0, db += Σ_z of the splits' bias sums
 #include "common.cuh"
@@ -43,6 +48,15 @@
 #define HG_CONV_SKEW 8 // rows of BM + 8 floats: (BM + 8) mod 32 = 8 makes the fragment loads conflict-free
 
 enum { HG_FWD = 0, HG_DGRAD = 1, HG_WGRAD = 2 };
+enum { HG_F32 = 0, HG_TF32 = 1, HG_BF16 = 2 }; // the products' precision
+
+// The shared-memory element of a precision: a float, or (BF16) a 32-bit word holding two k.
+template <int PREC> struct HgConvElem {
+	typedef float T;
+};
+template <> struct HgConvElem<HG_BF16> {
+	typedef unsigned T;
+};
 
 // A mixed-radix counter v = (q·D1 + r1)·D2 + r2, advanced by a fixed step without division.
 struct HgRadix {
@@ -118,7 +132,7 @@ static __device__ __forceinline__ int hg_exact_div(int t, int S, int n) {
 	return u < n ? u : -1;
 }
 
-template <int MODE, bool TC, int BM, int BN>
+template <int MODE, int PREC, int BM, int BN>
 static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, float beta, int biasMode,
                                                const float* __restrict__ in, const float* __restrict__ wt,
                                                float* __restrict__ bias, const float* __restrict__ bias2,
@@ -127,8 +141,11 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 	constexpr int NA = BM / 16;                                // A elements per thread: rows tid/16 + 16i, k tid%16
 	constexpr int NB = BK * BN / T;                            // B elements per thread
 	constexpr bool bKFast = MODE == HG_WGRAD;                  // B loaded k-fast (else column-fast)
-	__shared__ float As[BK][BM + HG_CONV_SKEW];
-	__shared__ float Bs[BK][BN + HG_CONV_SKEW];
+	constexpr bool TC = PREC != HG_F32;                        // tensor cores
+	constexpr int SK = PREC == HG_BF16 ? BK / 2 : BK;          // rows of k in shared memory
+	typedef typename HgConvElem<PREC>::T Elem;
+	__shared__ Elem As[SK][BM + HG_CONV_SKEW];
+	__shared__ Elem Bs[SK][BN + HG_CONV_SKEW];
 
 	const int tid = threadIdx.x;
 	const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
@@ -228,18 +245,22 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 	double bsum[NA];
 	HG_UNROLL
 	for (int i = 0; i < NA; i++) bsum[i] = 0.0;
+	// put stores operand value v of step row k, column c of a tile in the precision's form.
+	auto put = [&](auto& tile, int k, int c, float v) {
+		if constexpr (PREC == HG_BF16) hg_half_store(&tile[k >> 1][c], k & 1, hg_bf16(v));
+		else tile[k][c] = PREC == HG_TF32 ? hg_tf32(v) : v;
+	};
 	auto stage = [&]() {
 		if (biasSum) {
 			HG_UNROLL
 			for (int i = 0; i < NA; i++) bsum[i] += (double)ra_[i];
 		}
 		HG_UNROLL
-		for (int i = 0; i < NA; i++) As[kA][tid / 16 + 16 * i] = TC ? hg_tf32(ra_[i]) : ra_[i];
+		for (int i = 0; i < NA; i++) put(As, kA, tid / 16 + 16 * i, ra_[i]);
 		HG_UNROLL
 		for (int i = 0; i < NB; i++) {
-			const float v = TC ? hg_tf32(rb_[i]) : rb_[i];
-			if constexpr (bKFast) Bs[kA][tid / 16 + 16 * i] = v;
-			else Bs[tid / BN + (T / BN) * i][tid % BN] = v;
+			if constexpr (bKFast) put(Bs, kA, tid / 16 + 16 * i, rb_[i]);
+			else put(Bs, tid / BN + (T / BN) * i, tid % BN, rb_[i]);
 		}
 	};
 
@@ -261,7 +282,27 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 			advance();
 			load(k0 + BK);
 		}
-		if constexpr (TC) {
+		if constexpr (PREC == HG_BF16) { // one m16n8k16 step: register r of a fragment is word row q + 4r
+			unsigned a[MT][4], b[NT][2];
+			HG_UNROLL
+			for (int mt = 0; mt < MT; mt++) {
+				const int r = wm * WTM + mt * 16 + g;
+				a[mt][0] = As[q][r];
+				a[mt][1] = As[q][r + 8];
+				a[mt][2] = As[q + 4][r];
+				a[mt][3] = As[q + 4][r + 8];
+			}
+			HG_UNROLL
+			for (int nt = 0; nt < NT; nt++) {
+				const int c = wn * WTN + nt * 8 + g;
+				b[nt][0] = Bs[q][c];
+				b[nt][1] = Bs[q + 4][c];
+			}
+			HG_UNROLL
+			for (int mt = 0; mt < MT; mt++)
+				HG_UNROLL
+				for (int nt = 0; nt < NT; nt++) hg_mma_bf16(&acc[(mt * NT + nt) * 4], a[mt], b[nt]);
+		} else if constexpr (TC) {
 			HG_UNROLL
 			for (int k8 = 0; k8 < BK; k8 += 8) {
 				float a[MT][4], b[NT][2];
@@ -373,7 +414,7 @@ HG_KERNEL(hg_conv_fwd_f32_64)(int N, int C, int H, int W, int O, int KS, int S, 
                              float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                              float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                              float* __restrict__ out) {
-	hg_conv<HG_FWD, false, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_FWD, HG_F32, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_f32_64);
@@ -382,7 +423,7 @@ HG_KERNEL(hg_conv_fwd_f32_128)(int N, int C, int H, int W, int O, int KS, int S,
                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                               float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                               float* __restrict__ out) {
-	hg_conv<HG_FWD, false, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_FWD, HG_F32, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_f32_128);
@@ -391,7 +432,7 @@ HG_KERNEL(hg_conv_fwd_tf32_64)(int N, int C, int H, int W, int O, int KS, int S,
                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                               float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                               float* __restrict__ out) {
-	hg_conv<HG_FWD, true, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_FWD, HG_TF32, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_tf32_64);
@@ -400,16 +441,34 @@ HG_KERNEL(hg_conv_fwd_tf32_128)(int N, int C, int H, int W, int O, int KS, int S
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                float* __restrict__ out) {
-	hg_conv<HG_FWD, true, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_FWD, HG_TF32, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_fwd_tf32_128);
+
+HG_KERNEL(hg_conv_fwd_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
+                               float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                               float* __restrict__ out) {
+	hg_conv<HG_FWD, HG_BF16, 64, 64>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
+}
+HG_REGISTER(hg_conv_fwd_bf16_64);
+
+HG_KERNEL(hg_conv_fwd_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
+                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                float* __restrict__ out) {
+	hg_conv<HG_FWD, HG_BF16, 128, 128>(hg_conv_geom(HG_FWD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
+}
+HG_REGISTER(hg_conv_fwd_bf16_128);
 
 HG_KERNEL(hg_conv_dgrad_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                float* __restrict__ out) {
-	hg_conv<HG_DGRAD, false, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_DGRAD, HG_F32, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_f32_64);
@@ -418,7 +477,7 @@ HG_KERNEL(hg_conv_dgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int 
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                 float* __restrict__ out) {
-	hg_conv<HG_DGRAD, false, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_DGRAD, HG_F32, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_f32_128);
@@ -427,7 +486,7 @@ HG_KERNEL(hg_conv_dgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int 
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                 float* __restrict__ out) {
-	hg_conv<HG_DGRAD, true, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_DGRAD, HG_TF32, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_tf32_64);
@@ -436,16 +495,34 @@ HG_KERNEL(hg_conv_dgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                  float* __restrict__ out) {
-	hg_conv<HG_DGRAD, true, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_DGRAD, HG_TF32, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_dgrad_tf32_128);
+
+HG_KERNEL(hg_conv_dgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
+                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                 float* __restrict__ out) {
+	hg_conv<HG_DGRAD, HG_BF16, 64, 64>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
+}
+HG_REGISTER(hg_conv_dgrad_bf16_64);
+
+HG_KERNEL(hg_conv_dgrad_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
+                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                  float* __restrict__ out) {
+	hg_conv<HG_DGRAD, HG_BF16, 128, 128>(hg_conv_geom(HG_DGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
+}
+HG_REGISTER(hg_conv_dgrad_bf16_128);
 
 HG_KERNEL(hg_conv_wgrad_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                float* __restrict__ out) {
-	hg_conv<HG_WGRAD, false, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_WGRAD, HG_F32, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_f32_64);
@@ -454,7 +531,7 @@ HG_KERNEL(hg_conv_wgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int 
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                 float* __restrict__ out) {
-	hg_conv<HG_WGRAD, false, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_WGRAD, HG_F32, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_f32_128);
@@ -463,7 +540,7 @@ HG_KERNEL(hg_conv_wgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int 
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                 float* __restrict__ out) {
-	hg_conv<HG_WGRAD, true, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_WGRAD, HG_TF32, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_tf32_64);
@@ -472,10 +549,28 @@ HG_KERNEL(hg_conv_wgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                  float* __restrict__ out) {
-	hg_conv<HG_WGRAD, true, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	hg_conv<HG_WGRAD, HG_TF32, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
 	                         bias2, res, scale, out);
 }
 HG_REGISTER(hg_conv_wgrad_tf32_128);
+
+HG_KERNEL(hg_conv_wgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
+                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                 float* __restrict__ out) {
+	hg_conv<HG_WGRAD, HG_BF16, 64, 64>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
+}
+HG_REGISTER(hg_conv_wgrad_bf16_64);
+
+HG_KERNEL(hg_conv_wgrad_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
+                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
+                                  float* __restrict__ out) {
+	hg_conv<HG_WGRAD, HG_BF16, 128, 128>(hg_conv_geom(HG_WGRAD, N, C, H, W, O, KS, S, PD, OH, OW), kchunk, beta, biasMode, in, wt, bias,
+	                         bias2, res, scale, out);
+}
+HG_REGISTER(hg_conv_wgrad_bf16_128);
 
 
 HG_KERNEL(hg_conv_splitk)(int n, int splits, float beta, const float* __restrict__ ws, float* __restrict__ out, int nb,
@@ -509,3 +604,26 @@ HG_KERNEL(hg_warp_mma_tf32)(const float* __restrict__ a, const float* __restrict
 	for (int i = 0; i < 4; i++) d[4 * l + i] = fd[i];
 }
 HG_REGISTER(hg_warp_mma_tf32);
+
+// hg_warp_mma_bf16 runs one hg_mma_bf16 on a block of 32 threads: lane l packs its A fragment from
+// a[8l…8l+7] (register r from a[8l+2r] in the low half and a[8l+2r+1] in the high half), its B
+// fragment from b[4l…4l+3] likewise, each rounded to BF16 as the kernels stage them, takes its C
+// fragment from d[4l…4l+3] and writes D back there. The test (cuda/suite_test.go) fills them
+// from its own copy of the PTX ISA's m16n8k16 layout table.
+HG_KERNEL(hg_warp_mma_bf16)(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ d) {
+	const int l = threadIdx.x;
+	unsigned fa[4], fb[2];
+	float fd[4];
+	for (int r = 0; r < 4; r++) {
+		hg_half_store(&fa[r], 0, hg_bf16(a[8 * l + 2 * r]));
+		hg_half_store(&fa[r], 1, hg_bf16(a[8 * l + 2 * r + 1]));
+		fd[r] = d[4 * l + r];
+	}
+	for (int r = 0; r < 2; r++) {
+		hg_half_store(&fb[r], 0, hg_bf16(b[4 * l + 2 * r]));
+		hg_half_store(&fb[r], 1, hg_bf16(b[4 * l + 2 * r + 1]));
+	}
+	hg_mma_bf16(fd, fa, fb);
+	for (int i = 0; i < 4; i++) d[4 * l + i] = fd[i];
+}
+HG_REGISTER(hg_warp_mma_bf16);

@@ -6,12 +6,22 @@
 //   hg_tf32(x)               x rounded to TF32 (cvt.rna.tf32.f32: 10 mantissa bits kept, to nearest,
 //                            ties away from zero), returned as a float whose low 13 bits are 0
 //   hg_mma_tf32(d, a, b)     d += A·B for one warp: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+//   hg_bf16(x)               the bits of x rounded to BF16 (cvt.rn.bf16.f32: 8 significant bits, to
+//                            nearest, ties to even), a 16-bit value: the upper half of a float
+//   hg_half_store(w, h, v)   stores the 16 bits v into half h (0 low, 1 high) of the 32-bit word *w
+//   hg_mma_bf16(d, a, b)     d += A·B for one warp: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 //
 // Fragment layout of m16n8k8 with TF32 inputs (PTX ISA, "Matrix fragments for mma.m16n8k8"), with
 // g = lane >> 2 and q = lane & 3:
 //   A (16×8, row-major), 4 registers:  a0 (g, q)   a1 (g+8, q)   a2 (g, q+4)   a3 (g+8, q+4)
 //   B (8×8, column-major), 2 registers: b0 (k q, n g)   b1 (k q+4, n g)
 //   C, D (16×8), 4 floats:             c0 (g, 2q)  c1 (g, 2q+1)  c2 (g+8, 2q)  c3 (g+8, 2q+1)
+// Fragment layout of m16n8k16 with BF16 inputs (PTX ISA, "Matrix fragments for mma.m16n8k16 with
+// floating point type"): every 32-bit register holds two BF16 values, the lower-indexed one in its
+// low half; element e of a register pair (half h of register r) is e = 2r + h:
+//   A (16×16, row-major), 4 registers:  a0 (g, 2q|2q+1)  a1 (g+8, 2q|2q+1)  a2 (g, 2q+8|2q+9)  a3 (g+8, 2q+8|2q+9)
+//   B (16×8, column-major), 2 registers: b0 (k 2q|2q+1, n g)   b1 (k 2q+8|2q+9, n g)
+//   C, D as for m16n8k8.
 // The tensor core reads only a TF32 operand's upper 19 bits; the kernels round with hg_tf32 when
 // they stage a tile in shared memory, and the emulation drops the low 13 bits as the hardware does.
 //
@@ -19,7 +29,8 @@
 // meet at a barrier, each thread computes its four outputs from its warp's 32 staged fragments
 // (products exact in float64, summed in k order, added to c and rounded once), and all meet again
 // before the staging area is reused. So every thread of a block must execute the same sequence of
-// hg_mma_tf32 calls (true of a GEMM main loop), exactly as mma.sync requires of a warp's lanes.
+// hg_mma_tf32 and hg_mma_bf16 calls (true of a GEMM main loop), exactly as mma.sync requires of a
+// warp's lanes.
 #pragma once
 
 #ifdef HG_SHIM
@@ -71,6 +82,46 @@ static inline void hg_mma_tf32(float d[4], const float a[4], const float b[2]) {
 	__syncthreads();
 }
 
+static inline unsigned short hg_bf16(float x) {
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	if ((u & 0x7f800000u) != 0x7f800000u) u += 0x7fffu + ((u >> 16) & 1u); // finite: to nearest, ties to even
+	else if (u & 0x007fffffu) u |= 0x00400000u;                             // NaN stays NaN (quiet)
+	return (unsigned short)(u >> 16);
+}
+
+static inline void hg_half_store(unsigned* w, int h, unsigned short v) { memcpy((char*)w + 2 * h, &v, 2); }
+
+static inline double hg_bf16_value(unsigned w, int h) { // half h of a register as the tensor core reads it
+	const uint32_t u = (h ? w >> 16 : w & 0xffffu) << 16;
+	float r;
+	memcpy(&r, &u, 4);
+	return (double)r;
+}
+
+static inline void hg_mma_bf16(float d[4], const unsigned a[4], const unsigned b[2]) {
+	static unsigned sa[HG_MMA_MAX_THREADS][4], sb[HG_MMA_MAX_THREADS][2];
+	const int t = (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+	for (int i = 0; i < 4; i++) sa[t][i] = a[i];
+	sb[t][0] = b[0];
+	sb[t][1] = b[1];
+	__syncthreads();
+	const int lane = t & 31, w0 = t - lane, g = lane >> 2, q = lane & 3;
+	for (int i = 0; i < 4; i++) {
+		const int row = g + 8 * (i >> 1), col = 2 * q + (i & 1);
+		double s = 0.0;
+		for (int k = 0; k < 16; k++) {
+			// A(row, k) is in lane (row mod 8)·4 + (k mod 8)/2, register (row ≥ 8) + 2·(k ≥ 8), half
+			// k mod 2; B(k, col) in lane col·4 + (k mod 8)/2, register (k ≥ 8), half k mod 2.
+			const double av = hg_bf16_value(sa[w0 + (row & 7) * 4 + ((k & 7) >> 1)][(row >> 3) + 2 * (k >> 3)], k & 1);
+			const double bv = hg_bf16_value(sb[w0 + col * 4 + ((k & 7) >> 1)][k >> 3], k & 1);
+			s += av * bv;
+		}
+		d[i] = (float)((double)d[i] + s);
+	}
+	__syncthreads();
+}
+
 #else
 
 static __device__ __forceinline__ float hg_tf32(float x) {
@@ -85,6 +136,23 @@ static __device__ __forceinline__ void hg_mma_tf32(float d[4], const float a[4],
 	             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 	             : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])), "r"(__float_as_uint(a[2])),
 	               "r"(__float_as_uint(a[3])), "r"(__float_as_uint(b[0])), "r"(__float_as_uint(b[1])));
+}
+
+static __device__ __forceinline__ unsigned short hg_bf16(float x) {
+	unsigned short r;
+	asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+	return r;
+}
+
+static __device__ __forceinline__ void hg_half_store(unsigned* w, int h, unsigned short v) {
+	reinterpret_cast<unsigned short*>(w)[h] = v;
+}
+
+static __device__ __forceinline__ void hg_mma_bf16(float d[4], const unsigned a[4], const unsigned b[2]) {
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+	             "{%0,%1,%2,%3};"
+	             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 #endif

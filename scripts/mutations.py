@@ -633,6 +633,78 @@ MUTATIONS = json.loads(r"""
   "tags": "cudashim"
  },
  {
+  "label": "warp.cuh: the BF16 emulation reads A's registers in the wrong order",
+  "file": "kernels/warp.cuh",
+  "old": "[(row >> 3) + 2 * (k >> 3)], k & 1)",
+  "new": "[2 * (row >> 3) + (k >> 3)], k & 1)",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "warp.cuh: the BF16 emulation reads a register's halves swapped",
+  "file": "kernels/warp.cuh",
+  "old": "(h ? w >> 16 : w & 0xffffu)",
+  "new": "(h ? w & 0xffffu : w >> 16)",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "warp.cuh: BF16 breaks ties away from zero instead of to even",
+  "file": "kernels/warp.cuh",
+  "old": "u += 0x7fffu + ((u >> 16) & 1u);",
+  "new": "u += 0x8000u;",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_conv bf16: A fragment registers 1 and 2 swapped",
+  "file": "kernels/conv.cu",
+  "old": "a[mt][1] = As[q][r + 8];\n\t\t\t\ta[mt][2] = As[q + 4][r];",
+  "new": "a[mt][1] = As[q + 4][r];\n\t\t\t\ta[mt][2] = As[q][r + 8];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_conv bf16: B fragment's second register from the first's k rows",
+  "file": "kernels/conv.cu",
+  "old": "b[nt][1] = Bs[q + 4][c];",
+  "new": "b[nt][1] = Bs[q][c];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "cuda: the bf16 precision runs the TF32 convolution kernels",
+  "file": "cuda/conv.go",
+  "old": "case d.BF16:\n\t\treturn convBF16",
+  "new": "case d.BF16:\n\t\treturn convTF32",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+ {
+  "label": "cublas: BF16 GEMMs with compute type 74 (FAST_16F) instead of 75 (FAST_16BF)",
+  "file": "cuda/internal/cublas/cublas.go",
+  "old": "&beta, (void*)c, 0, ldc, sc, batch, 75, -1);",
+  "new": "&beta, (void*)c, 0, ldc, sc, batch, 74, -1);",
+  "pkg": "./cuda/internal/cublas",
+  "run": "TestHandleSgemm",
+  "tags": "dynlib"
+ },
+ {
+  "label": "train: --precision bf16 leaves the device in tf32",
+  "file": "cuda/device.go",
+  "old": "d.StrictFP32, d.BF16 = p == \"strict\", p == \"bf16\"",
+  "new": "d.StrictFP32, d.BF16 = p == \"strict\", false",
+  "pkg": "./train",
+  "run": "TestShimRunPrecision",
+  "tags": "cudashim"
+ },
+ {
   "label": "Conv2d dx (autograd: dy ×1.001)",
   "file": "autograd/conv.go",
   "old": "tensor.Conv2dGradInput(gx, dy, w.T, stride, pad, beta)",
@@ -2023,9 +2095,9 @@ MUTATIONS = json.loads(r"""
 
 
 def shim(file):
-    """Regenerates the host-shim wrappers after a kernels/*.cu edit: each carries a hash of its
+    """Regenerates the host-shim wrappers after a kernels/*.cu or *.cuh edit: each carries a hash of its
     sources, without which Go's build cache would run the unmutated kernel (kernels/Makefile)."""
-    if file.startswith("kernels/") and file.endswith(".cu"):
+    if file.startswith("kernels/") and (file.endswith(".cu") or file.endswith(".cuh")):
         subprocess.run(["make", "--no-print-directory", "-C", "kernels", "shim"], cwd=ROOT, check=True,
                        capture_output=True)
 

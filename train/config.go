@@ -72,7 +72,7 @@ type RunConfig struct {
 	ResBlocks int     `yaml:"res_blocks,omitempty" json:"res_blocks,omitempty" flag:"res-blocks" min:"0" max:"64" note:"0: the preset's" help:"NCSN++ res-blocks per level (0: the preset's)"` // MaxResBlocks
 
 	// Precision is the GPU arithmetic (PrecisionTF32 when empty; the CPU computes in FP32 either way).
-	Precision string `yaml:"precision,omitempty" json:"precision,omitempty" flag:"precision" help:"GPU arithmetic: tf32 (cuBLAS's TF32 tensor cores; the default) or strict (FP32 everywhere, and with --dist nccl NCCL pinned to rings with the simple protocol: bit-identical runs on the same GPUs); the CPU computes in FP32 either way"`
+	Precision string `yaml:"precision,omitempty" json:"precision,omitempty" flag:"precision" help:"GPU arithmetic: tf32 (TF32 tensor cores for the convolutions and GEMMs; the default), bf16 (BF16 tensor-core products with FP32 sums; tensors, weights and Adam stay FP32) or strict (FP32 everywhere, and with --dist nccl NCCL pinned to rings with the simple protocol: bit-identical runs on the same GPUs); the CPU computes in FP32 either way"`
 
 	Steps     int     `yaml:"steps" json:"steps" flag:"steps" min:"0" help:"total optimisation steps"`
 	Batch     int     `yaml:"batch" json:"batch" flag:"batch" min:"1" max:"1048576" help:"batch size"` // MaxBatch
@@ -105,21 +105,19 @@ type RunConfig struct {
 const (
 	PrecisionTF32   = "tf32"   // cuBLAS's TF32 tensor cores for the GEMMs (inputs rounded to 10 mantissa bits, FP32 sums)
 	PrecisionStrict = "strict" // FP32 everywhere; NCCL pinned to one algorithm and protocol (cuda.PinNCCL)
+	PrecisionBF16   = "bf16"   // BF16 tensor-core products (inputs rounded to 8 significant bits, FP32 sums); tensors, weights and Adam stay FP32
 )
 
 // Strict reports whether the run asks for strict FP32 arithmetic.
 func (c RunConfig) Strict() bool { return c.Precision == PrecisionStrict }
 
-// CheckPrecision accepts a GPU arithmetic of --precision: "" (tf32), tf32 or strict; bf16 is
-// refused until its kernels exist.
+// CheckPrecision accepts a GPU arithmetic of --precision: "" (tf32), tf32, strict or bf16.
 func CheckPrecision(p string) error {
 	switch p {
-	case "", PrecisionTF32, PrecisionStrict:
+	case "", PrecisionTF32, PrecisionStrict, PrecisionBF16:
 		return nil
-	case "bf16":
-		return fmt.Errorf("precision bf16 needs the BF16 kernels, not built yet (issue 44): use %s or %s", PrecisionTF32, PrecisionStrict)
 	}
-	return fmt.Errorf("precision must be %s or %s, got %q", PrecisionTF32, PrecisionStrict, p)
+	return fmt.Errorf("precision must be %s, %s or %s, got %q", PrecisionTF32, PrecisionStrict, PrecisionBF16, p)
 }
 
 // DefaultFourierScale is the frequency scale of Fourier features when a run

@@ -57,14 +57,14 @@ func TestShimNCCLEngineMatchesOne(t *testing.T) {
 }
 
 // TestShimRunPrecision: --precision reaches the CUDA device train.Run opens (StrictFP32: strict on,
-// tf32 and the default off).
+// tf32, bf16 and the default off; BF16: bf16 on, the others off).
 func TestShimRunPrecision(t *testing.T) {
 	for _, c := range []struct {
-		precision string
-		strict    bool
-	}{{PrecisionStrict, true}, {PrecisionTF32, false}, {"", false}} {
+		precision  string
+		strict, bf bool
+	}{{PrecisionStrict, true, false}, {PrecisionTF32, false, false}, {"", false, false}, {PrecisionBF16, false, true}} {
 		dev := serialDevice(t)
-		dev.StrictFP32 = !c.strict
+		dev.StrictFP32, dev.BF16 = !c.strict, !c.bf
 		opt := tinyRun(filepath.Join(t.TempDir(), "run"), 2, false)
 		opt.OpenDevice = func() (tensor.Device, error) { return dev, nil }
 		configure := opt.Configure
@@ -76,8 +76,8 @@ func TestShimRunPrecision(t *testing.T) {
 		if err := Run(context.Background(), dist.Single{}, opt); err != nil {
 			t.Fatal(err)
 		}
-		if dev.StrictFP32 != c.strict {
-			t.Errorf("--precision %q: StrictFP32 %v", c.precision, dev.StrictFP32)
+		if dev.StrictFP32 != c.strict || dev.BF16 != c.bf {
+			t.Errorf("--precision %q: StrictFP32 %v, BF16 %v", c.precision, dev.StrictFP32, dev.BF16)
 		}
 	}
 }

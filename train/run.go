@@ -140,8 +140,8 @@ func Run(ctx context.Context, comm dist.Communicator, opt RunOptions) error {
 			return fail(inputErr("%v", err))
 		}
 	}
-	if p, ok := dev.(interface{ SetStrictFP32(bool) }); ok { // --precision on a GPU
-		p.SetStrictFP32(cfg.Strict())
+	if p, ok := dev.(interface{ SetPrecision(string) }); ok { // --precision on a GPU
+		p.SetPrecision(cfg.Precision)
 	}
 	if err := tr.SetDevice(dev); err != nil {
 		return fail(inputErr("--device %s: %v", opt.DeviceName, err))

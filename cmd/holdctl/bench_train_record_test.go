@@ -46,11 +46,12 @@ func TestBenchTrainRecord(t *testing.T) {
 }
 
 // --precision on the commands that run a network besides train (issue 44, item 4): bench train's
-// strict runs the FP32 convolution kernels (the recorder names them), tf32 the tensor-core ones;
-// bf16 and unknown values exit 2 naming the flag, on bench train, sample and nll, before anything
-// runs.
+// strict runs the FP32 convolution kernels (the recorder names them), tf32 and bf16 their
+// tensor-core ones; unknown values exit 2 naming the flag, on bench train, sample and nll, before
+// anything runs.
 func TestPrecisionFlag(t *testing.T) {
-	for _, c := range []struct{ precision, kernel string }{{"strict", "hg_conv_fwd_f32_64"}, {"tf32", "hg_conv_fwd_tf32_64"}} {
+	for _, c := range []struct{ precision, kernel string }{{"strict", "hg_conv_fwd_f32_64"}, {"tf32", "hg_conv_fwd_tf32_64"},
+		{"bf16", "hg_conv_fwd_bf16_64"}} {
 		app := newApp()
 		var out bytes.Buffer
 		app.Writer, app.ErrWriter = &out, io.Discard
@@ -74,8 +75,8 @@ func TestPrecisionFlag(t *testing.T) {
 	}
 	ckpt := "../../models/fmnist-hold3"
 	for _, args := range [][]string{
-		{"bench", "train", "--device", "record", "--model", "ncsnpp-tiny", "--precision", "bf16"},
-		{"sample", "--ckpt", ckpt, "--n", "1", "--precision", "bf16", "--out", t.TempDir() + "/s.npy"},
+		{"bench", "train", "--device", "record", "--model", "ncsnpp-tiny", "--precision", "fp16"},
+		{"sample", "--ckpt", ckpt, "--n", "1", "--precision", "tf16", "--out", t.TempDir() + "/s.npy"},
 		{"nll", "--ckpt", ckpt, "--precision", "fp8"},
 	} {
 		app := newApp()

@@ -11,7 +11,8 @@ import (
 // run configuration).
 func precisionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "precision", Value: "tf32", Usage: "GPU arithmetic: tf32 (TF32 tensor cores for the " +
-		"GEMMs and convolutions; the default) or strict (FP32 everywhere); the CPU computes in FP32 either way"}
+		"GEMMs and convolutions; the default), bf16 (BF16 tensor-core products, FP32 sums and storage) or strict " +
+		"(FP32 everywhere); the CPU computes in FP32 either way"}
 }
 
 // openFlag returns the device opener of --precision (exit status 2 for a bad value).

@@ -23,13 +23,9 @@ import (
 // report zeros as results.
 const Record = "record"
 
-// Open returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:N",
-// which OpenCUDA of the build (devices_cuda.go, devices_shim.go, devices_nocuda.go) opens or
-// refuses with a message that says how to get a CUDA build. Record is refused with a message
-// naming the command that takes it.
 // OpenWithPrecision returns Open with the GPU arithmetic p of --precision (train.CheckPrecision:
-// tf32 or strict) set on the device it opens: strict turns TF32 off (the CUDA device's
-// SetStrictFP32); the CPU and Reference devices compute in FP32 either way.
+// tf32, strict or bf16) set on the device it opens (the CUDA device's SetPrecision); the CPU and
+// Reference devices compute in FP32 either way.
 func OpenWithPrecision(p string) (func(name string) (tensor.Device, error), error) {
 	if err := train.CheckPrecision(p); err != nil {
 		return nil, fmt.Errorf("--precision: %w", err)
@@ -46,11 +42,15 @@ func OpenWithPrecision(p string) (func(name string) (tensor.Device, error), erro
 
 // SetPrecision sets the arithmetic p (already checked) on d where d has a choice (a CUDA device).
 func SetPrecision(d tensor.Device, p string) {
-	if s, ok := d.(interface{ SetStrictFP32(bool) }); ok {
-		s.SetStrictFP32(p == train.PrecisionStrict)
+	if s, ok := d.(interface{ SetPrecision(string) }); ok {
+		s.SetPrecision(p)
 	}
 }
 
+// Open returns the device named by --device: "cpu", "reference", or "cuda" / "cuda:N",
+// which OpenCUDA of the build (devices_cuda.go, devices_shim.go, devices_nocuda.go) opens or
+// refuses with a message that says how to get a CUDA build. Record is refused with a message
+// naming the command that takes it.
 func Open(name string) (tensor.Device, error) {
 	switch {
 	case name == "" || name == "cpu":

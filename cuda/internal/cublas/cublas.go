@@ -9,7 +9,9 @@ package cublas
 // The cuBLAS ABI used here, declared without cublas_v2.h so that this file builds without the CUDA
 // toolkit: statuses and enums are C ints (CUBLAS_STATUS_SUCCESS = 0, CUBLAS_OP_N/T = 0/1,
 // CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3, MAJOR/MINOR/PATCH_LEVEL = 0/1/2), the
-// handle an opaque pointer. These values are the same in cuBLAS 11, 12 and 13.
+// handle an opaque pointer; for cublasGemmStridedBatchedEx CUDA_R_32F = 0,
+// CUBLAS_COMPUTE_32F_FAST_16BF = 75 and CUBLAS_GEMM_DEFAULT = -1. These values are the same in
+// cuBLAS 11, 12 and 13.
 typedef void* hg_handle;
 
 // hg_cublas is the table of cuBLAS's functions, bound by dynlib (symbols, below).
@@ -21,6 +23,8 @@ typedef struct {
 	int (*get_property)(int, int*);
 	int (*sgemm_strided_batched)(hg_handle, int, int, int, int, int, const float*, const float*, int, long long,
 		const float*, int, long long, const float*, float*, int, long long, int);
+	int (*gemm_strided_batched_ex)(hg_handle, int, int, int, int, int, const void*, const void*, int, int, long long,
+		const void*, int, int, long long, const void*, void*, int, int, long long, int, int, int);
 } hg_cublas;
 
 static int hg_property(hg_cublas* t, int which, int* v) { return t->get_property(which, v); }
@@ -33,18 +37,23 @@ static int hg_create(hg_cublas* t, hg_handle* h, void* stream) {
 
 static int hg_destroy(hg_cublas* t, hg_handle h) { return t->destroy(h); }
 
-// hg_sgemm: device addresses cross as integers; the casts live here, in C. tf32 selects TF32
-// tensor-core math (inputs rounded to a 10-bit mantissa, FP32 accumulation) or strict FP32.
-static int hg_sgemm(hg_cublas* t, hg_handle h, int tf32, int ta, int tb, int m, int n, int k, float alpha,
+// hg_sgemm: device addresses cross as integers; the casts live here, in C. math selects strict
+// FP32 (0), TF32 tensor-core math (1: inputs rounded to a 10-bit mantissa, FP32 accumulation) or
+// BF16 (2: cublasGemmStridedBatchedEx on FP32 matrices with CUBLAS_COMPUTE_32F_FAST_16BF, inputs
+// down-converted to BF16, FP32 accumulation).
+static int hg_sgemm(hg_cublas* t, hg_handle h, int math, int ta, int tb, int m, int n, int k, float alpha,
 		uintptr_t a, int lda, long long sa, uintptr_t b, int ldb, long long sb, float beta,
 		uintptr_t c, int ldc, long long sc, int batch) {
-	int s = t->set_math_mode(h, tf32 ? 3 : 0);
+	int s = t->set_math_mode(h, math == 1 ? 3 : 0);
 	if (s != 0) return s;
 	// cuBLAS rejects a leading dimension below 1 (status 7) even where a zero-length side makes
 	// it meaningless: a product with k = 0, whose result is beta·C.
 	if (lda < 1) lda = 1;
 	if (ldb < 1) ldb = 1;
 	if (ldc < 1) ldc = 1;
+	if (math == 2)
+		return t->gemm_strided_batched_ex(h, ta, tb, m, n, k, &alpha, (const void*)a, 0, lda, sa, (const void*)b, 0, ldb, sb,
+			&beta, (void*)c, 0, ldc, sc, batch, 75, -1);
 	return t->sgemm_strided_batched(h, ta, tb, m, n, k, &alpha, (const float*)a, lda, sa,
 		(const float*)b, ldb, sb, &beta, (float*)c, ldc, sc, batch);
 }
@@ -104,6 +113,7 @@ func symbols(t *C.hg_cublas) []dynlib.Symbol {
 		{Name: "cublasSetMathMode", Addr: unsafe.Pointer(&t.set_math_mode)},
 		{Name: "cublasGetProperty", Addr: unsafe.Pointer(&t.get_property)},
 		{Name: "cublasSgemmStridedBatched", Addr: unsafe.Pointer(&t.sgemm_strided_batched)},
+		{Name: "cublasGemmStridedBatchedEx", Addr: unsafe.Pointer(&t.gemm_strided_batched_ex)},
 	}
 }
 
@@ -168,20 +178,27 @@ func (h *Handle) Destroy() error {
 // Gemm is one column-major cublasSgemmStridedBatched call: C = α·op(A)·op(B) + β·C for each of
 // Batch matrices, the addresses in device memory.
 type Gemm struct {
-	TF32, TransA, TransB      bool
-	M, N, K                   int
-	Alpha, Beta               float32
-	A, B, C                   uintptr
-	Lda, Ldb, Ldc             int
-	StrideA, StrideB, StrideC int64
-	Batch                     int
+	TF32, BF16, TransA, TransB bool // BF16 wins over TF32
+	M, N, K                    int
+	Alpha, Beta                float32
+	A, B, C                    uintptr
+	Lda, Ldb, Ldc              int
+	StrideA, StrideB, StrideC  int64
+	Batch                      int
 }
 
 // Sgemm runs g on the handle's stream.
 func (h *Handle) Sgemm(g Gemm) error {
-	s := C.hg_sgemm(h.lib.t, h.h, cbool(g.TF32), cbool(g.TransA), cbool(g.TransB), C.int(g.M), C.int(g.N), C.int(g.K), C.float(g.Alpha),
+	math := cbool(g.TF32)
+	if g.BF16 {
+		math = 2
+	}
+	s := C.hg_sgemm(h.lib.t, h.h, math, cbool(g.TransA), cbool(g.TransB), C.int(g.M), C.int(g.N), C.int(g.K), C.float(g.Alpha),
 		C.uintptr_t(g.A), C.int(g.Lda), C.longlong(g.StrideA), C.uintptr_t(g.B), C.int(g.Ldb), C.longlong(g.StrideB),
 		C.float(g.Beta), C.uintptr_t(g.C), C.int(g.Ldc), C.longlong(g.StrideC), C.int(g.Batch))
+	if s != 0 && g.BF16 {
+		return fmt.Errorf("cublasGemmStridedBatchedEx (CUBLAS_COMPUTE_32F_FAST_16BF): status %d", int(s))
+	}
 	if s != 0 {
 		return fmt.Errorf("cublasSgemmStridedBatched: status %d", int(s))
 	}

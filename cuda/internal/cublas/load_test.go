@@ -16,7 +16,9 @@ import (
 // fakeSource is a stand-in cuBLAS: the functions the loader binds, cublasGetProperty answering
 // MAJOR.MINOR.PATCH (so a test can tell which file loaded) and a plain column-major
 // cublasSgemmStridedBatched on host memory (so the argument marshalling of Handle.Sgemm is
-// checked; property 99 answers the last math mode). -DBROKEN leaves cublasSgemmStridedBatched out;
+// checked; property 99 answers the last math mode), and cublasGemmStridedBatchedEx on the same GEMM
+// for FP32 matrices only (property 98 answers its last compute type and algorithm, 1000·type + 500
+// + algo, and −1 if it refused the data types). -DBROKEN leaves both GEMMs out;
 // -DLT makes it call cublasLtGetVersion, so that it needs a libcublasLt, as the real one does.
 const fakeSource = `
 #ifdef LT
@@ -24,7 +26,8 @@ int cublasLtGetVersion(void);
 int fake_lt_version(void) { return cublasLtGetVersion(); }
 #endif
 static int mode = -1; /* the last math mode, answered as property 99 */
-int cublasGetProperty(int which, int* v) { *v = which == 0 ? MAJOR : which == 1 ? MINOR : which == 2 ? PATCH : mode; return 0; }
+static int ex = 0; /* the last GemmEx's compute type and algorithm, property 98 */
+int cublasGetProperty(int which, int* v) { *v = which == 0 ? MAJOR : which == 1 ? MINOR : which == 2 ? PATCH : which == 98 ? ex : mode; return 0; }
 int cublasCreate_v2(void** h) { static int x; *h = &x; return 0; }
 int cublasDestroy_v2(void* h) { return 0; }
 int cublasSetStream_v2(void* h, void* s) { return s == (void*)0 ? 0 : 13; }
@@ -47,6 +50,14 @@ int cublasSgemmStridedBatched(void* h, int ta, int tb, int m, int n, int k, cons
 				*c = *alpha * s + *beta * *c;
 			}
 	return 0;
+}
+int cublasGemmStridedBatchedEx(void* h, int ta, int tb, int m, int n, int k, const void* alpha,
+		const void* A, int at, int lda, long long sa, const void* B, int bt, int ldb, long long sb, const void* beta,
+		void* C, int ct, int ldc, long long sc, int batch, int compute, int algo) {
+	if (at != 0 || bt != 0 || ct != 0) { ex = -1; return 7; } /* CUDA_R_32F only */
+	ex = 1000 * compute + 500 + algo;
+	return cublasSgemmStridedBatched(h, ta, tb, m, n, k, (const float*)alpha, (const float*)A, lda, sa,
+		(const float*)B, ldb, sb, (const float*)beta, (float*)C, ldc, sc, batch);
 }
 #endif
 `
@@ -87,7 +98,7 @@ func TestLoad(t *testing.T) {
 }
 
 // Handle.Sgemm passes every argument through in cuBLAS's order (checked by the fake's own GEMM on
-// host memory), selects TF32 or strict FP32 math, and clamps leading dimensions of an empty
+// host memory), selects TF32, BF16 or strict FP32 math, and clamps leading dimensions of an empty
 // product to 1 as cuBLAS demands.
 func TestHandleSgemm(t *testing.T) {
 	lib, err := Load(dynlib.Search{Env: dynlibtest.Library(t, fakeSource, t.TempDir(), "libcublas.so.12", "-DMAJOR=12", "-DMINOR=1", "-DPATCH=0")})
@@ -118,6 +129,25 @@ func TestHandleSgemm(t *testing.T) {
 	if got := fakeMode(t, lib); got != 3 {
 		t.Errorf("TF32 GEMM set math mode %d, want 3 (CUBLAS_TF32_TENSOR_OP_MATH)", got)
 	}
+	// BF16: the same GEMM through cublasGemmStridedBatchedEx on FP32 matrices, compute type
+	// CUBLAS_COMPUTE_32F_FAST_16BF (75), algorithm CUBLAS_GEMM_DEFAULT (−1), default math mode.
+	c2 := []float32{1, 1, 1, 1, 0, 0, 0, 0}
+	g.TF32, g.BF16, g.C = true, true, addr(c2)
+	if err := h.Sgemm(g); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if c2[i] != want[i] {
+			t.Fatalf("BF16: C = %v, want %v", c2, want)
+		}
+	}
+	if got, err := lib.property(98); err != nil || got != 75*1000+500-1 {
+		t.Errorf("BF16 GEMM: compute type and algorithm %d (%v), want 75 and -1 (74499)", got, err)
+	}
+	if got := fakeMode(t, lib); got != 0 {
+		t.Errorf("BF16 GEMM set math mode %d, want 0", got)
+	}
+	runtime.KeepAlive(c2)
 	// k = 0 with zero leading dimensions: C = β·C, no status 7.
 	if err := h.Sgemm(Gemm{M: 2, N: 2, K: 0, Alpha: 1, Beta: 0.5, C: addr(c), Ldc: 2, Batch: 1}); err != nil {
 		t.Fatalf("empty product: %v", err)
