@@ -642,10 +642,10 @@ MUTATIONS = json.loads(r"""
   "tags": "cudashim"
  },
  {
-  "label": "warp.cuh: the BF16 emulation reads a register's halves swapped",
+  "label": "warp.cuh: the BF16 emulation reads A's register halves swapped (B's right; both swapped is the same sum)",
   "file": "kernels/warp.cuh",
-  "old": "(h ? w >> 16 : w & 0xffffu)",
-  "new": "(h ? w & 0xffffu : w >> 16)",
+  "old": "[(row >> 3) + 2 * (k >> 3)], k & 1)",
+  "new": "[(row >> 3) + 2 * (k >> 3)], (k & 1) ^ 1)",
   "pkg": "./cuda",
   "run": "TestShimKernels/conv",
   "tags": "cudashim"
