@@ -21,19 +21,21 @@
 // gradient, biasMode 1 means bias is the per-channel bias's gradient: db[o] += Σ_{n,p} dy[n, o, p],
 // summed in float64 from the dy tiles the kernel loads anyway.
 //
-// Tiles: BM × BN outputs per block of 256 threads, K in steps of 16 staged through shared memory,
-// the next step's global loads issued into registers before the current step's products. The
+// Tiles: BM × BN outputs per block of 256 threads, K in steps of 16 staged through shared memory
+// (HgConvLoader: which thread gathers which element). The
 // index arithmetic is 32-bit and division-free in the main loop: every k a thread loads moves by 16
 // per step, so its digits (c, ky, kx) or (n, oy, ox) advance by a fixed step with carries
 // (HgRadix). The caller (cuda/conv.go) keeps every tensor under 2³¹ elements.
-//   f32   each thread a (BM/16) × (BN/16) register tile of FFMA products: the strict-FP32 path
-//   tf32  8 warps (2 × 4), each a (BM/2) × (BN/4) tile of m16n8k8 TF32 mma.sync products
-//         (warp.cuh); operands rounded to TF32 as they are staged, FP32 accumulation
-//   bf16  the same warp tiling with m16n8k16 BF16 mma.sync products, one per 16-long K step;
-//         operands rounded to BF16 (to nearest, ties to even) as they are staged and kept in
-//         shared memory as pairs of k in one 32-bit word (k even in the low half), which is the
-//         register layout of the A and B fragments: each fragment register is one 32-bit load;
-//         FP32 accumulation. The tensors stay FP32 in device memory.
+//   f32   the next step's global loads issued into registers before the current step's products,
+//         one shared tile; each thread a (BM/16) × (BN/16) register tile of FFMA products: the
+//         strict-FP32 path (hg_conv_f32)
+//   tf32  a ring of shared tiles (4 stages at BM = 64, 2 at 128: the 48 KiB of static shared
+//         memory) filled by cp.async 3 or 1 steps ahead; 8 warps (2 × 4), each a (BM/2) × (BN/4)
+//         tile of m16n8k8 TF32 mma.sync products (warp.cuh), operands rounded to TF32 (cvt.rna)
+//         as the fragments are read, FP32 accumulation (hg_conv_mma)
+//   bf16  the same with m16n8k16 BF16 products, one per 16-long K step, each fragment register two
+//         values of k rounded and packed by cvt.rn.bf16x2 (ties to even); the tensors stay FP32 in
+//         device memory
 // The weight gradient's K (N·P) is long: gridDim.z splits it into chunks of kchunk (a multiple of
 // 16); with more than one split each writes its partial D to out + z·M·NC and hg_conv_splitk sums
 // them in split order (deterministic, no atomics).
@@ -50,13 +52,6 @@
 enum { HG_FWD = 0, HG_DGRAD = 1, HG_WGRAD = 2 };
 enum { HG_F32 = 0, HG_TF32 = 1, HG_BF16 = 2 }; // the products' precision
 
-// The shared-memory element of a precision: a float, or (BF16) a 32-bit word holding two k.
-template <int PREC> struct HgConvElem {
-	typedef float T;
-};
-template <> struct HgConvElem<HG_BF16> {
-	typedef unsigned T;
-};
 
 // A mixed-radix counter v = (q·D1 + r1)·D2 + r2, advanced by a fixed step without division.
 struct HgRadix {
@@ -132,75 +127,77 @@ static __device__ __forceinline__ int hg_exact_div(int t, int S, int n) {
 	return u < n ? u : -1;
 }
 
-template <int MODE, int PREC, int BM, int BN>
-static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, float beta, int biasMode,
-                                               const float* __restrict__ in, const float* __restrict__ wt,
-                                               float* __restrict__ bias, const float* __restrict__ bias2,
-                                               const float* res, float scale, float* __restrict__ out) {
-	constexpr int BK = HG_CONV_BK, T = HG_CONV_THREADS;
-	constexpr int NA = BM / 16;                                // A elements per thread: rows tid/16 + 16i, k tid%16
-	constexpr int NB = BK * BN / T;                            // B elements per thread
-	constexpr bool bKFast = MODE == HG_WGRAD;                  // B loaded k-fast (else column-fast)
-	constexpr bool TC = PREC != HG_F32;                        // tensor cores
-	constexpr int SK = PREC == HG_BF16 ? BK / 2 : BK;          // rows of k in shared memory
-	typedef typename HgConvElem<PREC>::T Elem;
-	__shared__ Elem As[SK][BM + HG_CONV_SKEW];
-	__shared__ Elem Bs[SK][BN + HG_CONV_SKEW];
-
-	const int tid = threadIdx.x;
-	const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-	const int kb = blockIdx.z * kchunk, ke = s.K - kb < kchunk ? s.K : kb + kchunk;
-
-	// A: this thread's k (tid % 16) and rows.
-	const int kA = tid % 16;
-	HgRadix ra; // fwd: none (A is w's row); dgrad: k = (o, ky·KS + kx); wgrad: k = (n, oy, ox)
-	if constexpr (MODE == HG_DGRAD) ra = hg_radix(1, s.KK, BK);
-	else if constexpr (MODE == HG_WGRAD) ra = hg_radix(s.OH, s.OW, BK);
-	else ra = hg_radix(1, 1, BK);
-	HgDigits da = hg_digits(ra, kb + kA);
-
-	// B: fwd and dgrad load column-fast, each thread one column j and NB values of k; wgrad loads
-	// k-fast, each thread one k (kA, sharing A's digits) and NB columns.
-	const int jB = n0 + (bKFast ? tid / 16 : tid % BN);
-	int bn = 0, by = 0, bx = 0; // fwd: n, oy·S − PD, ox·S − PD; dgrad: n, iy, ix
-	bool jValid = jB < s.NC;
-	HgRadix rb = hg_radix(s.KS, s.KS, BK);
+// HgConvLoader gathers a block's operand tiles of one K step: A (BM × 16) and B (16 × BN), each
+// thread a fixed set of elements, as (shared-memory row k, column, source, index, in range). The
+// same traversal feeds the register-staged FP32 kernel and the cp.async tensor-core kernels.
+//   A: thread tid takes k = tid mod 16 and rows tid/16 + 16i (NA of them);
+//   B: fwd and dgrad column-fast, each thread one column and NB values of k; wgrad k-fast, each
+//      thread one k (A's, sharing its digits) and NB columns.
+template <int MODE, int BM, int BN>
+struct HgConvLoader {
+	static constexpr int BK = HG_CONV_BK, T = HG_CONV_THREADS;
+	static constexpr int NA = BM / 16;            // A elements per thread
+	static constexpr int NB = BK * BN / T;        // B elements per thread
+	static constexpr bool bKFast = MODE == HG_WGRAD;
+	HgConvGeom s;
+	int tid, m0, n0, ke, kA, jB;
+	HgRadix ra, rb;
+	HgDigits da;
 	HgDigits db[bKFast ? 1 : NB];
+	int bn, by, bx;                                                          // fwd: n, oy·S − PD, ox·S − PD; dgrad: n, iy, ix
+	bool jValid;
 	int wOff[bKFast ? NB : 1], wKy[bKFast ? NB : 1], wKx[bKFast ? NB : 1]; // wgrad: (c·HW, ky, kx) of each column
-	if (MODE == HG_FWD) {
-		int p = jB % s.P, n = jB / s.P;
-		bn = n, by = (p / s.OW) * s.S - s.PD, bx = (p % s.OW) * s.S - s.PD;
-	} else if (MODE == HG_DGRAD) {
-		int hw = jB % s.HW;
-		bn = jB / s.HW, by = hw / s.W, bx = hw % s.W;
-	}
-	if constexpr (!bKFast) {
-		HG_UNROLL
-		for (int i = 0; i < NB; i++) db[i] = hg_digits(rb, kb + tid / BN + (T / BN) * i);
-	} else {
-		HG_UNROLL
-		for (int i = 0; i < NB; i++) {
-			int j = jB + 16 * i;
-			if (j >= s.NC) j = 0; // columns outside D load zeros below
-			int c = j / s.KK, rr = j % s.KK;
-			wOff[i] = c * s.HW, wKy[i] = rr / s.KS - s.PD, wKx[i] = rr % s.KS - s.PD;
+
+	__device__ __forceinline__ HgConvLoader(const HgConvGeom& g, int tid_, int m0_, int n0_, int kb, int ke_)
+	    : s(g), tid(tid_), m0(m0_), n0(n0_), ke(ke_), kA(tid_ % 16), bn(0), by(0), bx(0) {
+		// A's k digits: fwd none (A is w's row); dgrad k = (o, ky·KS + kx); wgrad k = (n, oy, ox)
+		if constexpr (MODE == HG_DGRAD) ra = hg_radix(1, s.KK, BK);
+		else if constexpr (MODE == HG_WGRAD) ra = hg_radix(s.OH, s.OW, BK);
+		else ra = hg_radix(1, 1, BK);
+		da = hg_digits(ra, kb + kA);
+		jB = n0 + (bKFast ? tid / 16 : tid % BN);
+		jValid = jB < s.NC;
+		rb = hg_radix(s.KS, s.KS, BK);
+		if (MODE == HG_FWD) {
+			int p = jB % s.P, n = jB / s.P;
+			bn = n, by = (p / s.OW) * s.S - s.PD, bx = (p % s.OW) * s.S - s.PD;
+		} else if (MODE == HG_DGRAD) {
+			int hw = jB % s.HW;
+			bn = jB / s.HW, by = hw / s.W, bx = hw % s.W;
+		}
+		if constexpr (!bKFast) {
+			HG_UNROLL
+			for (int i = 0; i < NB; i++) db[i] = hg_digits(rb, kb + tid / BN + (T / BN) * i);
+		} else {
+			HG_UNROLL
+			for (int i = 0; i < NB; i++) {
+				int j = jB + 16 * i;
+				if (j >= s.NC) j = 0; // columns outside D load zeros
+				int c = j / s.KK, rr = j % s.KK;
+				wOff[i] = c * s.HW, wKy[i] = rr / s.KS - s.PD, wKx[i] = rr % s.KS - s.PD;
+			}
 		}
 	}
 
-	float ra_[NA], rb_[NB];
-	auto load = [&](int k0) {
+	// A's element i of step k0: its row in the tile (the shared-memory column) and whether it lies
+	// inside A; idx its offset in wt.
+	__device__ __forceinline__ int aRow(int i) const { return tid / 16 + 16 * i; }
+
+	// load calls fa(i, idx, ok) for A's elements and fb(i, k, col, idx, ok) for B's of step k0 (k
+	// and col in the tile), idx 0 where !ok (the loads are branchless).
+	template <class FA, class FB>
+	__device__ __forceinline__ void load(int k0, FA fa, FB fb) const {
 		const int k = k0 + kA;
 		const bool kOK = k < ke;
 		HG_UNROLL
 		for (int i = 0; i < NA; i++) {
-			const int m = m0 + tid / 16 + 16 * i;
+			const int m = m0 + aRow(i);
 			const bool ok = kOK && m < s.M;
 			long long idx;
 			if constexpr (MODE == HG_FWD) idx = (long long)m * s.R + k;
 			else if constexpr (MODE == HG_DGRAD) idx = (long long)(da.q * s.C + m) * s.KK + da.r2;
 			else idx = ((long long)da.q * s.O + m) * s.P + da.r1 * s.OW + da.r2;
-			const float v = wt[ok ? idx : 0]; // loads without branches: element 0 where out of range
-			ra_[i] = ok ? v : 0.0f;
+			fa(i, ok ? idx : 0, ok);
 		}
 		if constexpr (MODE == HG_WGRAD) {
 			const long long xn = (long long)da.q * s.C * s.HW;
@@ -209,14 +206,14 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 			for (int i = 0; i < NB; i++) {
 				const int iy = iy0 + wKy[i], ix = ix0 + wKx[i];
 				const bool ok = kOK && jB + 16 * i < s.NC && iy >= 0 && iy < s.H && ix >= 0 && ix < s.W;
-				const float v = in[ok ? xn + wOff[i] + iy * s.W + ix : 0];
-				rb_[i] = ok ? v : 0.0f;
+				fb(i, kA, tid / 16 + 16 * i, ok ? xn + wOff[i] + iy * s.W + ix : 0, ok);
 			}
 		} else {
 			HG_UNROLL
 			for (int i = 0; i < NB; i++) {
 				const HgDigits& d = db[i];
-				bool ok = jValid && k0 + tid / BN + (T / BN) * i < ke;
+				const int kr = tid / BN + (T / BN) * i;
+				bool ok = jValid && k0 + kr < ke;
 				long long idx;
 				if constexpr (MODE == HG_FWD) {
 					const int iy = by + d.r1, ix = bx + d.r2;
@@ -228,186 +225,285 @@ static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, f
 					ok = ok && oy >= 0 && ox >= 0;
 					idx = (((long long)bn * s.O + d.q) * s.OH + oy) * s.OW + ox;
 				}
-				const float v = in[ok ? idx : 0];
-				rb_[i] = ok ? v : 0.0f;
+				fb(i, kr, tid % BN, ok ? idx : 0, ok);
 			}
 		}
-	};
-	auto advance = [&]() {
+	}
+
+	// advance moves the digits to the next step (k0 + 16).
+	__device__ __forceinline__ void advance() {
 		if constexpr (MODE != HG_FWD) hg_advance(ra, da);
 		if constexpr (!bKFast)
 			HG_UNROLL
 			for (int i = 0; i < NB; i++) hg_advance(rb, db[i]);
+	}
+};
+
+// hg_conv_bias_grad ends the weight gradient's per-channel bias sum (biasMode 1, blocks of the first
+// column tile): bsum[i] is this thread's float64 sum of A row aRow(i) over its k (tid mod 16); the
+// 16 threads of a row add theirs in k order, and one split adds its row total into bias (db), several
+// write it after their partial D (hg_conv_splitk adds them up).
+template <int NA>
+static __device__ __forceinline__ void hg_conv_bias_grad(const HgConvGeom& s, int m0, const double* bsum, float* bias,
+                                                         float* out) {
+	__shared__ double rowSum[HG_CONV_THREADS];
+	const int tid = threadIdx.x;
+	HG_UNROLL
+	for (int i = 0; i < NA; i++) {
+		rowSum[tid] = bsum[i];
+		__syncthreads();
+		const int m = m0 + tid / 16 + 16 * i;
+		if (tid % 16 == 0 && m < s.M) {
+			double t = 0.0;
+			for (int j = 0; j < 16; j++) t += rowSum[tid + j];
+			if (gridDim.z > 1) out[(long long)gridDim.z * s.M * s.NC + (long long)blockIdx.z * s.M + m] = (float)t;
+			else bias[m] = (float)((double)bias[m] + t);
+		}
+		__syncthreads();
+	}
+}
+
+// hg_conv_store writes output (m, j) of the GEMM: D = v (+ bias) + beta·D, the forward's residual
+// join, or a split's partial.
+template <int MODE>
+static __device__ __forceinline__ void hg_conv_store(const HgConvGeom& s, int m, int j, float v, float beta, int biasMode,
+                                                     const float* bias, const float* bias2, const float* res, float scale,
+                                                     float* out) {
+	if (m >= s.M || j >= s.NC) return;
+	long long idx;
+	if (MODE == HG_FWD) {
+		const int n = j / s.P;
+		idx = ((long long)n * s.O + m) * s.P + (j - n * s.P);
+		if (biasMode == 1) v += bias[m];
+		else if (biasMode == 2) v += bias[n * s.O + m];
+		else if (biasMode == 3) v += bias2[n * s.O + m] + bias[m];
+		if (res != nullptr) { // the residual join: (r + h)·scale, the sum rounded first
+			const float t = res[idx] + v;
+			v = t * scale;
+		}
+	} else if (MODE == HG_DGRAD) {
+		const int n = j / s.HW;
+		idx = ((long long)n * s.C + m) * s.HW + (j - n * s.HW);
+	} else {
+		idx = (long long)m * s.NC + j;
+		if (gridDim.z > 1) {
+			out[(long long)blockIdx.z * s.M * s.NC + idx] = v;
+			return;
+		}
+	}
+	if (beta != 0.0f) v += beta * out[idx];
+	out[idx] = v;
+}
+
+// hg_conv_f32: the strict-FP32 kernel. Each step's elements are loaded into registers while the
+// previous step's products run, then stored to the one shared tile; each thread a (BM/16) × (BN/16)
+// register tile of FFMA products.
+template <int MODE, int BM, int BN>
+static __device__ __forceinline__ void hg_conv_f32(const HgConvGeom s, int kchunk, float beta, int biasMode,
+                                                   const float* __restrict__ in, const float* __restrict__ wt,
+                                                   float* __restrict__ bias, const float* __restrict__ bias2,
+                                                   const float* res, float scale, float* __restrict__ out) {
+	typedef HgConvLoader<MODE, BM, BN> L;
+	constexpr int BK = L::BK, NA = L::NA, NB = L::NB;
+	__shared__ float As[BK][BM + HG_CONV_SKEW];
+	__shared__ float Bs[BK][BN + HG_CONV_SKEW];
+	const int tid = threadIdx.x;
+	const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+	const int kb = blockIdx.z * kchunk, ke = s.K - kb < kchunk ? s.K : kb + kchunk;
+	L ld(s, tid, m0, n0, kb, ke);
+
+	float ra[NA], rb[NB];
+	int rk[NB], rc[NB];
+	auto load = [&](int k0) {
+		ld.load(
+		    k0, [&](int i, long long idx, bool ok) {
+			    const float v = wt[idx];
+			    ra[i] = ok ? v : 0.0f;
+		    },
+		    [&](int i, int k, int c, long long idx, bool ok) {
+			    const float v = in[idx];
+			    rb[i] = ok ? v : 0.0f;
+			    rk[i] = k, rc[i] = c;
+		    });
 	};
-	// The weight gradient with biasMode 1 also sums its A operand, dy, along k: the per-channel bias
-	// gradient, in float64, by the blocks of the first column tile.
 	const bool biasSum = MODE == HG_WGRAD && biasMode == 1 && blockIdx.x == 0;
 	double bsum[NA];
 	HG_UNROLL
 	for (int i = 0; i < NA; i++) bsum[i] = 0.0;
-	// put stores operand value v of step row k, column c of a tile in the precision's form.
-	auto put = [&](auto& tile, int k, int c, float v) {
-		if constexpr (PREC == HG_BF16) hg_half_store(&tile[k >> 1][c], k & 1, hg_bf16(v));
-		else tile[k][c] = PREC == HG_TF32 ? hg_tf32(v) : v;
-	};
-	auto stage = [&]() {
-		if (biasSum) {
-			HG_UNROLL
-			for (int i = 0; i < NA; i++) bsum[i] += (double)ra_[i];
-		}
-		HG_UNROLL
-		for (int i = 0; i < NA; i++) put(As, kA, tid / 16 + 16 * i, ra_[i]);
-		HG_UNROLL
-		for (int i = 0; i < NB; i++) {
-			if constexpr (bKFast) put(Bs, kA, tid / 16 + 16 * i, rb_[i]);
-			else put(Bs, tid / BN + (T / BN) * i, tid % BN, rb_[i]);
-		}
-	};
 
-	// The products: f32 keeps acc[TM][TN] per thread (rows ty + 16i, columns tx + 16j); tf32 keeps
-	// acc[MT][NT][4] per thread, its warp's (BM/2) × (BN/4) tile in m16n8 fragments.
 	constexpr int TM = BM / 16, TN = BN / 16;
-	constexpr int WTM = BM / 2, WTN = BN / 4, MT = WTM / 16, NT = WTN / 8;
-	constexpr int ACC = TC ? MT * NT * 4 : TM * TN;
-	float acc[ACC];
+	float acc[TM * TN];
 	HG_UNROLL
-	for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
-	const int lane = tid & 31, warp = tid >> 5, wm = warp / 4, wn = warp % 4, g = lane >> 2, q = lane & 3;
+	for (int i = 0; i < TM * TN; i++) acc[i] = 0.0f;
+	const int tx = tid % 16, ty = tid / 16;
 
 	if (kb < ke) load(kb);
 	for (int k0 = kb; k0 < ke; k0 += BK) {
-		stage();
+		HG_UNROLL
+		for (int i = 0; i < NA; i++) {
+			if (biasSum) bsum[i] += (double)ra[i];
+			As[ld.kA][ld.aRow(i)] = ra[i];
+		}
+		HG_UNROLL
+		for (int i = 0; i < NB; i++) Bs[rk[i]][rc[i]] = rb[i];
 		__syncthreads();
 		if (k0 + BK < ke) {
-			advance();
+			ld.advance();
 			load(k0 + BK);
 		}
-		if constexpr (PREC == HG_BF16) { // one m16n8k16 step: register r of a fragment is word row q + 4r
+		HG_UNROLL
+		for (int kk = 0; kk < BK; kk++) {
+			float a[TM], b[TN];
+			HG_UNROLL
+			for (int i = 0; i < TM; i++) a[i] = As[kk][ty + 16 * i];
+			HG_UNROLL
+			for (int j = 0; j < TN; j++) b[j] = Bs[kk][tx + 16 * j];
+			HG_UNROLL
+			for (int i = 0; i < TM; i++)
+				HG_UNROLL
+				for (int j = 0; j < TN; j++) acc[i * TN + j] += a[i] * b[j];
+		}
+		__syncthreads();
+	}
+	if constexpr (MODE == HG_WGRAD)
+		if (biasSum) hg_conv_bias_grad<NA>(s, m0, bsum, bias, out);
+	HG_UNROLL
+	for (int i = 0; i < TM; i++)
+		HG_UNROLL
+		for (int j = 0; j < TN; j++)
+			hg_conv_store<MODE>(s, m0 + ty + 16 * i, n0 + tx + 16 * j, acc[i * TN + j], beta, biasMode, bias, bias2, res, scale,
+			                    out);
+}
+
+// hg_conv_mma: the tensor-core kernels (PREC TF32 or BF16). A STAGES-deep ring of shared tiles is
+// filled by cp.async (4-byte copies, zero-filled outside the operands: warp.cuh) STAGES − 1 steps
+// ahead of the products, one barrier per step; the operands are rounded to the precision as the
+// fragments are read from shared memory (TF32: cvt.rna per value; BF16: cvt.rn.bf16x2 per pair of
+// k). 8 warps (2 × 4), each a (BM/2) × (BN/4) tile of m16n8k8 (TF32) or m16n8k16 (BF16) products,
+// FP32 accumulation. Shared-memory rows are padded so that the fragment reads are conflict-free:
+// TF32 reads rows q and q + 4 (a stride of 8 banks), BF16 rows 2q and 2q + 1 (4 banks).
+template <int MODE, int PREC, int BM, int BN>
+static __device__ __forceinline__ void hg_conv_mma(const HgConvGeom s, int kchunk, float beta, int biasMode,
+                                                   const float* __restrict__ in, const float* __restrict__ wt,
+                                                   float* __restrict__ bias, const float* __restrict__ bias2,
+                                                   const float* res, float scale, float* __restrict__ out) {
+	typedef HgConvLoader<MODE, BM, BN> L;
+	constexpr int BK = L::BK, NA = L::NA;
+	constexpr int STAGES = BM == 64 ? 4 : 2; // what fits the 48 KiB of static shared memory
+	constexpr int SKEW = PREC == HG_BF16 ? 4 : HG_CONV_SKEW;
+	__shared__ float As[STAGES][BK][BM + SKEW];
+	__shared__ float Bs[STAGES][BK][BN + SKEW];
+	const int tid = threadIdx.x;
+	const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+	const int kb = blockIdx.z * kchunk, ke = s.K - kb < kchunk ? s.K : kb + kchunk;
+	L ld(s, tid, m0, n0, kb, ke);
+	const int steps = kb < ke ? (ke - kb + BK - 1) / BK : 0;
+
+	auto issue = [&](int st, int k0) { // step k0's tiles into stage st
+		ld.load(
+		    k0, [&](int i, long long idx, bool ok) { hg_cp_async4(&As[st][ld.kA][ld.aRow(i)], wt + idx, ok); },
+		    [&](int i, int k, int c, long long idx, bool ok) { hg_cp_async4(&Bs[st][k][c], in + idx, ok); });
+	};
+	HG_UNROLL
+	for (int st = 0; st < STAGES - 1; st++) {
+		if (st < steps) {
+			if (st > 0) ld.advance();
+			issue(st, kb + st * BK);
+		}
+		hg_cp_async_commit(); // one group per stage, empty or not, so that wait counts stay uniform
+	}
+
+	const bool biasSum = MODE == HG_WGRAD && biasMode == 1 && blockIdx.x == 0;
+	double bsum[NA];
+	HG_UNROLL
+	for (int i = 0; i < NA; i++) bsum[i] = 0.0;
+
+	constexpr int WTM = BM / 2, WTN = BN / 4, MT = WTM / 16, NT = WTN / 8;
+	float acc[MT * NT * 4];
+	HG_UNROLL
+	for (int i = 0; i < MT * NT * 4; i++) acc[i] = 0.0f;
+	const int lane = tid & 31, warp = tid >> 5, wm = warp / 4, wn = warp % 4, g = lane >> 2, q = lane & 3;
+
+	for (int it = 0; it < steps; it++) {
+		hg_cp_async_wait<STAGES - 2>(); // this thread's copies of step it have landed
+		__syncthreads();                // everyone's have, and step it − 1's stage is free
+		const int next = it + STAGES - 1;
+		if (next < steps) {
+			ld.advance();
+			issue(next % STAGES, kb + next * BK);
+		}
+		hg_cp_async_commit();
+		const int st = it % STAGES;
+		if (biasSum) {
+			HG_UNROLL
+			for (int i = 0; i < NA; i++) bsum[i] += (double)As[st][ld.kA][ld.aRow(i)];
+		}
+		if constexpr (PREC == HG_BF16) { // one m16n8k16 step: register r packs k rows 2q (+8r') and 2q+1
 			unsigned a[MT][4], b[NT][2];
 			HG_UNROLL
 			for (int mt = 0; mt < MT; mt++) {
 				const int r = wm * WTM + mt * 16 + g;
-				a[mt][0] = As[q][r];
-				a[mt][1] = As[q][r + 8];
-				a[mt][2] = As[q + 4][r];
-				a[mt][3] = As[q + 4][r + 8];
+				a[mt][0] = hg_bf16x2(As[st][2 * q][r], As[st][2 * q + 1][r]);
+				a[mt][1] = hg_bf16x2(As[st][2 * q][r + 8], As[st][2 * q + 1][r + 8]);
+				a[mt][2] = hg_bf16x2(As[st][2 * q + 8][r], As[st][2 * q + 9][r]);
+				a[mt][3] = hg_bf16x2(As[st][2 * q + 8][r + 8], As[st][2 * q + 9][r + 8]);
 			}
 			HG_UNROLL
 			for (int nt = 0; nt < NT; nt++) {
 				const int c = wn * WTN + nt * 8 + g;
-				b[nt][0] = Bs[q][c];
-				b[nt][1] = Bs[q + 4][c];
+				b[nt][0] = hg_bf16x2(Bs[st][2 * q][c], Bs[st][2 * q + 1][c]);
+				b[nt][1] = hg_bf16x2(Bs[st][2 * q + 8][c], Bs[st][2 * q + 9][c]);
 			}
 			HG_UNROLL
 			for (int mt = 0; mt < MT; mt++)
 				HG_UNROLL
 				for (int nt = 0; nt < NT; nt++) hg_mma_bf16(&acc[(mt * NT + nt) * 4], a[mt], b[nt]);
-		} else if constexpr (TC) {
+		} else {
 			HG_UNROLL
 			for (int k8 = 0; k8 < BK; k8 += 8) {
 				float a[MT][4], b[NT][2];
 				HG_UNROLL
 				for (int mt = 0; mt < MT; mt++) {
 					const int r = wm * WTM + mt * 16 + g;
-					a[mt][0] = As[k8 + q][r];
-					a[mt][1] = As[k8 + q][r + 8];
-					a[mt][2] = As[k8 + q + 4][r];
-					a[mt][3] = As[k8 + q + 4][r + 8];
+					a[mt][0] = hg_tf32(As[st][k8 + q][r]);
+					a[mt][1] = hg_tf32(As[st][k8 + q][r + 8]);
+					a[mt][2] = hg_tf32(As[st][k8 + q + 4][r]);
+					a[mt][3] = hg_tf32(As[st][k8 + q + 4][r + 8]);
 				}
 				HG_UNROLL
 				for (int nt = 0; nt < NT; nt++) {
 					const int c = wn * WTN + nt * 8 + g;
-					b[nt][0] = Bs[k8 + q][c];
-					b[nt][1] = Bs[k8 + q + 4][c];
+					b[nt][0] = hg_tf32(Bs[st][k8 + q][c]);
+					b[nt][1] = hg_tf32(Bs[st][k8 + q + 4][c]);
 				}
 				HG_UNROLL
 				for (int mt = 0; mt < MT; mt++)
 					HG_UNROLL
 					for (int nt = 0; nt < NT; nt++) hg_mma_tf32(&acc[(mt * NT + nt) * 4], a[mt], b[nt]);
 			}
-		} else {
-			const int tx = tid % 16, ty = tid / 16;
-			HG_UNROLL
-			for (int kk = 0; kk < BK; kk++) {
-				float a[TM], b[TN];
-				HG_UNROLL
-				for (int i = 0; i < TM; i++) a[i] = As[kk][ty + 16 * i];
-				HG_UNROLL
-				for (int j = 0; j < TN; j++) b[j] = Bs[kk][tx + 16 * j];
-				HG_UNROLL
-				for (int i = 0; i < TM; i++)
-					HG_UNROLL
-					for (int j = 0; j < TN; j++) acc[i * TN + j] += a[i] * b[j];
-			}
-		}
-		__syncthreads();
-	}
-
-	// The bias gradient: the 16 threads of a row (k = tid mod 16) add their sums in k order; one
-	// split adds its row total into db, several write it after their partial D (hg_conv_splitk
-	// adds them up).
-	if constexpr (MODE == HG_WGRAD) {
-		if (biasSum) {
-			__shared__ double rowSum[HG_CONV_THREADS];
-			HG_UNROLL
-			for (int i = 0; i < NA; i++) {
-				rowSum[tid] = bsum[i];
-				__syncthreads();
-				const int m = m0 + tid / 16 + 16 * i;
-				if (kA == 0 && m < s.M) {
-					double t = 0.0;
-					for (int j = 0; j < 16; j++) t += rowSum[tid + j];
-					if (gridDim.z > 1) out[(long long)gridDim.z * s.M * s.NC + (long long)blockIdx.z * s.M + m] = (float)t;
-					else bias[m] = (float)((double)bias[m] + t);
-				}
-				__syncthreads();
-			}
 		}
 	}
-
-	// The epilogue: D(m, j) = acc (+ bias) + beta·D, or the split's partial.
-	auto store = [&](int m, int j, float v) {
-		if (m >= s.M || j >= s.NC) return;
-		long long idx;
-		if (MODE == HG_FWD) {
-			const int n = j / s.P;
-			idx = ((long long)n * s.O + m) * s.P + (j - n * s.P);
-			if (biasMode == 1) v += bias[m];
-			else if (biasMode == 2) v += bias[n * s.O + m];
-			else if (biasMode == 3) v += bias2[n * s.O + m] + bias[m];
-			if (res != nullptr) { // the residual join: (r + h)·scale, the sum rounded first
-				const float t = res[idx] + v;
-				v = t * scale;
-			}
-		} else if (MODE == HG_DGRAD) {
-			const int n = j / s.HW;
-			idx = ((long long)n * s.C + m) * s.HW + (j - n * s.HW);
-		} else {
-			idx = (long long)m * s.NC + j;
-			if (gridDim.z > 1) {
-				out[(long long)blockIdx.z * s.M * s.NC + idx] = v;
-				return;
-			}
-		}
-		if (beta != 0.0f) v += beta * out[idx];
-		out[idx] = v;
-	};
-	if constexpr (TC) {
+	hg_cp_async_wait<0>(); // no copy may still be in flight when the block exits
+	if constexpr (MODE == HG_WGRAD)
+		if (biasSum) hg_conv_bias_grad<NA>(s, m0, bsum, bias, out);
+	HG_UNROLL
+	for (int mt = 0; mt < MT; mt++)
 		HG_UNROLL
-		for (int mt = 0; mt < MT; mt++)
+		for (int nt = 0; nt < NT; nt++)
 			HG_UNROLL
-			for (int nt = 0; nt < NT; nt++)
-				HG_UNROLL
-				for (int i = 0; i < 4; i++)
-					store(m0 + wm * WTM + mt * 16 + g + 8 * (i >> 1), n0 + wn * WTN + nt * 8 + 2 * q + (i & 1),
-					      acc[(mt * NT + nt) * 4 + i]);
-	} else {
-		const int tx = tid % 16, ty = tid / 16;
-		HG_UNROLL
-		for (int i = 0; i < TM; i++)
-			HG_UNROLL
-			for (int j = 0; j < TN; j++) store(m0 + ty + 16 * i, n0 + tx + 16 * j, acc[i * TN + j]);
-	}
+			for (int i = 0; i < 4; i++)
+				hg_conv_store<MODE>(s, m0 + wm * WTM + mt * 16 + g + 8 * (i >> 1), n0 + wn * WTN + nt * 8 + 2 * q + (i & 1),
+				                    acc[(mt * NT + nt) * 4 + i], beta, biasMode, bias, bias2, res, scale, out);
+}
+
+// hg_conv dispatches a kernel to its main loop.
+template <int MODE, int PREC, int BM, int BN>
+static __device__ __forceinline__ void hg_conv(const HgConvGeom s, int kchunk, float beta, int biasMode,
+                                               const float* __restrict__ in, const float* __restrict__ wt,
+                                               float* __restrict__ bias, const float* __restrict__ bias2,
+                                               const float* res, float scale, float* __restrict__ out) {
+	if constexpr (PREC == HG_F32) hg_conv_f32<MODE, BM, BN>(s, kchunk, beta, biasMode, in, wt, bias, bias2, res, scale, out);
+	else hg_conv_mma<MODE, PREC, BM, BN>(s, kchunk, beta, biasMode, in, wt, bias, bias2, res, scale, out);
 }
 
 HG_KERNEL(hg_conv_fwd_f32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
@@ -614,15 +710,8 @@ HG_KERNEL(hg_warp_mma_bf16)(const float* __restrict__ a, const float* __restrict
 	const int l = threadIdx.x;
 	unsigned fa[4], fb[2];
 	float fd[4];
-	for (int r = 0; r < 4; r++) {
-		hg_half_store(&fa[r], 0, hg_bf16(a[8 * l + 2 * r]));
-		hg_half_store(&fa[r], 1, hg_bf16(a[8 * l + 2 * r + 1]));
-		fd[r] = d[4 * l + r];
-	}
-	for (int r = 0; r < 2; r++) {
-		hg_half_store(&fb[r], 0, hg_bf16(b[4 * l + 2 * r]));
-		hg_half_store(&fb[r], 1, hg_bf16(b[4 * l + 2 * r + 1]));
-	}
+	for (int r = 0; r < 4; r++) fa[r] = hg_bf16x2(a[8 * l + 2 * r], a[8 * l + 2 * r + 1]), fd[r] = d[4 * l + r];
+	for (int r = 0; r < 2; r++) fb[r] = hg_bf16x2(b[4 * l + 2 * r], b[4 * l + 2 * r + 1]);
 	hg_mma_bf16(fd, fa, fb);
 	for (int i = 0; i < 4; i++) d[4 * l + i] = fd[i];
 }

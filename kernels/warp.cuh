@@ -6,10 +6,14 @@
 //   hg_tf32(x)               x rounded to TF32 (cvt.rna.tf32.f32: 10 mantissa bits kept, to nearest,
 //                            ties away from zero), returned as a float whose low 13 bits are 0
 //   hg_mma_tf32(d, a, b)     d += A·B for one warp: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-//   hg_bf16(x)               the bits of x rounded to BF16 (cvt.rn.bf16.f32: 8 significant bits, to
-//                            nearest, ties to even), a 16-bit value: the upper half of a float
-//   hg_half_store(w, h, v)   stores the 16 bits v into half h (0 low, 1 high) of the 32-bit word *w
+//   hg_bf16x2(lo, hi)        lo and hi rounded to BF16 (cvt.rn.bf16x2.f32: 8 significant bits, to
+//                            nearest, ties to even) and packed in one 32-bit register, lo in the low half
 //   hg_mma_bf16(d, a, b)     d += A·B for one warp: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+//   hg_cp_async4(dst, src, ok)  cp.async.ca.shared.global of 4 bytes from src to the shared dst, or
+//                            4 zero bytes where !ok (src-size 0: src is not read)
+//   hg_cp_async_commit()     cp.async.commit_group: the copies issued since the last one form a group
+//   hg_cp_async_wait<N>()    cp.async.wait_group N: all but the newest N groups have landed
+//                            (a thread's own copies: a barrier must follow before others read them)
 //
 // Fragment layout of m16n8k8 with TF32 inputs (PTX ISA, "Matrix fragments for mma.m16n8k8"), with
 // g = lane >> 2 and q = lane & 3:
@@ -22,8 +26,8 @@
 //   A (16×16, row-major), 4 registers:  a0 (g, 2q|2q+1)  a1 (g+8, 2q|2q+1)  a2 (g, 2q+8|2q+9)  a3 (g+8, 2q+8|2q+9)
 //   B (16×8, column-major), 2 registers: b0 (k 2q|2q+1, n g)   b1 (k 2q+8|2q+9, n g)
 //   C, D as for m16n8k8.
-// The tensor core reads only a TF32 operand's upper 19 bits; the kernels round with hg_tf32 when
-// they stage a tile in shared memory, and the emulation drops the low 13 bits as the hardware does.
+// The tensor core reads only a TF32 operand's upper 19 bits; the kernels round with hg_tf32 as
+// they read the fragments from shared memory, and the emulation drops the low 13 bits as the hardware does.
 //
 // The emulation: every thread of the block stores its fragments in a block-wide staging area, all
 // meet at a barrier, each thread computes its four outputs from its warp's 32 staged fragments
@@ -82,15 +86,47 @@ static inline void hg_mma_tf32(float d[4], const float a[4], const float b[2]) {
 	__syncthreads();
 }
 
-static inline unsigned short hg_bf16(float x) {
+static inline unsigned hg_bf16(float x) { // the BF16 bits of x, in the low 16 bits
 	uint32_t u;
 	memcpy(&u, &x, 4);
 	if ((u & 0x7f800000u) != 0x7f800000u) u += 0x7fffu + ((u >> 16) & 1u); // finite: to nearest, ties to even
 	else if (u & 0x007fffffu) u |= 0x00400000u;                             // NaN stays NaN (quiet)
-	return (unsigned short)(u >> 16);
+	return u >> 16;
 }
 
-static inline void hg_half_store(unsigned* w, int h, unsigned short v) { memcpy((char*)w + 2 * h, &v, 2); }
+static inline unsigned hg_bf16x2(float lo, float hi) { return hg_bf16(lo) | hg_bf16(hi) << 16; }
+
+// cp.async on the shim is asynchronous too, so that a missing wait or barrier reads stale shared
+// memory as it may on a GPU: each thread's copies wait in its own queue, commit closes a group, and
+// wait<N> performs every committed group but the newest N, in order. (A GPU may land a copy any time
+// before the wait; the shim lands it as late as allowed, which exposes the same bugs.)
+struct HgCpAsync {
+	float* dst;
+	const float* src;
+	bool ok;
+};
+struct HgCpAsyncQueue {
+	std::vector<HgCpAsync> copies; // issued, not yet performed
+	std::vector<size_t> groups;     // the end of each committed group in copies
+};
+static inline HgCpAsyncQueue& hg_cp_async_queue() {
+	static HgCpAsyncQueue q[HG_MMA_MAX_THREADS];
+	return q[threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)];
+}
+static inline void hg_cp_async4(float* dst, const float* src, bool ok) { hg_cp_async_queue().copies.push_back({dst, src, ok}); }
+static inline void hg_cp_async_commit() {
+	HgCpAsyncQueue& q = hg_cp_async_queue();
+	q.groups.push_back(q.copies.size());
+}
+template <int N> static inline void hg_cp_async_wait() {
+	HgCpAsyncQueue& q = hg_cp_async_queue();
+	if (q.groups.size() <= (size_t)N) return;
+	const size_t done = q.groups[q.groups.size() - N - 1]; // copies [0, done) land now
+	for (size_t i = 0; i < done; i++) *q.copies[i].dst = q.copies[i].ok ? *q.copies[i].src : 0.0f;
+	q.copies.erase(q.copies.begin(), q.copies.begin() + (long)done);
+	q.groups.erase(q.groups.begin(), q.groups.end() - N);
+	for (size_t& g : q.groups) g -= done;
+}
 
 static inline double hg_bf16_value(unsigned w, int h) { // half h of a register as the tensor core reads it
 	const uint32_t u = (h ? w >> 16 : w & 0xffffu) << 16;
@@ -138,14 +174,21 @@ static __device__ __forceinline__ void hg_mma_tf32(float d[4], const float a[4],
 	               "r"(__float_as_uint(a[3])), "r"(__float_as_uint(b[0])), "r"(__float_as_uint(b[1])));
 }
 
-static __device__ __forceinline__ unsigned short hg_bf16(float x) {
-	unsigned short r;
-	asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+static __device__ __forceinline__ unsigned hg_bf16x2(float lo, float hi) {
+	unsigned r;
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); // the first source goes to the upper half
 	return r;
 }
 
-static __device__ __forceinline__ void hg_half_store(unsigned* w, int h, unsigned short v) {
-	reinterpret_cast<unsigned short*>(w)[h] = v;
+static __device__ __forceinline__ void hg_cp_async4(float* dst, const float* src, bool ok) {
+	const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+
+static __device__ __forceinline__ void hg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+template <int N> static __device__ __forceinline__ void hg_cp_async_wait() {
+	asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 static __device__ __forceinline__ void hg_mma_bf16(float d[4], const unsigned a[4], const unsigned b[2]) {

@@ -588,10 +588,10 @@ MUTATIONS = json.loads(r"""
   "tags": "cudashim"
  },
  {
-  "label": "hg_conv: the weight gradient's bias sum 0.1 % too large",
+  "label": "hg_conv f32: the weight gradient's bias sum 0.1 % too large",
   "file": "kernels/conv.cu",
-  "old": "for (int i = 0; i < NA; i++) bsum[i] += (double)ra_[i];",
-  "new": "for (int i = 0; i < NA; i++) bsum[i] += 1.001 * (double)ra_[i];",
+  "old": "if (biasSum) bsum[i] += (double)ra[i];",
+  "new": "if (biasSum) bsum[i] += 1.001 * (double)ra[i];",
   "pkg": "./cuda",
   "run": "TestShimKernels/conv",
   "tags": "cudashim"
@@ -608,8 +608,8 @@ MUTATIONS = json.loads(r"""
  {
   "label": "hg_conv tf32: fragment a1 loaded from a2's place",
   "file": "kernels/conv.cu",
-  "old": "a[mt][1] = As[k8 + q][r + 8];",
-  "new": "a[mt][1] = As[k8 + q + 4][r];",
+  "old": "a[mt][1] = hg_tf32(As[st][k8 + q][r + 8]);",
+  "new": "a[mt][1] = hg_tf32(As[st][k8 + q + 4][r]);",
   "pkg": "./cuda",
   "run": "TestShimKernels/conv",
   "tags": "cudashim"
@@ -659,20 +659,74 @@ MUTATIONS = json.loads(r"""
   "run": "TestShimKernels/conv",
   "tags": "cudashim"
  },
- {
+{
   "label": "hg_conv bf16: A fragment registers 1 and 2 swapped",
   "file": "kernels/conv.cu",
-  "old": "a[mt][1] = As[q][r + 8];\n\t\t\t\ta[mt][2] = As[q + 4][r];",
-  "new": "a[mt][1] = As[q + 4][r];\n\t\t\t\ta[mt][2] = As[q][r + 8];",
+  "old": "a[mt][1] = hg_bf16x2(As[st][2 * q][r + 8], As[st][2 * q + 1][r + 8]);",
+  "new": "a[mt][1] = hg_bf16x2(As[st][2 * q + 8][r], As[st][2 * q + 9][r]);",
   "pkg": "./cuda",
   "run": "TestShimKernels/conv",
   "tags": "cudashim"
  },
- {
+{
   "label": "hg_conv bf16: B fragment's second register from the first's k rows",
   "file": "kernels/conv.cu",
-  "old": "b[nt][1] = Bs[q + 4][c];",
-  "new": "b[nt][1] = Bs[q][c];",
+  "old": "b[nt][1] = hg_bf16x2(Bs[st][2 * q + 8][c], Bs[st][2 * q + 9][c]);",
+  "new": "b[nt][1] = hg_bf16x2(Bs[st][2 * q][c], Bs[st][2 * q + 1][c]);",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+{
+  "label": "hg_conv bf16: A's k pair packed high-low (B's right)",
+  "file": "kernels/conv.cu",
+  "old": "a[mt][0] = hg_bf16x2(As[st][2 * q][r], As[st][2 * q + 1][r]);",
+  "new": "a[mt][0] = hg_bf16x2(As[st][2 * q + 1][r], As[st][2 * q][r]);",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+{
+  "label": "hg_conv pipeline: waits for one group too few (reads a stage before its copies land)",
+  "file": "kernels/conv.cu",
+  "old": "hg_cp_async_wait<STAGES - 2>();",
+  "new": "hg_cp_async_wait<STAGES - 1>();",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+{
+  "label": "hg_conv pipeline: no barrier between the copies landing and the fragment reads",
+  "file": "kernels/conv.cu",
+  "old": "__syncthreads();                // everyone's have, and step it − 1's stage is free",
+  "new": "                                // everyone's have, and step it − 1's stage is free",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+{
+  "label": "hg_conv pipeline: the next step issued into the stage being read",
+  "file": "kernels/conv.cu",
+  "old": "issue(next % STAGES, kb + next * BK);",
+  "new": "issue(it % STAGES, kb + next * BK);",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+{
+  "label": "hg_conv mma: the weight gradient's bias sum 0.1 % too large",
+  "file": "kernels/conv.cu",
+  "old": "for (int i = 0; i < NA; i++) bsum[i] += (double)As[st][ld.kA][ld.aRow(i)];",
+  "new": "for (int i = 0; i < NA; i++) bsum[i] += 1.001 * (double)As[st][ld.kA][ld.aRow(i)];",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+{
+  "label": "hg_conv tf32: a B fragment value read without rounding to TF32 (the tensor core truncates)",
+  "file": "kernels/conv.cu",
+  "old": "b[nt][0] = hg_tf32(Bs[st][k8 + q][c]);",
+  "new": "b[nt][0] = Bs[st][k8 + q][c];",
   "pkg": "./cuda",
   "run": "TestShimKernels/conv",
   "tags": "cudashim"
