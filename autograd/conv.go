@@ -134,6 +134,23 @@ func (g *Tape) GroupNormSiLU(x, gamma, beta *Value, groups int, eps float32) *Va
 	}, x, gamma, beta).save(x.T, gamma.T, beta.T)
 }
 
+// GroupNormSiLUDropout is DropoutFrom(GroupNormSiLU(x, gamma, beta), p, s, first) as one node
+// (tensor.GroupNormSiLUDropout): the dropout's mask is applied as the fused op writes its output,
+// and the backward op (tensor.GroupNormSiLUDropoutBackward) regenerates it as it reads dy, so
+// neither pass writes or reads the tensor between the two. With p = 0 or s nil (evaluation) it is
+// GroupNormSiLU.
+func (g *Tape) GroupNormSiLUDropout(x, gamma, beta *Value, groups int, eps float32, p float64, s *rng.Stream, first int) *Value {
+	if p <= 0 || s == nil {
+		return g.GroupNormSiLU(x, gamma, beta, groups, eps)
+	}
+	st, at := *s, uint64(first)
+	y := tensor.GroupNormSiLUDropout(g.out(x.Shape()...), x.T, gamma.T, beta.T, groups, eps, st, p, at)
+	return g.record("GroupNormSiLUDropout", y, func(dy *tensor.Tensor) {
+		dx, keep, dgamma, dbeta := g.groupNormGrads(x, gamma, beta)
+		tensor.GroupNormSiLUDropoutBackward(dx, x.T, gamma.T, beta.T, dy, dgamma, dbeta, groups, eps, keep, st, p, at)
+	}, x, gamma, beta).save(x.T, gamma.T, beta.T)
+}
+
 // groupNormGrads returns where a group-norm backward op writes: x's gradient
 // and the factor its old contents are kept with, and the gradients of gamma
 // and beta, which the op adds into. An input that takes no gradient gets

@@ -107,7 +107,7 @@ func TestOpListCovered(t *testing.T) {
 		tensor.OpGroupNorm: "GroupNorm", tensor.OpGroupNormBackward: "GroupNorm backward",
 		tensor.OpSoftmax: "Softmax, Attention", tensor.OpSoftmaxGrad: "Softmax backward", tensor.OpUpFIRDn2d: "UpFIRDn2d",
 		tensor.OpGroupNormSiLU: "GroupNormSiLU", tensor.OpGroupNormSiLUBackward: "GroupNormSiLU backward", tensor.OpSin: "Sin",
-		tensor.OpDropout: "Dropout (forward and backward)",
+		tensor.OpDropout: "Dropout (forward and backward)", tensor.OpGroupNormSiLUDropoutBackward: "GroupNormSiLUDropout backward",
 	}
 	// The fused families outside the tape: the training step's and the samplers' work, the time
 	// embedding of constant times (tensor/fused.go).

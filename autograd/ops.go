@@ -13,7 +13,7 @@ var Differentiable = []string{
 	"Neg", "Exp", "Log", "Sqrt", "Square", "Tanh", "Sigmoid", "SiLU", "AddScalar", "MulScalar",
 	"Add", "AddScaled", "Sub", "Mul", "Div", "MatMul", "Linear", "Sum", "Mean", "Max",
 	"Reshape", "Permute", "Transpose", "Concat", "Slice", "Split", "Gather", "ScalarLoss",
-	"Conv2d", "Conv2dResidual", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention", "UpFIRDn2d", "Dropout", // conv.go, attention.go
+	"Conv2d", "Conv2dResidual", "GroupNorm", "GroupNormSiLU", "GroupNormSiLUDropout", "Softmax", "Attention", "UpFIRDn2d", "Dropout", // conv.go, attention.go
 	"Sin", "Softplus",
 }
 

@@ -126,6 +126,25 @@ func gnPasses(passes, cache, t int64) int64 {
 	return passes * t
 }
 
+// gnBackwardBytes is a group-norm backward kernel's (hg_group_norm_backward,
+// hg_group_norm_silu_dropout_backward): x three times and dy twice; cache 1: x once, dy twice;
+// cache 2: each once. γ (and β for SiLU), dx when keep ≠ 0; write dx and the partials (2, N, C).
+func gnBackwardBytes(a kernelArgs, silu int64, keep float32, cache int64) (int64, int64) {
+	t, c, _ := gn(a)
+	read := 3*t + 2*t
+	switch cache {
+	case 1:
+		read = t + 2*t
+	case 2:
+		read = 2 * t
+	}
+	read += c * (1 + silu)
+	if keep != 0 {
+		read += t
+	}
+	return 4 * read, 4 * (t + 2*a.i(0)*c)
+}
+
 // byteModels is the table, by kernel name; the comment on each row is the count it implements.
 var byteModels = map[string]byteModel{
 	// element-wise: y = f(x), y = g(a, b), fill.
@@ -231,21 +250,16 @@ var byteModels = map[string]byteModel{
 		return 4 * (gnPasses(2, a.i(5), t) + 2*c), 4 * t
 	}},
 	"hg_group_norm_backward": {"group-norm", 14, func(_ [3]int, a kernelArgs) (int64, int64) {
-		// x three times and dy twice; cache 1: x once, dy twice; cache 2: each once. γ (and β for
-		// SiLU), dx when keep ≠ 0; write dx and the partials (2, N, C).
+		return gnBackwardBytes(a, a.i(5), a.f(6), a.i(7)) // silu, keep, cache
+	}},
+	// the fused group norm + SiLU + dropout: as hg_group_norm_silu and the SiLU backward (the
+	// mask is drawn from its counters, nothing read for it).
+	"hg_group_norm_silu_dropout": {"group-norm", 16, func(_ [3]int, a kernelArgs) (int64, int64) { // x twice (once cached), γ, β; write y
 		t, c, _ := gn(a)
-		read := 3*t + 2*t
-		switch a.i(7) {
-		case 1:
-			read = t + 2*t
-		case 2:
-			read = 2 * t
-		}
-		read += c * (1 + a.i(5))
-		if a.f(6) != 0 {
-			read += t
-		}
-		return 4 * read, 4 * (t + 2*a.i(0)*c)
+		return 4 * (gnPasses(2, a.i(5), t) + 2*c), 4 * t
+	}},
+	"hg_group_norm_silu_dropout_backward": {"group-norm", 19, func(_ [3]int, a kernelArgs) (int64, int64) {
+		return gnBackwardBytes(a, 1, a.f(5), a.i(6)) // keep, cache
 	}},
 	"hg_group_norm_param_sum": {"group-norm", 5, func(_ [3]int, a kernelArgs) (int64, int64) { // partials (2, N, C), dγ, dβ; write dγ, dβ
 		n, c := a.i(0), a.i(1)

@@ -8,7 +8,7 @@ import (
 )
 
 // The fused families of the tensor op list (tensor/fused.go) on the device's kernels: Philox fill
-// and dropout (kernels/philox.cu), the time embeddings (timeembed.cu), the training step's
+// and dropout (kernels/philox.cu), group norm + SiLU + dropout (groupnorm.go), the time embeddings (timeembed.cu), the training step's
 // reductions, clipped Adam and guarded EMA (train.cu), the HOLD reparameterisation (hold.cu) and
 // the block-affine sampler steps (lietrotter.cu).
 
@@ -22,6 +22,8 @@ func (d *Device) fusedOp(op tensor.Op, out *tensor.Tensor, in []*tensor.Tensor, 
 		return d.fillNormal(out.Len(), op.Stream, op.First, o)
 	case tensor.OpDropout:
 		return d.dropout(out.Len(), op.Stream, op.Coef[0], op.First, ip[0], o)
+	case tensor.OpGroupNormSiLUDropout, tensor.OpGroupNormSiLUDropoutBackward:
+		return d.groupNorm(op, in[0], o, ip) // groupnorm.go
 	case tensor.OpFourierEmbedding:
 		return d.timeEmbed(out, in[0], in[1], 0, in[1].Len(), 0)
 	case tensor.OpPositionalEmbedding:

@@ -113,6 +113,24 @@ var byteCases = append(convByteCases(), []byteCase{
 	{"hg_group_norm_backward", func(d *Device) error {
 		return d.hgGroupNormBackward(gridRows(4), 24, 2, 4, 3, 2, 1e-5, 0, 0, 1, at0, at0+128, at0+256, at0+384, at0+512, at0+640)
 	}, 4 * (72 + 4), 4 * (24 + 16)},
+	// The fused dropout kernels count as hg_group_norm_silu and the SiLU backward (the mask reads
+	// nothing). Forward: x twice or once cached, γ and β (8); y (24) written. Backward with cached
+	// x and dy: each read once, γ and β; accumulating into dx without a cache: x three times, dy
+	// twice, γ, β, dx.
+	{"hg_group_norm_silu_dropout", func(d *Device) error {
+		return d.hgGroupNormSiluDropout(gridRows(4), 0, 2, 4, 3, 2, 1e-5, 0, 5, 1, 2, 3, 0.1, 1/0.9, at0, at0+128, at0+256, at0+384)
+	}, 4 * (48 + 8), 4 * 24},
+	{"hg_group_norm_silu_dropout", func(d *Device) error {
+		return d.hgGroupNormSiluDropout(gridRows(4), 24, 2, 4, 3, 2, 1e-5, 1, 5, 1, 2, 3, 0.1, 1/0.9, at0, at0+128, at0+256, at0+384)
+	}, 4 * (24 + 8), 4 * 24},
+	{"hg_group_norm_silu_dropout_backward", func(d *Device) error {
+		return d.hgGroupNormSiluDropoutBackward(gridRows(4), 48, 2, 4, 3, 2, 1e-5, 0, 2, 5, 1, 2, 3, 0.1, 1/0.9,
+			at0, at0+128, at0+256, at0+384, at0+512, at0+640)
+	}, 4 * (48 + 8), 4 * (24 + 16)},
+	{"hg_group_norm_silu_dropout_backward", func(d *Device) error {
+		return d.hgGroupNormSiluDropoutBackward(gridRows(4), 0, 2, 4, 3, 2, 1e-5, 0.5, 0, 5, 1, 2, 3, 0.1, 1/0.9,
+			at0, at0+128, at0+256, at0+384, at0+512, at0+640)
+	}, 4 * (120 + 8 + 24), 4 * (24 + 16)},
 	// the batch sums of those partials: 2·2·4 read with dγ and dβ (8), which are written.
 	{"hg_group_norm_param_sum", func(d *Device) error {
 		return d.hgGroupNormParamSum(grid1D(4), 2, 4, at0, at0+128, at0+256)

@@ -8,6 +8,7 @@ import (
 
 	"holdgo/hold"
 	"holdgo/hold/holdops"
+	"holdgo/rng"
 	"holdgo/tensor"
 	"holdgo/tensor/optest"
 )
@@ -596,4 +597,79 @@ func (s *suite) groupNormGrad(t *testing.T) {
 	s.compare("GroupNormBackward NCHW", tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
 		return all(tensor.GroupNormBackward(nil, in[0], in[1], in[2], in[3], in[4], 4, 1e-6, 0), in[3], in[4])
 	}, s.randn(2, 16, 5, 7), s.randn(16), s.randn(2, 16, 5, 7), s.randn(16), s.randn(16))
+	s.groupNormDropout(t)
+}
+
+// tolFusedNorm: the fused group norm + SiLU + dropout against the Reference's unfused ops. Their
+// float32 arithmetic leaves normalised MSEs near 1e-13 (the backward's group sums); a 0.1 % error
+// of the mask's scale or of a backward term leaves 1e-6 (scripts/mutations.py).
+const tolFusedNorm = 1e-9
+
+// groupNormDropout checks tensor.GroupNormSiLUDropout and its backward against the Reference
+// device running the ops they fuse — GroupNormSiLU then Dropout (rng.Stream.DropoutFrom's mask);
+// Dropout of dy then GroupNormSiLUBackward — on odd sizes, groups whose backward keeps x and dy in
+// shared memory, x alone, or neither (the mask is applied where dy is loaded, a different place in
+// each), p = 0.1 and 0.5, masks from element 0 and from an element past 2³², dx written and
+// accumulated; and against the device's own unfused kernels (hg_group_norm_silu, hg_dropout,
+// hg_group_norm_backward), bit for bit: a training step's result does not change with the fusion.
+func (s *suite) groupNormDropout(t *testing.T) {
+	st := rng.Stream{Key: 0xd20f, Step: 7, ID: rng.DropoutStream(3)}
+	all := func(dx, dgamma, dbeta *tensor.Tensor) *tensor.Tensor {
+		return tensor.Concat(nil, 0, dx.Reshape(dx.Len()), dgamma, dbeta)
+	}
+	for i, c := range [][4]int{{1, 1, 1, 1}, {3, 6, 17, 3}, {2, 8, 300, 4}, {2, 6, 1000, 1}, {2, 12, 1000, 1}, {2, 16, 25, 4}} {
+		x := s.randn(c[0], c[1], c[2])
+		tensor.AddScalar(x, x, 3)
+		gamma, beta, dy := s.randn(c[1]), s.randn(c[1]), s.randn(c[0], c[1], c[2])
+		dx, dgamma, dbeta := s.randn(c[0], c[1], c[2]), s.randn(c[1]), s.randn(c[1])
+		g := c[3]
+		for j, p := range []float64{0.1, 0.5} {
+			first := uint64(0)
+			if (i+j)%2 == 1 {
+				first = 1<<32 + 5
+			}
+			name := fmt.Sprintf("%v p=%g first=%d", c, p, first)
+			fused := func(in ...*tensor.Tensor) *tensor.Tensor {
+				return tensor.GroupNormSiLUDropout(nil, in[0], in[1], in[2], g, 1e-5, st, p, first)
+			}
+			unfused := func(in ...*tensor.Tensor) *tensor.Tensor {
+				return tensor.Dropout(nil, tensor.GroupNormSiLU(nil, in[0], in[1], in[2], g, 1e-5), st, p, first)
+			}
+			s.against("GroupNormSiLUDropout "+name, fused, unfused, x, gamma, beta)
+			for _, keep := range []float32{0, 1} {
+				fused := func(in ...*tensor.Tensor) *tensor.Tensor {
+					return all(tensor.GroupNormSiLUDropoutBackward(in[4], in[0], in[1], in[2], in[3], in[5], in[6], g, 1e-5, keep, st, p, first),
+						in[5], in[6])
+				}
+				unfused := func(in ...*tensor.Tensor) *tensor.Tensor {
+					masked := tensor.Dropout(nil, in[3], st, p, first)
+					return all(tensor.GroupNormSiLUBackward(in[4], in[0], in[1], in[2], masked, in[5], in[6], g, 1e-5, keep), in[5], in[6])
+				}
+				s.against(fmt.Sprintf("GroupNormSiLUDropoutBackward %s β=%g", name, keep), fused, unfused, x, gamma, beta, dy, dx, dgamma, dbeta)
+			}
+		}
+	}
+}
+
+// against runs fused on the device under test and unfused on the Reference device (normalised MSE
+// within tolFusedNorm) and on the device under test (the same bits), each on fresh copies of the
+// host inputs.
+func (s *suite) against(name string, fused, unfused func(in ...*tensor.Tensor) *tensor.Tensor, in ...*tensor.Tensor) {
+	s.t.Helper()
+	on := func(dev tensor.Device, f func(in ...*tensor.Tensor) *tensor.Tensor) []float32 {
+		d := make([]*tensor.Tensor, len(in))
+		for i, h := range in {
+			d[i] = s.to(dev, h)
+		}
+		y := f(d...)
+		if err := y.Err(); err != nil {
+			s.t.Fatalf("%s on %s: %v", name, dev.Name(), err)
+		}
+		return s.host(y)
+	}
+	got := on(s.dev, fused)
+	s.check(name, got, on(tensor.Reference, unfused), tolFusedNorm)
+	if want := on(s.dev, unfused); !slices.EqualFunc(got, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+		s.t.Errorf("%s: differs from the device's unfused kernels", name)
+	}
 }

@@ -58,6 +58,7 @@ func TestTapeRecording(t *testing.T) {
 	for name, want := range map[string][]tensor.OpKind{
 		"ncsnpp-tiny": {tensor.OpConv2d, tensor.OpConv2dGradInput, tensor.OpConv2dGradWeight, tensor.OpGroupNorm,
 			tensor.OpGroupNormSiLU, tensor.OpGroupNormBackward, tensor.OpGroupNormSiLUBackward,
+			tensor.OpGroupNormSiLUDropout, tensor.OpGroupNormSiLUDropoutBackward,
 			tensor.OpUpFIRDn2d, tensor.OpSoftmax, tensor.OpMatMul},
 		"toy MLP": {tensor.OpMatMul, tensor.OpSiLU, tensor.OpSiLUGrad},
 	} {

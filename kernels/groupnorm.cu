@@ -22,7 +22,31 @@
 //   hg_group_norm_param_sum  dgamma[c] += Σ_n partial[0][n][c], dbeta[c] += Σ_n partial[1][n][c]:
 //                            the batch sum of those partials, n in order (no atomics: the same
 //                            bits on every run)
+//   hg_group_norm_silu_dropout           hg_group_norm_silu's y times the dropout mask of element
+//                            first + i of the Philox stream (key, step, id) as it is written:
+//                            y·(1/(1−p)) where the uniform ≥ p, else 0 (philox.cuh, hg_dropout's
+//                            mask, bit for bit); ResnetBlockBigGANpp's act(GroupNorm_1(·)) and
+//                            dropout in one pass
+//   hg_group_norm_silu_dropout_backward  hg_group_norm_backward of the SiLU with dy·mask formed as
+//                            dy is loaded (the forward's mask regenerated from its counters,
+//                            never stored): no pass of its own over dy
+// The fused kernels are the unfused ones' bodies instantiated with the dropout (DROP = true).
 #include "common.cuh"
+#include "philox.cuh"
+
+// The dropout of the fused kernels: mask element first + i (i the element's index in x) of the
+// stream (key, step, id) with probability p; kept elements are scaled by scale = 1/(1−p) (hg_dropout's
+// keep).
+struct hg_drop {
+	unsigned long long first, key;
+	unsigned int step, id;
+	float p, scale;
+};
+
+// v·mask of element i: hg_dropout's y[j] for x[j] = v.
+static __device__ __forceinline__ float hg_drop_apply(const hg_drop& d, long long i, float v) {
+	return hg_dropout_kept(d.first + (unsigned long long)i, d.key, d.step, d.id, d.p) ? v * d.scale : 0.0f;
+}
 
 // Block-wide Welford merge: every thread passes its (count, mean, M2) and gets the block's.
 static __device__ __forceinline__ void hg_block_welford(float& cnt, float& mean, float& m2, float* bc, float* bm,
@@ -120,11 +144,14 @@ HG_KERNEL_SHARED(hg_group_norm)(int N, int C, int S, int G, float eps, int cache
 }
 HG_REGISTER(hg_group_norm);
 
-// cache = 1: the group's x is kept in dynamic shared memory.
-HG_KERNEL_SHARED(hg_group_norm_silu)(int N, int C, int S, int G, float eps, int cache, const float* __restrict__ x,
-                                     const float* __restrict__ gamma, const float* __restrict__ beta,
-                                     float* __restrict__ y) {
-	HG_DYNAMIC_SHARED(float, xcache);
+// hg_group_norm_silu (DROP = false) and hg_group_norm_silu_dropout. cache = 1: the group's x is
+// kept in xcache, the kernel's dynamic shared memory.
+template <bool DROP>
+static __device__ __forceinline__ void hg_group_norm_silu_body(int N, int C, int S, int G, float eps, int cache,
+                                                               const float* __restrict__ x,
+                                                               const float* __restrict__ gamma,
+                                                               const float* __restrict__ beta, float* __restrict__ y,
+                                                               float* xcache, hg_drop drop) {
 	int cpg = C / G;
 	long long size = (long long)cpg * S;
 	for (int ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
@@ -136,12 +163,32 @@ HG_KERNEL_SHARED(hg_group_norm_silu)(int N, int C, int S, int G, float eps, int 
 		for (long long j = threadIdx.x; j < size; j += blockDim.x) {
 			int c = g * cpg + (int)(j / S);
 			float z = (xs[j] - mean) * rstd * gamma[c] + beta[c];
-			y[base + j] = z / (1.0f + expf(-z));
+			float v = z / (1.0f + expf(-z));
+			if (DROP) v = hg_drop_apply(drop, base + j, v);
+			y[base + j] = v;
 		}
 		__syncthreads(); // the next group overwrites the cache
 	}
 }
+
+HG_KERNEL_SHARED(hg_group_norm_silu)(int N, int C, int S, int G, float eps, int cache, const float* __restrict__ x,
+                                     const float* __restrict__ gamma, const float* __restrict__ beta,
+                                     float* __restrict__ y) {
+	HG_DYNAMIC_SHARED(float, xcache);
+	hg_group_norm_silu_body<false>(N, C, S, G, eps, cache, x, gamma, beta, y, xcache, hg_drop{});
+}
 HG_REGISTER(hg_group_norm_silu);
+
+HG_KERNEL_SHARED(hg_group_norm_silu_dropout)(int N, int C, int S, int G, float eps, int cache,
+                                             unsigned long long first, unsigned long long key, unsigned int step,
+                                             unsigned int id, float p, float scale, const float* __restrict__ x,
+                                             const float* __restrict__ gamma, const float* __restrict__ beta,
+                                             float* __restrict__ y) {
+	HG_DYNAMIC_SHARED(float, xcache);
+	hg_group_norm_silu_body<true>(N, C, S, G, eps, cache, x, gamma, beta, y, xcache,
+	                              hg_drop{first, key, step, id, p, scale});
+}
+HG_REGISTER(hg_group_norm_silu_dropout);
 
 // The backward pass of hg_group_norm (silu = 0; beta unused) or hg_group_norm_silu (silu = 1), one
 // block per (sample, group), in three passes over the group:
@@ -153,11 +200,18 @@ HG_REGISTER(hg_group_norm_silu);
 // cache = 0: every pass reads x and dy from global memory (x three times, dy twice); 1: pass 1
 // stores x in dynamic shared memory (C/G·S floats), dy is read twice; 2: dy is stored next to it
 // (2·C/G·S floats) and pass 2 replaces it with dz, so x and dy are read once.
-HG_KERNEL_SHARED(hg_group_norm_backward)(int N, int C, int S, int G, float eps, int silu, float keep, int cache,
-                                         const float* __restrict__ x, const float* __restrict__ gamma,
-                                         const float* __restrict__ beta, const float* __restrict__ dy,
-                                         float* __restrict__ dx, float* __restrict__ partial) {
-	HG_DYNAMIC_SHARED(float, smem);
+// smem is the kernel's dynamic shared memory. DROP (hg_group_norm_silu_dropout_backward): every
+// load of dy from global memory is dy·mask (hg_drop_apply), so what the passes see is the unfused
+// dropout backward's output.
+template <bool DROP>
+static __device__ __forceinline__ void hg_group_norm_backward_body(int N, int C, int S, int G, float eps, int silu,
+                                                                   float keep, int cache, const float* __restrict__ x,
+                                                                   const float* __restrict__ gamma,
+                                                                   const float* __restrict__ beta,
+                                                                   const float* __restrict__ dy,
+                                                                   float* __restrict__ dx,
+                                                                   float* __restrict__ partial, float* smem,
+                                                                   hg_drop drop) {
 	__shared__ float buf[2 * HG_BLOCK];
 	int cpg = C / G;
 	long long size = (long long)cpg * S;
@@ -168,7 +222,11 @@ HG_KERNEL_SHARED(hg_group_norm_backward)(int N, int C, int S, int G, float eps, 
 		long long base = ((long long)n * C + (long long)g * cpg) * S;
 		const float* dyg = dy + base;
 		if (dzcache) {
-			for (long long j = threadIdx.x; j < size; j += blockDim.x) dzcache[j] = dyg[j];
+			for (long long j = threadIdx.x; j < size; j += blockDim.x) {
+				float d = dyg[j];
+				if (DROP) d = hg_drop_apply(drop, base + j, d);
+				dzcache[j] = d;
+			}
 		}
 		float mean, rstd;
 		hg_group_moments(x + base, size, eps, xcache, mean, rstd); // its barriers publish both caches
@@ -183,6 +241,7 @@ HG_KERNEL_SHARED(hg_group_norm_backward)(int N, int C, int S, int G, float eps, 
 				long long j = (long long)k * S + s;
 				float xh = (xs[j] - mean) * rstd;
 				float d = ds[j];
+				if (DROP && !dzcache) d = hg_drop_apply(drop, base + j, d);
 				if (silu) {
 					d = hg_silu_dz(xh * gc + beta[c], d);
 					if (dzcache) dzcache[j] = d;
@@ -204,6 +263,7 @@ HG_KERNEL_SHARED(hg_group_norm_backward)(int N, int C, int S, int G, float eps, 
 			float gc = gamma[c];
 			float xh = (xs[j] - mean) * rstd;
 			float d = ds[j];
+			if (DROP && !dzcache) d = hg_drop_apply(drop, base + j, d);
 			if (silu && !dzcache) d = hg_silu_dz(xh * gc + beta[c], d);
 			float v = rstd * (gc * d - mg - xh * mgx);
 			if (keep != 0.0f) v += keep * dx[base + j];
@@ -212,7 +272,28 @@ HG_KERNEL_SHARED(hg_group_norm_backward)(int N, int C, int S, int G, float eps, 
 		__syncthreads(); // the next group overwrites the caches
 	}
 }
+
+HG_KERNEL_SHARED(hg_group_norm_backward)(int N, int C, int S, int G, float eps, int silu, float keep, int cache,
+                                         const float* __restrict__ x, const float* __restrict__ gamma,
+                                         const float* __restrict__ beta, const float* __restrict__ dy,
+                                         float* __restrict__ dx, float* __restrict__ partial) {
+	HG_DYNAMIC_SHARED(float, smem);
+	hg_group_norm_backward_body<false>(N, C, S, G, eps, silu, keep, cache, x, gamma, beta, dy, dx, partial, smem, hg_drop{});
+}
 HG_REGISTER(hg_group_norm_backward);
+
+// hg_group_norm_backward of the SiLU (silu = 1) with dy·mask: keep and cache as there.
+HG_KERNEL_SHARED(hg_group_norm_silu_dropout_backward)(int N, int C, int S, int G, float eps, float keep, int cache,
+                                                      unsigned long long first, unsigned long long key,
+                                                      unsigned int step, unsigned int id, float p, float scale,
+                                                      const float* __restrict__ x, const float* __restrict__ gamma,
+                                                      const float* __restrict__ beta, const float* __restrict__ dy,
+                                                      float* __restrict__ dx, float* __restrict__ partial) {
+	HG_DYNAMIC_SHARED(float, smem);
+	hg_group_norm_backward_body<true>(N, C, S, G, eps, 1, keep, cache, x, gamma, beta, dy, dx, partial, smem,
+	                                  hg_drop{first, key, step, id, p, scale});
+}
+HG_REGISTER(hg_group_norm_silu_dropout_backward);
 
 // The batch sums of hg_group_norm_backward's partials (2, N, C) into dgamma and dbeta (C), one
 // thread per channel, n in order, in double.

@@ -14,7 +14,10 @@
 //                      from its counters, never stored or uploaded; first places the tensor in a
 //                      longer one (a data-parallel rank's samples of the global batch); the
 //                      backward pass is the same kernel on dy (autograd.Tape.DropoutFrom)
+// The generator and the mask are philox.cuh's, which groupnorm.cu's fused group norm + SiLU +
+// dropout shares.
 #include "common.cuh"
+#include "philox.cuh"
 
 #ifdef HG_SHIM
 #include <cmath>
@@ -23,9 +26,6 @@ static inline double hg_dmul(double a, double b) { return a * b; } // x86-64 SSE
 static inline double hg_dadd(double a, double b) { return a + b; }
 static inline double hg_ddiv(double a, double b) { return a / b; }
 static inline double hg_dsqrt(double a) { return std::sqrt(a); }
-static inline unsigned int hg_umulhi(unsigned int a, unsigned int b) {
-	return (unsigned int)(((unsigned long long)a * b) >> 32);
-}
 static inline unsigned long long hg_dbits(double x) {
 	unsigned long long b;
 	std::memcpy(&b, &x, 8);
@@ -41,35 +41,9 @@ static inline double hg_bitsd(unsigned long long b) {
 #define hg_dadd __dadd_rn
 #define hg_ddiv __ddiv_rn
 #define hg_dsqrt __dsqrt_rn
-#define hg_umulhi __umulhi
 #define hg_dbits(x) ((unsigned long long)__double_as_longlong(x))
 #define hg_bitsd(b) __longlong_as_double((long long)(b))
 #endif
-
-struct hg_u4 {
-	unsigned int x, y, z, w;
-};
-
-static __device__ __forceinline__ hg_u4 hg_philox(unsigned long long i, unsigned int id, unsigned int step,
-                                                  unsigned long long key) {
-	unsigned int c0 = (unsigned int)i, c1 = (unsigned int)(i >> 32), c2 = id, c3 = step;
-	unsigned int k0 = (unsigned int)key, k1 = (unsigned int)(key >> 32);
-	for (int r = 0; r < 10; r++) {
-		if (r > 0) {
-			k0 += 0x9E3779B9u;
-			k1 += 0xBB67AE85u;
-		}
-		unsigned int lo0 = 0xD2511F53u * c0, hi0 = hg_umulhi(0xD2511F53u, c0);
-		unsigned int lo1 = 0xCD9E8D57u * c2, hi1 = hg_umulhi(0xCD9E8D57u, c2);
-		unsigned int n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-		c0 = n0;
-		c1 = lo1;
-		c2 = n2;
-		c3 = lo0;
-	}
-	hg_u4 o = {c0, c1, c2, c3};
-	return o;
-}
 
 static __device__ __forceinline__ double hg_uniform53(unsigned int hi, unsigned int lo) {
 	return (double)(((unsigned long long)hi << 21) | (unsigned long long)(lo >> 11)) * 0x1p-53;
@@ -129,10 +103,6 @@ HG_KERNEL(hg_philox_normal)(long long n, unsigned long long first, unsigned long
 }
 HG_REGISTER(hg_philox_normal);
 
-static __device__ __forceinline__ unsigned int hg_word(hg_u4 w, int k) {
-	return k == 0 ? w.x : k == 1 ? w.y : k == 2 ? w.z : w.w;
-}
-
 HG_KERNEL(hg_philox_uniform)(long long n, unsigned long long key, unsigned int step, unsigned int id,
                              float* __restrict__ dst) {
 	HG_FOR(j, n) {
@@ -145,10 +115,8 @@ HG_REGISTER(hg_philox_uniform);
 HG_KERNEL(hg_dropout)(long long n, unsigned long long first, unsigned long long key, unsigned int step,
                       unsigned int id, float p, float keep, const float* __restrict__ x, float* __restrict__ y) {
 	HG_FOR(j, n) {
-		unsigned long long e = first + (unsigned long long)j; // mask element: rng.Stream.DropoutFrom
-		hg_u4 w = hg_philox(e / 4, id, step, key);
-		float u = (float)(hg_word(w, (int)(e % 4)) >> 8) * 0x1p-24f;
-		y[j] = u >= p ? x[j] * keep : 0.0f;
+		// mask element first + j: rng.Stream.DropoutFrom
+		y[j] = hg_dropout_kept(first + (unsigned long long)j, key, step, id, p) ? x[j] * keep : 0.0f;
 	}
 }
 HG_REGISTER(hg_dropout);

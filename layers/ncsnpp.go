@@ -372,8 +372,10 @@ func (m *NCSNpp) resForward(g *autograd.Tape, r resBlock, x, actTemb *autograd.V
 	// separate add of the two or over the feature map).
 	d := g.Linear(actTemb, p(r.dense), p(r.dense+1))
 	h = g.Conv2dTwoBias(h, p(r.conv0), p(r.conv0+1), d, 1, 1)
-	h = m.groupNormSiLU(g, r.gn1, h)
-	h = g.DropoutFrom(h, m.Config.Dropout, m.dropStream(), m.dropFirst*(h.T.Len()/max(1, h.T.Shape()[0])))
+	// GroupNorm_1, its act and the dropout as one op (the mask applied as the output is written and
+	// regenerated in the backward pass as dy is read); GroupNormSiLU in evaluation.
+	h = g.GroupNormSiLUDropout(h, p(r.gn1), p(r.gn1+1), tensor.GroupNormGroups(h.Shape()[1]), 1e-6,
+		m.Config.Dropout, m.dropStream(), m.dropFirst*(h.T.Len()/max(1, h.T.Shape()[0])))
 	if r.convSkip >= 0 {
 		x = g.Conv2d(x, p(r.convSkip), p(r.convSkip+1), 1, 0)
 	}

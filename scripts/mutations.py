@@ -923,8 +923,53 @@ MUTATIONS = json.loads(r"""
  {
   "label": "GroupNormSiLU cpu dz ×1.001",
   "file": "tensor/cpu_norm.go",
-  "old": "vec.SiLUGrad(row, row, src[j*s:(j+1)*s])",
-  "new": "vec.SiLUGrad(row, row, src[j*s:(j+1)*s]); vec.Scale(row, row, 1.001)",
+  "old": "vec.SiLUGrad(row, row, dyRow)",
+  "new": "vec.SiLUGrad(row, row, dyRow); vec.Scale(row, row, 1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLUDropout cpu forward: the mask's scale 0.1 % too large",
+  "file": "tensor/cpu_norm.go",
+  "old": "op.Stream.DropoutFrom(dst, dst, op.Coef[0], op.First+uint64(nc*s))",
+  "new": "op.Stream.DropoutFrom(dst, dst, op.Coef[0], op.First+uint64(nc*s)); vec.Scale(dst, dst, 1.001)",
+  "pkg": "./tensor",
+  "run": "TestOpsAgainstReference",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLUDropout cpu backward: dy·mask 0.1 % too large",
+  "file": "tensor/cpu_norm.go",
+  "old": "op.Stream.DropoutFrom(masked, dyRow, op.Coef[0], op.First+uint64(off))",
+  "new": "op.Stream.DropoutFrom(masked, dyRow, op.Coef[0], op.First+uint64(off)); vec.Scale(masked, masked, 1.001)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLUDropout cpu backward: the mask from the row's next element",
+  "file": "tensor/cpu_norm.go",
+  "old": "op.Stream.DropoutFrom(masked, dyRow, op.Coef[0], op.First+uint64(off))",
+  "new": "op.Stream.DropoutFrom(masked, dyRow, op.Coef[0], op.First+uint64(off)+1)",
+  "pkg": "./tensor",
+  "run": "TestGroupNormSiLUDropoutMatchesUnfusedCPU",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLUDropout ref backward: dy masked from the wrong element",
+  "file": "tensor/ref_image.go",
+  "old": "op.Stream.DropoutFrom(refData(masked), refData(in[3]), p, op.First)",
+  "new": "op.Stream.DropoutFrom(refData(masked), refData(in[3]), p, op.First+1)",
+  "pkg": "./autograd",
+  "run": "TestGradientsTight",
+  "tags": ""
+ },
+ {
+  "label": "GroupNormSiLUDropout tape dy ×1.001",
+  "file": "autograd/conv.go",
+  "old": "tensor.GroupNormSiLUDropoutBackward(dx, x.T, gamma.T, beta.T, dy, dgamma, dbeta, groups, eps, keep, st, p, at)",
+  "new": "tensor.GroupNormSiLUDropoutBackward(dx, x.T, gamma.T, beta.T, tensor.MulScalar(nil, dy, 1.001), dgamma, dbeta, groups, eps, keep, st, p, at)",
   "pkg": "./autograd",
   "run": "TestGradientsTight",
   "tags": ""
@@ -954,6 +999,51 @@ MUTATIONS = json.loads(r"""
   "new": "dg += 1.001f * d * xh;",
   "pkg": "./cuda",
   "run": "TestShimBackendTable",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_group_norm_silu_dropout: the mask's scale 0.1 % too large",
+  "file": "kernels/groupnorm.cu",
+  "old": "if (DROP) v = hg_drop_apply(drop, base + j, v);",
+  "new": "if (DROP) v = 1.001f * hg_drop_apply(drop, base + j, v);",
+  "pkg": "./cuda",
+  "run": "TestShimKernels",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_group_norm_silu_dropout_backward: dy·mask 0.1 % too large where dy is cached",
+  "file": "kernels/groupnorm.cu",
+  "old": "if (DROP) d = hg_drop_apply(drop, base + j, d);\n\t\t\t\tdzcache[j] = d;",
+  "new": "if (DROP) d = 1.001f * hg_drop_apply(drop, base + j, d);\n\t\t\t\tdzcache[j] = d;",
+  "pkg": "./cuda",
+  "run": "TestShimKernels",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_group_norm_silu_dropout_backward: dy·mask 0.1 % too large in the partial sums, uncached",
+  "file": "kernels/groupnorm.cu",
+  "old": "if (DROP && !dzcache) d = hg_drop_apply(drop, base + j, d);\n\t\t\t\tif (silu) {",
+  "new": "if (DROP && !dzcache) d = 1.001f * hg_drop_apply(drop, base + j, d);\n\t\t\t\tif (silu) {",
+  "pkg": "./cuda",
+  "run": "TestShimBackendTable",
+  "tags": "cudashim"
+ },
+ {
+  "label": "hg_group_norm_silu_dropout_backward: dy·mask 0.1 % too large in dx, uncached",
+  "file": "kernels/groupnorm.cu",
+  "old": "if (DROP && !dzcache) d = hg_drop_apply(drop, base + j, d);\n\t\t\tif (silu && !dzcache)",
+  "new": "if (DROP && !dzcache) d = 1.001f * hg_drop_apply(drop, base + j, d);\n\t\t\tif (silu && !dzcache)",
+  "pkg": "./cuda",
+  "run": "TestShimKernels",
+  "tags": "cudashim"
+ },
+ {
+  "label": "GroupNormSiLUDropout on CUDA: the mask's offset cut to 32 bits",
+  "file": "cuda/groupnorm.go",
+  "old": "op.First, s.Key, s.Step, s.ID, pf, scale, ip[0], ip[1], shift, dy, o, partial.ptr)",
+  "new": "uint64(uint32(op.First)), s.Key, s.Step, s.ID, pf, scale, ip[0], ip[1], shift, dy, o, partial.ptr)",
+  "pkg": "./cuda",
+  "run": "TestShimKernels",
   "tags": "cudashim"
  },
  {
@@ -2151,7 +2241,7 @@ MUTATIONS = json.loads(r"""
 def shim(file):
     """Regenerates the host-shim wrappers after a kernels/*.cu or *.cuh edit: each carries a hash of its
     sources, without which Go's build cache would run the unmutated kernel (kernels/Makefile)."""
-    if file.startswith("kernels/") and (file.endswith(".cu") or file.endswith(".cuh")):
+    if file.startswith("kernels/") and file.endswith((".cu", ".cuh")):
         subprocess.run(["make", "--no-print-directory", "-C", "kernels", "shim"], cwd=ROOT, check=True,
                        capture_output=True)
 

@@ -33,6 +33,8 @@ func cpuFused(op Op, o []float32, out *Tensor, in []*Tensor, in32 [][]float32) {
 		})
 	case OpSumSq:
 		putFloat64(o, statsSumSq, vec.SumSquares(in32[0]))
+	case OpGroupNormSiLUDropout, OpGroupNormSiLUDropoutBackward:
+		cpuGroupNorm(op, out, in) // cpu_norm.go
 	case OpPerturb:
 		var aux []float32
 		if len(in32) > 4 {

@@ -37,10 +37,11 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 	size := cpg * s
 	mean, rstd, mean64 := cpuGroupStats(x, n*op.Groups, size, float64(op.Scalar))
 	switch op.Kind {
-	case OpGroupNorm, OpGroupNormSiLU:
+	case OpGroupNorm, OpGroupNormSiLU, OpGroupNormSiLUDropout:
 		// One (sample, channel) row at a time: z = (x − μ)·rstd·γ + β into the
-		// destination row, then for the fused op SiLU over it while it is in
-		// cache.
+		// destination row, then for the fused ops SiLU over it while it is in
+		// cache, and the dropout mask (rng.Stream.DropoutFrom, OpDropout's loop:
+		// the same float32 products) of the row's elements.
 		// The affine map is vec.Affine64, z = a·x + (β − μ·a) by one float64
 		// fused multiply-add per element, rounded to float32 (μ·a and β − μ·a
 		// in float64 lose nothing that matters before that rounding). Its
@@ -55,19 +56,24 @@ func cpuGroupNorm(op Op, out *Tensor, in []*Tensor) {
 				a := float64(rstd[ng] * gamma[ch])
 				src, dst := x[nc*s:(nc+1)*s], o[nc*s:(nc+1)*s]
 				vec.Affine64(dst, src, a, float64(beta[ch])-mean64[ng]*a)
-				if op.Kind == OpGroupNormSiLU {
+				if op.Kind != OpGroupNorm {
 					vec.SiLU(dst, dst)
+				}
+				if op.Kind == OpGroupNormSiLUDropout {
+					op.Stream.DropoutFrom(dst, dst, op.Coef[0], op.First+uint64(nc*s))
 				}
 			}
 		})
-	case OpGroupNormBackward, OpGroupNormSiLUBackward:
+	case OpGroupNormBackward, OpGroupNormSiLUBackward, OpGroupNormSiLUDropoutBackward:
 		cpuGroupNormBackward(op, out, in, mean, rstd, mean64, s)
 	}
 }
 
-// cpuGroupNormBackward runs OpGroupNormBackward and OpGroupNormSiLUBackward with
-// one (sample, group) per task: for GroupNormSiLU, dz = dy·silu'(z) into a row
-// buffer (the forward's affine map, then vec.SiLUGrad), else dz = dy; the
+// cpuGroupNormBackward runs OpGroupNormBackward, OpGroupNormSiLUBackward and
+// OpGroupNormSiLUDropoutBackward with one (sample, group) per task: for the
+// SiLU ops, dz = dy·silu'(z) into a row buffer (the forward's affine map, then
+// vec.SiLUGrad), the dropout's dy first masked into a row of its own (OpDropout's
+// loop on dy, whose output the unfused backward stored), else dz = dy; the
 // per-channel sums Σdz and Σdz·(x − μ) (vec.SumDotDev) give the (sample,
 // channel) partials of dβ and dγ and the group's mean(g) and mean(g·x̂),
 // g = dz·γ; then dx by one vec.Mix per row. Last, dγ and dβ get the partials
@@ -78,7 +84,8 @@ func cpuGroupNormBackward(op Op, out *Tensor, in []*Tensor, mean, rstd []float32
 	cpg := c / op.Groups
 	size := cpg * s
 	gamma, dy, grads := in[1].data, in[2].data, in[3:]
-	silu := op.Kind == OpGroupNormSiLUBackward
+	silu := op.Kind != OpGroupNormBackward
+	drop := op.Kind == OpGroupNormSiLUDropoutBackward
 	var shift []float32
 	if silu {
 		shift, dy, grads = in[2].data, in[3].data, in[4:]
@@ -90,9 +97,12 @@ func cpuGroupNormBackward(op Op, out *Tensor, in []*Tensor, mean, rstd []float32
 		for i := range ones {
 			ones[i] = 1
 		}
-		var dz []float32
+		var dz, masked []float32
 		if silu {
 			dz = make([]float32, size)
+		}
+		if drop {
+			masked = make([]float32, s)
 		}
 		var coef [4]float64
 		outs, ins := make([][]float32, 1), make([][]float32, 4)
@@ -104,9 +114,13 @@ func cpuGroupNormBackward(op Op, out *Tensor, in []*Tensor, mean, rstd []float32
 				for j := range cpg {
 					ch, off := g0+j, ng*size+j*s
 					a := float64(r * gamma[ch])
-					row := dz[j*s : (j+1)*s]
+					row, dyRow := dz[j*s:(j+1)*s], src[j*s:(j+1)*s]
+					if drop {
+						op.Stream.DropoutFrom(masked, dyRow, op.Coef[0], op.First+uint64(off))
+						dyRow = masked
+					}
 					vec.Affine64(row, x[off:off+s], a, float64(shift[ch])-mean64[ng]*a)
-					vec.SiLUGrad(row, row, src[j*s:(j+1)*s])
+					vec.SiLUGrad(row, row, dyRow)
 				}
 				src = dz
 			}

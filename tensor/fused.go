@@ -116,12 +116,17 @@ func FillNormalFrom(out *Tensor, s rng.Stream, first uint64) *Tensor {
 // else 0 (rng.Stream.DropoutFrom): x is the part of a longer tensor that starts at element first.
 // out may be x.
 func Dropout(out, x *Tensor, s rng.Stream, p float64, first uint64) *Tensor {
-	if !(p >= 0 && p < 1) {
-		panic(fmt.Sprintf("tensor: Dropout: probability %g outside [0, 1)", p))
-	}
+	dropCheck("Dropout", p)
 	out = dest(out, x.shape, x, "Dropout")
 	exec(Op{Kind: OpDropout, Stream: s, First: first, Coef: []float64{p}}, out, x)
 	return out
+}
+
+// dropCheck panics unless p is a dropout probability, in [0, 1).
+func dropCheck(op string, p float64) {
+	if !(p >= 0 && p < 1) {
+		panic(fmt.Sprintf("tensor: %s: probability %g outside [0, 1)", op, p))
+	}
 }
 
 // FourierEmbedding returns (B, 2·len(w)): sin and cos of log(t)·w·2π of the times t (B), in

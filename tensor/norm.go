@@ -1,6 +1,10 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+
+	"holdgo/rng"
+)
 
 // Group normalisation of x (N, C, …): the C channels split into G groups of
 // C/G consecutive channels; each (sample, group) is normalised with its mean
@@ -67,6 +71,33 @@ func GroupNormSiLUBackward(dx, x, gamma, shift, dy, dgamma, dbeta *Tensor, group
 	}
 	dx = dest(dx, x.shape, x, "GroupNormSiLUBackward")
 	exec(Op{Kind: OpGroupNormSiLUBackward, Groups: groups, Scalar: eps, Beta: beta}, dx, x, gamma, shift, dy, dgamma, dbeta)
+	return dx
+}
+
+// GroupNormSiLUDropout returns Dropout(GroupNormSiLU(x, gamma, beta), s, p, first) in one pass
+// over x: the mask of Dropout (the uniform draw first+j of s, rng.Stream.DropoutFrom) applied as
+// each output is written, with the same float32 operations as the two ops in sequence (bit for
+// bit). It is NCSN++'s act(GroupNorm_1(·)) followed by dropout, in training (p > 0).
+func GroupNormSiLUDropout(out, x, gamma, beta *Tensor, groups int, eps float32, s rng.Stream, p float64, first uint64) *Tensor {
+	normCheck("GroupNormSiLUDropout", x, groups, gamma, beta)
+	dropCheck("GroupNormSiLUDropout", p)
+	out = dest(out, x.shape, x, "GroupNormSiLUDropout")
+	exec(Op{Kind: OpGroupNormSiLUDropout, Groups: groups, Scalar: eps, Stream: s, First: first, Coef: []float64{p}}, out, x, gamma, beta)
+	return out
+}
+
+// GroupNormSiLUDropoutBackward is GroupNormSiLUBackward of dy·mask, the gradient at GroupNormSiLU's
+// output of GroupNormSiLUDropout(x, gamma, shift, ·, s, p, first): the mask is regenerated from
+// its counters as dy is read and the masked dy is never stored.
+func GroupNormSiLUDropoutBackward(dx, x, gamma, shift, dy, dgamma, dbeta *Tensor, groups int, eps, beta float32, s rng.Stream, p float64, first uint64) *Tensor {
+	normCheck("GroupNormSiLUDropoutBackward", x, groups, gamma, shift, dgamma, dbeta)
+	dropCheck("GroupNormSiLUDropoutBackward", p)
+	if !SameShape(x, dy) {
+		panic(fmt.Sprintf("tensor: GroupNormSiLUDropoutBackward: x %s, dy %s", fmtShape(x.shape), fmtShape(dy.shape)))
+	}
+	dx = dest(dx, x.shape, x, "GroupNormSiLUDropoutBackward")
+	exec(Op{Kind: OpGroupNormSiLUDropoutBackward, Groups: groups, Scalar: eps, Beta: beta, Stream: s, First: first, Coef: []float64{p}},
+		dx, x, gamma, shift, dy, dgamma, dbeta)
 	return dx
 }
 

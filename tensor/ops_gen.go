@@ -5,59 +5,61 @@ package tensor
 // The op list, in the order of the op table (optable.go). Operand conventions (in = inputs,
 // out = destination):
 const (
-	OpFill                  OpKind = iota // out = Scalar
-	OpCopy                                // out = in0 (same element count)
-	OpNeg                                 // out = -in0
-	OpExp                                 // out = exp(in0)
-	OpLog                                 // out = log(in0)
-	OpSqrt                                // out = sqrt(in0)
-	OpSquare                              // out = in0²
-	OpTanh                                // out = tanh(in0)
-	OpSigmoid                             // out = 1/(1+exp(-in0))
-	OpSiLU                                // out = in0·sigmoid(in0)
-	OpAddScalar                           // out = in0 + Scalar
-	OpMulScalar                           // out = in0 · Scalar
-	OpSiLUGrad                            // out = in1 · silu'(in0)      (in0 = x, in1 = dy; same shape)
-	OpTanhGrad                            // out = in1 · (1 - in0²)      (in0 = tanh output)
-	OpSigmoidGrad                         // out = in1 · in0 · (1 - in0) (in0 = sigmoid output)
-	OpAdd                                 // out = in0 + in1, broadcasting
-	OpSub                                 // out = in0 - in1, broadcasting
-	OpMul                                 // out = in0 · in1, broadcasting
-	OpDiv                                 // out = in0 / in1, broadcasting
-	OpEq                                  // out = 1 where in0 == in1 else 0, broadcasting
-	OpMatMul                              // out = op(in0)·op(in1) + Beta·out, batched over leading dims
-	OpSum                                 // out = Σ in0 over Axes (out keeps the reduced axes as size 1)
-	OpMax                                 // out = max in0 over Axes (kept as size 1)
-	OpPermute                             // out = in0 with axes permuted: out dim i = in dim Axes[i]
-	OpConcat                              // out = in0, in1, … joined along Axis
-	OpSlice                               // out = in0[Lo:Hi] along Axis
-	OpSliceAdd                            // out[Lo:Hi along Axis] += in0
-	OpGather                              // out[i] = in0[Index[i]] along axis 0
-	OpScatterAdd                          // out[Index[i]] += in0[i] along axis 0
-	OpConv2d                              // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O or N×O) (+ in3 bias N×O after an O in2: (in2 + in3) added), Stride, Pad (conv.go)
-	OpConv2dResidual                      // out = (in3 r + conv2d(in0 x, in1 w) + in2 bias O)·Scalar, the sum with r rounded first (a convolution ending in a residual join)
-	OpConv2dGradInput                     // out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient
-	OpConv2dGradWeight                    // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient; in2 db += Σ_{n,p} dy (O)
-	OpGroupNorm                           // out = group-normalised in0 (Groups, eps Scalar)·in1 γ + in2 β (norm.go)
-	OpGroupNormBackward                   // out = dx + Beta·out of GroupNorm (in0 x, in1 γ, in2 dy); in3 dγ += Σ dy·x̂, in4 dβ += Σ dy (one pass)
-	OpSoftmax                             // out = softmax of Scalar·in0 along the last axis
-	OpSoftmaxGrad                         // out = Scalar·in0·(in1 − Σ in0·in1) along the last axis (in0 = softmax output, in1 = dy)
-	OpUpFIRDn2d                           // out = upfirdn2d(in0, [1,3,3,1]ᵀ[1,3,3,1]/64·Scalar; Up, Down, Pad, Pad1) (fir.go)
-	OpGroupNormSiLU                       // out = silu(GroupNorm(in0 x; in1 γ, in2 β)) in one pass (Groups, eps Scalar)
-	OpGroupNormSiLUBackward               // out = dx + Beta·out of GroupNormSiLU (in0 x, in1 γ, in2 β, in3 dy); in4 dγ, in5 dβ += as GroupNormBackward's
-	OpSin                                 // out = sin(in0) (Fourier features; cos x = sin(x + π/2))
-	OpSoftplus                            // out = log(1 + exp(in0)), as max(in0, 0) + log1p(exp(−|in0|))
-	OpFillNormal                          // out = normal draws of Stream from element First (rng.Stream.FillNormalFrom)
-	OpDropout                             // out = in0·mask of Stream from element First, p = Coef[0] (rng.Stream.DropoutFrom)
-	OpFourierEmbedding                    // out (B, 2·W) = sin, cos of log(in0 t)·in1 w·2π
-	OpPositionalEmbedding                 // out (B, dim) = the sinusoidal embedding of in0 t
-	OpAdam                                // out params −= clipped Adam of in0 grads; in1 m, in2 v updated; in3 stats (Coef)
-	OpEMA                                 // out shadow −= (1 − Coef[0])·(shadow − in0 params) unless in1 stats is non-finite
-	OpSumSq                               // out stats[1] = Σ in0²
-	OpAddScaled                           // out = (in0 + in1)·Scalar, same shapes, the sum rounded to float32 first (a residual join and its scale)
-	OpScoreLoss                           // out grad = 2·(in0 − in1)/Coef[0]; in2 stats[0] = Σ (in0 − in1)²/Coef[0]
-	OpPerturb                             // out x = M·x0 + C·ε (in0 coef, in1 q0, in2 ε, in4 aux); in3 target = −ε_last
-	OpBlockAffine                         // out x ← A-halves(B(x, in0 score)) with the noises that follow (BlockAffine)
+	OpFill                         OpKind = iota // out = Scalar
+	OpCopy                                       // out = in0 (same element count)
+	OpNeg                                        // out = -in0
+	OpExp                                        // out = exp(in0)
+	OpLog                                        // out = log(in0)
+	OpSqrt                                       // out = sqrt(in0)
+	OpSquare                                     // out = in0²
+	OpTanh                                       // out = tanh(in0)
+	OpSigmoid                                    // out = 1/(1+exp(-in0))
+	OpSiLU                                       // out = in0·sigmoid(in0)
+	OpAddScalar                                  // out = in0 + Scalar
+	OpMulScalar                                  // out = in0 · Scalar
+	OpSiLUGrad                                   // out = in1 · silu'(in0)      (in0 = x, in1 = dy; same shape)
+	OpTanhGrad                                   // out = in1 · (1 - in0²)      (in0 = tanh output)
+	OpSigmoidGrad                                // out = in1 · in0 · (1 - in0) (in0 = sigmoid output)
+	OpAdd                                        // out = in0 + in1, broadcasting
+	OpSub                                        // out = in0 - in1, broadcasting
+	OpMul                                        // out = in0 · in1, broadcasting
+	OpDiv                                        // out = in0 / in1, broadcasting
+	OpEq                                         // out = 1 where in0 == in1 else 0, broadcasting
+	OpMatMul                                     // out = op(in0)·op(in1) + Beta·out, batched over leading dims
+	OpSum                                        // out = Σ in0 over Axes (out keeps the reduced axes as size 1)
+	OpMax                                        // out = max in0 over Axes (kept as size 1)
+	OpPermute                                    // out = in0 with axes permuted: out dim i = in dim Axes[i]
+	OpConcat                                     // out = in0, in1, … joined along Axis
+	OpSlice                                      // out = in0[Lo:Hi] along Axis
+	OpSliceAdd                                   // out[Lo:Hi along Axis] += in0
+	OpGather                                     // out[i] = in0[Index[i]] along axis 0
+	OpScatterAdd                                 // out[Index[i]] += in0[i] along axis 0
+	OpConv2d                                     // out = conv2d(in0 x NCHW, in1 w OIKK) (+ in2 bias O or N×O) (+ in3 bias N×O after an O in2: (in2 + in3) added), Stride, Pad (conv.go)
+	OpConv2dResidual                             // out = (in3 r + conv2d(in0 x, in1 w) + in2 bias O)·Scalar, the sum with r rounded first (a convolution ending in a residual join)
+	OpConv2dGradInput                            // out = conv2dᵀ(in0 dy, in1 w) + Beta·out: the input gradient
+	OpConv2dGradWeight                           // out = Σ_n dy[n]·im2col(x[n])ᵀ + Beta·out (in0 x, in1 dy): the weight gradient; in2 db += Σ_{n,p} dy (O)
+	OpGroupNorm                                  // out = group-normalised in0 (Groups, eps Scalar)·in1 γ + in2 β (norm.go)
+	OpGroupNormBackward                          // out = dx + Beta·out of GroupNorm (in0 x, in1 γ, in2 dy); in3 dγ += Σ dy·x̂, in4 dβ += Σ dy (one pass)
+	OpSoftmax                                    // out = softmax of Scalar·in0 along the last axis
+	OpSoftmaxGrad                                // out = Scalar·in0·(in1 − Σ in0·in1) along the last axis (in0 = softmax output, in1 = dy)
+	OpUpFIRDn2d                                  // out = upfirdn2d(in0, [1,3,3,1]ᵀ[1,3,3,1]/64·Scalar; Up, Down, Pad, Pad1) (fir.go)
+	OpGroupNormSiLU                              // out = silu(GroupNorm(in0 x; in1 γ, in2 β)) in one pass (Groups, eps Scalar)
+	OpGroupNormSiLUBackward                      // out = dx + Beta·out of GroupNormSiLU (in0 x, in1 γ, in2 β, in3 dy); in4 dγ, in5 dβ += as GroupNormBackward's
+	OpSin                                        // out = sin(in0) (Fourier features; cos x = sin(x + π/2))
+	OpSoftplus                                   // out = log(1 + exp(in0)), as max(in0, 0) + log1p(exp(−|in0|))
+	OpFillNormal                                 // out = normal draws of Stream from element First (rng.Stream.FillNormalFrom)
+	OpDropout                                    // out = in0·mask of Stream from element First, p = Coef[0] (rng.Stream.DropoutFrom)
+	OpGroupNormSiLUDropout                       // out = GroupNormSiLU(in0 x; in1 γ, in2 β)·mask of Stream from element First, p = Coef[0]: Dropout's output in one pass
+	OpGroupNormSiLUDropoutBackward               // out = dx + Beta·out of GroupNormSiLUDropout: GroupNormSiLUBackward of in3 dy·mask (in0 x, in1 γ, in2 β); in4 dγ, in5 dβ +=
+	OpFourierEmbedding                           // out (B, 2·W) = sin, cos of log(in0 t)·in1 w·2π
+	OpPositionalEmbedding                        // out (B, dim) = the sinusoidal embedding of in0 t
+	OpAdam                                       // out params −= clipped Adam of in0 grads; in1 m, in2 v updated; in3 stats (Coef)
+	OpEMA                                        // out shadow −= (1 − Coef[0])·(shadow − in0 params) unless in1 stats is non-finite
+	OpSumSq                                      // out stats[1] = Σ in0²
+	OpAddScaled                                  // out = (in0 + in1)·Scalar, same shapes, the sum rounded to float32 first (a residual join and its scale)
+	OpScoreLoss                                  // out grad = 2·(in0 − in1)/Coef[0]; in2 stats[0] = Σ (in0 − in1)²/Coef[0]
+	OpPerturb                                    // out x = M·x0 + C·ε (in0 coef, in1 q0, in2 ε, in4 aux); in3 target = −ε_last
+	OpBlockAffine                                // out x ← A-halves(B(x, in0 score)) with the noises that follow (BlockAffine)
 	numOps
 )
 
@@ -106,6 +108,8 @@ var opNames = [numOps]string{
 	"Softplus",
 	"FillNormal",
 	"Dropout",
+	"GroupNormSiLUDropout",
+	"GroupNormSiLUDropoutBackward",
 	"FourierEmbedding",
 	"PositionalEmbedding",
 	"Adam",

@@ -170,6 +170,12 @@ var opTable = [numOps]opInfo{
 	OpFillNormal: {doc: "out = normal draws of Stream from element First (rng.Stream.FillNormalFrom)", class: ClassFused, in: exactly(0), ref: refFused},
 	OpDropout: {doc: "out = in0·mask of Stream from element First, p = Coef[0] (rng.Stream.DropoutFrom)", class: ClassFused,
 		in: exactly(1), ref: refFused},
+	// GroupNormSiLU then Dropout (NCSN++'s ResnetBlock) as one op and its backward: the mask is
+	// regenerated from its counters in both passes, never stored (norm.go).
+	OpGroupNormSiLUDropout: {doc: "out = GroupNormSiLU(in0 x; in1 γ, in2 β)·mask of Stream from element First, p = Coef[0]: Dropout's output in one pass",
+		class: ClassFused, in: exactly(3), ref: refGroupNormSiLUDropout},
+	OpGroupNormSiLUDropoutBackward: {doc: "out = dx + Beta·out of GroupNormSiLUDropout: GroupNormSiLUBackward of in3 dy·mask (in0 x, in1 γ, in2 β); in4 dγ, in5 dβ +=",
+		class: ClassFused, in: exactly(6), out: readsOutIfBeta, ref: refGroupNormSiLUDropout},
 	OpFourierEmbedding: {doc: "out (B, 2·W) = sin, cos of log(in0 t)·in1 w·2π", class: ClassFused, in: exactly(2), ref: refFused},
 	OpPositionalEmbedding: {doc: "out (B, dim) = the sinusoidal embedding of in0 t", class: ClassFused, in: exactly(1),
 		ref: refFused},

@@ -198,6 +198,25 @@ func refGroupNorm(op Op, out *Tensor, in []*Tensor) {
 	}
 }
 
+// refGroupNormSiLUDropout runs the fused group norm + SiLU + dropout as the two ops it fuses:
+// forward, OpGroupNormSiLU's reference then the dropout's loop (rng.Stream.DropoutFrom, OpDropout's
+// reference) on its rounded output; backward, that loop on dy, then OpGroupNormSiLUBackward's
+// reference on the masked gradient.
+func refGroupNormSiLUDropout(op Op, out *Tensor, in []*Tensor) {
+	p := op.Coef[0]
+	gn := Op{Kind: OpGroupNormSiLU, Groups: op.Groups, Scalar: op.Scalar, Beta: op.Beta}
+	if op.Kind == OpGroupNormSiLUDropout {
+		refGroupNorm(gn, out, in)
+		o := refData(out)
+		op.Stream.DropoutFrom(o, o, p, op.First)
+		return
+	}
+	gn.Kind = OpGroupNormSiLUBackward
+	masked := newOn(Reference, in[3].shape)
+	op.Stream.DropoutFrom(refData(masked), refData(in[3]), p, op.First)
+	refGroupNorm(gn, out, []*Tensor{in[0], in[1], in[2], masked, in[4], in[5]})
+}
+
 func refSoftmax(op Op, out *Tensor, in []*Tensor) {
 	o, a := refData(out), refData(in[0])
 	k := out.shape[len(out.shape)-1]

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 
+	"holdgo/rng"
 	"holdgo/tensor"
 )
 
@@ -369,6 +370,30 @@ func imageCases(cases map[tensor.OpKind][]opCase) {
 				dx, dg, db := grads(r, d)
 				return flat(tensor.GroupNormSiLUBackward(dx, x, g, b, dy, dg, db, c.groups, 1e-6, beta), dg, db)
 			}})
+		}
+		// GroupNormSiLU and Dropout fused: the mask from element 0 or from an offset (a data-parallel
+		// rank's samples), both passes.
+		st := rng.Stream{Key: 0x5eed, Step: 3, ID: rng.DropoutStream(1)}
+		for _, dr := range []struct {
+			p     float64
+			first uint64
+		}{{0.1, 37}, {0.5, 0}} {
+			dname := fmt.Sprintf("%s/p=%g/first=%d", name, dr.p, dr.first)
+			cases[tensor.OpGroupNormSiLUDropout] = append(cases[tensor.OpGroupNormSiLUDropout], opCase{"GroupNormSiLUDropout" + dname, func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+				x, g, b, _ := inputs(r, d)
+				return tensor.GroupNormSiLUDropout(nil, x, g, b, c.groups, 1e-6, st, dr.p, dr.first)
+			}})
+			for _, beta := range []float32{0, 0.5} {
+				cases[tensor.OpGroupNormSiLUDropoutBackward] = append(cases[tensor.OpGroupNormSiLUDropoutBackward], opCase{fmt.Sprintf("GroupNormSiLUDropoutBackward%s/β=%g", dname, beta), func(r *tensor.RNG, d func(*tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
+					x, g, b, dy := inputs(r, d)
+					dx := tensor.RandN(r, c.shape...)
+					if beta == 0 { // never read: NaN would show it
+						tensor.Fill(dx, float32(math.NaN()))
+					}
+					dx, dg, db := d(dx), d(tensor.RandN(r, ch)), d(tensor.RandN(r, ch))
+					return flat(tensor.GroupNormSiLUDropoutBackward(dx, x, g, b, dy, dg, db, c.groups, 1e-6, beta, st, dr.p, dr.first), dg, db)
+				}})
+			}
 		}
 	}
 	for _, sh := range [][]int{{1}, {3}, {4, 17}, {2, 64, 64}, {5, 0}, {2, 3, 300}} {

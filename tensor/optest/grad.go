@@ -193,6 +193,15 @@ func gradTable() map[string][]gradCase {
 		}}
 	}
 	m["GroupNormSiLU"] = []gradCase{gnSiLU([]int{2, 4, 3, 3}, 2), gnSiLU([]int{1, 6, 5}, 3), gnSiLU([]int{2, 8, 2, 2}, 1)}
+	gnSiLUDrop := func(shape []int, groups int, p float64, first int) gradCase {
+		c := shape[1]
+		return gradCase{[][]int{shape, {c}, {c}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value {
+			// the same mask every evaluation
+			return g.GroupNormSiLUDropout(v[0], v[1], v[2], groups, 1e-6, p, &rng.Stream{Key: 5, ID: rng.DropoutStream(1)}, first)
+		}}
+	}
+	m["GroupNormSiLUDropout"] = []gradCase{gnSiLUDrop([]int{2, 4, 3, 3}, 2, 0.3, 0), gnSiLUDrop([]int{1, 6, 5}, 3, 0.5, 7),
+		gnSiLUDrop([]int{2, 8, 2, 2}, 1, 0.1, 3)}
 	m["Softmax"] = []gradCase{
 		{[][]int{{3, 5}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value { return g.Softmax(v[0]) }},
 		{[][]int{{2, 1, 7}}, false, func(g *autograd.Tape, v []*autograd.Value) *autograd.Value { return g.Softmax(v[0]) }},
@@ -237,7 +246,7 @@ func GradCases() []GradCase {
 // GradStep is the relative finite-difference step of an op (see the gradient mode above).
 func GradStep(op string) float64 {
 	switch op {
-	case "Exp", "Log", "Sqrt", "Tanh", "Sin", "Softplus", "Sigmoid", "SiLU", "Div", "GroupNorm", "GroupNormSiLU", "Softmax", "Attention":
+	case "Exp", "Log", "Sqrt", "Tanh", "Sin", "Softplus", "Sigmoid", "SiLU", "Div", "GroupNorm", "GroupNormSiLU", "GroupNormSiLUDropout", "Softmax", "Attention":
 		return 0.1
 	case "Max":
 		return 1e-2
