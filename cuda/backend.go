@@ -22,7 +22,15 @@ type Backend interface {
 	// (see args in launch.go).
 	Launch(name string, grid, block [3]int, sharedBytes int, args []uint64) error
 	Sync() error
+	// OptInShared lets kernel name be launched with up to bytes of dynamic shared memory, more than
+	// the 48 KiB a block gets by default (cuFuncSetAttribute with
+	// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES on a GPU), or says why it cannot.
+	OptInShared(name string, bytes int) error
 }
+
+// maxOptInShared is the most dynamic shared memory a block can opt in to on an A100, H100 or H200
+// (227 KiB; the shim and the recorder hold to it too).
+const maxOptInShared = 227 << 10
 
 // Gemmer is implemented by backends with a vendor GEMM (cuBLAS). Without it MatMul runs the
 // hg_sgemm kernel.

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 
 	"holdgo/tensor"
@@ -215,16 +216,46 @@ const (
 	convWgrad
 )
 
-type convKernel func(d *Device, grid [3]int, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
+// convKernel launches one implicit kernel; shared is its dynamic shared memory (the tensor-core
+// kernels'; the FP32 ones take none).
+type convKernel func(d *Device, grid [3]int, shared, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
 	in, wt, bias, bias2, res uintptr, scale float32, out uintptr) error
 
+// static adapts an FP32 kernel's launcher (no dynamic shared memory) to convKernel.
+func static(f func(d *Device, grid [3]int, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
+	in, wt, bias, bias2, res uintptr, scale float32, out uintptr) error) convKernel {
+	return func(d *Device, grid [3]int, _, n, c, h, w, o, ks, s, pd, oh, ow, kchunk int, beta float32, biasMode int,
+		in, wt, bias, bias2, res uintptr, scale float32, out uintptr) error {
+		return f(d, grid, n, c, h, w, o, ks, s, pd, oh, ow, kchunk, beta, biasMode, in, wt, bias, bias2, res, scale, out)
+	}
+}
+
 var convKernels = [3][3][2]convKernel{
-	{{(*Device).hgConvFwdF3264, (*Device).hgConvFwdF32128}, {(*Device).hgConvFwdTf3264, (*Device).hgConvFwdTf32128},
+	{{static((*Device).hgConvFwdF3264), static((*Device).hgConvFwdF32128)}, {(*Device).hgConvFwdTf3264, (*Device).hgConvFwdTf32128},
 		{(*Device).hgConvFwdBf1664, (*Device).hgConvFwdBf16128}},
-	{{(*Device).hgConvDgradF3264, (*Device).hgConvDgradF32128}, {(*Device).hgConvDgradTf3264, (*Device).hgConvDgradTf32128},
+	{{static((*Device).hgConvDgradF3264), static((*Device).hgConvDgradF32128)}, {(*Device).hgConvDgradTf3264, (*Device).hgConvDgradTf32128},
 		{(*Device).hgConvDgradBf1664, (*Device).hgConvDgradBf16128}},
-	{{(*Device).hgConvWgradF3264, (*Device).hgConvWgradF32128}, {(*Device).hgConvWgradTf3264, (*Device).hgConvWgradTf32128},
+	{{static((*Device).hgConvWgradF3264), static((*Device).hgConvWgradF32128)}, {(*Device).hgConvWgradTf3264, (*Device).hgConvWgradTf32128},
 		{(*Device).hgConvWgradBf1664, (*Device).hgConvWgradBf16128}},
+}
+
+// convKernelName is the name of convKernels[pass][prec][tile 128?] in kernels/conv.cu.
+func convKernelName(pass, prec, tile int) string {
+	return fmt.Sprintf("hg_conv_%s_%s_%d", [3]string{"fwd", "dgrad", "wgrad"}[pass], [3]string{"f32", "tf32", "bf16"}[prec], tile)
+}
+
+// convShared is the dynamic shared memory of a tensor-core kernel (kernels/conv.cu: HG_CONV_STAGES
+// stages of HG_CONV_BK rows of A and of B, each tile + skew floats; skew HG_CONV_SKEW_BF16 for
+// BF16, HG_CONV_SKEW for TF32), 0 for an FP32 kernel.
+func convShared(prec, tile int) int {
+	const stages, skew, skewBF16 = 4, 8, 4
+	switch prec {
+	case convTF32:
+		return 4 * stages * convStep * 2 * (tile + skew)
+	case convBF16:
+		return 4 * stages * convStep * 2 * (tile + skewBF16)
+	}
+	return 0
 }
 
 // The products' precision of the implicit kernels (the second index of convKernels).
@@ -277,6 +308,7 @@ type convPlan struct {
 	pass          int
 	m, nc, k      int
 	tile, splits  int
+	shared        int // the kernel's dynamic shared memory
 	kchunk        int
 	kernel        convKernel
 	grid          [3]int
@@ -297,12 +329,19 @@ func (d *Device) convPlan(s convShape, pass int) convPlan {
 		p.m, p.nc, p.k = s.o, s.rows, s.n*s.p
 	}
 	tiles := func(t int) int { return ceilDiv(p.m, t) * ceilDiv(p.nc, t) }
+	prec := d.convPrecision()
 	p.tile = 64
 	if d.ConvTile == 64 || d.ConvTile == 128 {
 		p.tile = d.ConvTile
 	} else if p.m >= 128 && p.nc >= 128 && (pass == convWgrad || tiles(128) >= convBlocks) {
 		p.tile = 128
 	}
+	// A tensor-core 128 tile needs 68 KiB of shared memory, which the kernel must opt in to; where
+	// the backend refuses (Device.OptInErr), the 64 tile runs.
+	if p.tile == 128 && !d.optInShared(convKernelName(pass, prec, 128), convShared(prec, 128)) {
+		p.tile = 64
+	}
+	p.shared = convShared(prec, p.tile)
 	p.splits = 1
 	if pass == convWgrad {
 		p.splits = d.ConvSplits
@@ -323,7 +362,7 @@ func (d *Device) convPlan(s convShape, pass int) convPlan {
 	if p.tile == 128 {
 		big = 1
 	}
-	p.kernel = convKernels[pass][d.convPrecision()][big]
+	p.kernel = convKernels[pass][prec][big]
 	p.grid = [3]int{ceilDiv(p.nc, p.tile), ceilDiv(p.m, p.tile), p.splits}
 	return p
 }
@@ -338,7 +377,7 @@ func (d *Device) implicitConv(s convShape, pass int, beta float32, biasMode int,
 	}
 	g := s.geom
 	launch := func(dst uintptr) error {
-		return p.kernel(d, p.grid, s.n, s.c, s.h, s.w, s.o, g.KH, g.StrideH, g.PadH, s.oh, s.ow, p.kchunk, beta, biasMode,
+		return p.kernel(d, p.grid, p.shared, s.n, s.c, s.h, s.w, s.o, g.KH, g.StrideH, g.PadH, s.oh, s.ow, p.kchunk, beta, biasMode,
 			in, wt, bias, bias2, res, scale, dst)
 	}
 	if p.splits == 1 {

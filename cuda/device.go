@@ -27,6 +27,9 @@ type Device struct {
 	pool *pool
 	gemm Gemmer // nil: MatMul uses hg_sgemm
 
+	optIn    map[string]int // kernels opted in to more dynamic shared memory: bytes, −1 refused (launch.go)
+	optInErr error
+
 	// StrictFP32 turns off the TF32 tensor-core mode, on by default on a GPU: MatMul (cuBLAS) and
 	// the convolutions then run in full FP32 (about 8× slower on an A100/H100). The hg_sgemm kernel
 	// and the host shim are FP32 (the shim's convolutions run TF32 only with TF32Convs).
@@ -55,7 +58,7 @@ type Device struct {
 
 // NewDevice returns a Device on be. Open returns one on the first GPU.
 func NewDevice(be Backend) *Device {
-	d := &Device{be: be, name: be.Name(), pool: newPool(be)}
+	d := &Device{be: be, name: be.Name(), pool: newPool(be), optIn: map[string]int{}}
 	if g, ok := be.(Gemmer); ok {
 		d.gemm = g
 	}

@@ -51,6 +51,11 @@ CUresult cuInit(unsigned int flags) {
 
 static int hg_cu_init_result(void) { return (int)hg_init_result; }
 
+// hg_func_max_shared lets fn be launched with up to bytes of dynamic shared memory.
+static int hg_func_max_shared(CUfunction fn, int bytes) {
+	return (int)cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+}
+
 static const char* hg_cu_error_name(int r) {
 	const char* s = 0;
 	cuGetErrorString((CUresult)r, &s);
@@ -387,6 +392,26 @@ func (d *driver) Launch(name string, grid, block [3]int, sharedBytes int, args [
 }
 
 func (d *driver) Sync() error { return d.do(d.stream.Synchronize) }
+
+// OptInShared sets the kernel's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. (gorgonia.org/cu's
+// Function, a struct of one CUfunction, has no setter: its handle is read through unsafe.)
+func (d *driver) OptInShared(name string, bytes int) error {
+	fn, ok := d.funcs[name]
+	if !ok {
+		return fmt.Errorf("no kernel named %q", name)
+	}
+	var h C.CUfunction
+	if unsafe.Sizeof(fn) != unsafe.Sizeof(h) {
+		return fmt.Errorf("gorgonia.org/cu's Function is not one CUfunction: cannot set its attributes")
+	}
+	h = *(*C.CUfunction)(unsafe.Pointer(&fn))
+	return d.do(func() error {
+		if r := C.hg_func_max_shared(h, C.int(bytes)); r != 0 {
+			return fmt.Errorf("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %d): %s", bytes, C.GoString(C.hg_cu_error_name(r)))
+		}
+		return nil
+	})
+}
 
 // Sgemm runs g on cuBLAS through the transpose trick (Gemm.ColumnMajor).
 func (d *driver) Sgemm(g Gemm) error {

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -80,6 +81,9 @@ func (f *fakeBackend) Launch(name string, grid, block [3]int, _ int, args []uint
 	return nil
 }
 func (f *fakeBackend) Sync() error { return nil }
+func (f *fakeBackend) OptInShared(name string, bytes int) error {
+	return fmt.Errorf("fake: no opt-in to %d bytes of shared memory", bytes)
+}
 
 // fakeGemmer adds a recording cuBLAS.
 type fakeGemmer struct{ *fakeBackend }

@@ -106,14 +106,40 @@ func (d *Device) launch(name string, grid [3]int, a *args) error {
 // without opting in (48 KiB) less room for the kernels' static shared arrays.
 const maxDynamicShared = 40 << 10
 
+// optInShared reports whether kernel name may be launched with bytes of dynamic shared memory,
+// asking the backend once per kernel (Backend.OptInShared) where bytes is above maxDynamicShared;
+// the first refusal is kept in optInErr.
+func (d *Device) optInShared(name string, bytes int) bool {
+	if bytes <= maxDynamicShared || d.optIn[name] >= bytes {
+		return true
+	}
+	if _, asked := d.optIn[name]; asked {
+		return false
+	}
+	if err := d.be.OptInShared(name, bytes); err != nil {
+		d.optIn[name] = -1
+		if d.optInErr == nil {
+			d.optInErr = fmt.Errorf("cuda: %s: %w", name, err)
+		}
+		return false
+	}
+	d.optIn[name] = bytes
+	return true
+}
+
+// OptInErr is the first refusal of a kernel's opt-in to more shared memory (the implicit
+// convolutions then use their 64 tile where they would have used the 128 one), or nil.
+func (d *Device) OptInErr() error { return d.optInErr }
+
 // launchShared is launch with shared bytes of dynamic shared memory (a kernel declared with
 // HG_KERNEL_SHARED).
 func (d *Device) launchShared(name string, grid [3]int, shared int, a *args) error {
 	if a.err != nil {
 		return fmt.Errorf("cuda: %s: %w", name, a.err)
 	}
-	if shared < 0 || shared > maxDynamicShared {
-		return fmt.Errorf("cuda: %s: %d bytes of dynamic shared memory (at most %d)", name, shared, maxDynamicShared)
+	if shared < 0 || shared > maxDynamicShared && d.optIn[name] < shared {
+		return fmt.Errorf("cuda: %s: %d bytes of dynamic shared memory (at most %d without opting in, %d opted in)", name, shared,
+			maxDynamicShared, max(d.optIn[name], 0))
 	}
 	if err := d.be.Launch(name, grid, block1D, shared, a.slots); err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", name, err)

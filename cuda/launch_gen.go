@@ -49,18 +49,18 @@ func (dev *Device) hgConvBias(grid [3]int, N int, O int, P int, bias uintptr, y 
 	return dev.launch("hg_conv_bias", grid, new(args).i32(N).i32(O).i32(P).ptr(bias).ptr(y))
 }
 
-// hgConvDgradBf16128 launches hg_conv_dgrad_bf16_128 (kernels/conv.cu):
+// hgConvDgradBf16128 launches hg_conv_dgrad_bf16_128 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_dgrad_bf16_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvDgradBf16128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_bf16_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvDgradBf16128(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_dgrad_bf16_128", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvDgradBf1664 launches hg_conv_dgrad_bf16_64 (kernels/conv.cu):
+// hgConvDgradBf1664 launches hg_conv_dgrad_bf16_64 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_dgrad_bf16_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvDgradBf1664(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_bf16_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvDgradBf1664(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_dgrad_bf16_64", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvDgradF32128 launches hg_conv_dgrad_f32_128 (kernels/conv.cu):
@@ -77,32 +77,32 @@ func (dev *Device) hgConvDgradF3264(grid [3]int, N int, C int, H int, W int, O i
 	return dev.launch("hg_conv_dgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvDgradTf32128 launches hg_conv_dgrad_tf32_128 (kernels/conv.cu):
+// hgConvDgradTf32128 launches hg_conv_dgrad_tf32_128 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_dgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvDgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvDgradTf32128(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_dgrad_tf32_128", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvDgradTf3264 launches hg_conv_dgrad_tf32_64 (kernels/conv.cu):
+// hgConvDgradTf3264 launches hg_conv_dgrad_tf32_64 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_dgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvDgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_dgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvDgradTf3264(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_dgrad_tf32_64", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvFwdBf16128 launches hg_conv_fwd_bf16_128 (kernels/conv.cu):
+// hgConvFwdBf16128 launches hg_conv_fwd_bf16_128 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_fwd_bf16_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvFwdBf16128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_fwd_bf16_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvFwdBf16128(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_fwd_bf16_128", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvFwdBf1664 launches hg_conv_fwd_bf16_64 (kernels/conv.cu):
+// hgConvFwdBf1664 launches hg_conv_fwd_bf16_64 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_fwd_bf16_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvFwdBf1664(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_fwd_bf16_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvFwdBf1664(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_fwd_bf16_64", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvFwdF32128 launches hg_conv_fwd_f32_128 (kernels/conv.cu):
@@ -119,18 +119,18 @@ func (dev *Device) hgConvFwdF3264(grid [3]int, N int, C int, H int, W int, O int
 	return dev.launch("hg_conv_fwd_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvFwdTf32128 launches hg_conv_fwd_tf32_128 (kernels/conv.cu):
+// hgConvFwdTf32128 launches hg_conv_fwd_tf32_128 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_fwd_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvFwdTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_fwd_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvFwdTf32128(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_fwd_tf32_128", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvFwdTf3264 launches hg_conv_fwd_tf32_64 (kernels/conv.cu):
+// hgConvFwdTf3264 launches hg_conv_fwd_tf32_64 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_fwd_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvFwdTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_fwd_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvFwdTf3264(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_fwd_tf32_64", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvSplitk launches hg_conv_splitk (kernels/conv.cu):
@@ -140,18 +140,18 @@ func (dev *Device) hgConvSplitk(grid [3]int, n int, splits int, beta float32, ws
 	return dev.launch("hg_conv_splitk", grid, new(args).i32(n).i32(splits).f32(beta).ptr(ws).ptr(out).i32(nb).ptr(db))
 }
 
-// hgConvWgradBf16128 launches hg_conv_wgrad_bf16_128 (kernels/conv.cu):
+// hgConvWgradBf16128 launches hg_conv_wgrad_bf16_128 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_wgrad_bf16_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvWgradBf16128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_bf16_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvWgradBf16128(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_wgrad_bf16_128", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvWgradBf1664 launches hg_conv_wgrad_bf16_64 (kernels/conv.cu):
+// hgConvWgradBf1664 launches hg_conv_wgrad_bf16_64 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_wgrad_bf16_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvWgradBf1664(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_bf16_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvWgradBf1664(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_wgrad_bf16_64", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgConvWgradF32128 launches hg_conv_wgrad_f32_128 (kernels/conv.cu):
@@ -168,18 +168,18 @@ func (dev *Device) hgConvWgradF3264(grid [3]int, N int, C int, H int, W int, O i
 	return dev.launch("hg_conv_wgrad_f32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvWgradTf32128 launches hg_conv_wgrad_tf32_128 (kernels/conv.cu):
+// hgConvWgradTf32128 launches hg_conv_wgrad_tf32_128 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_wgrad_tf32_128(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvWgradTf32128(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_tf32_128", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvWgradTf32128(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_wgrad_tf32_128", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
-// hgConvWgradTf3264 launches hg_conv_wgrad_tf32_64 (kernels/conv.cu):
+// hgConvWgradTf3264 launches hg_conv_wgrad_tf32_64 (kernels/conv.cu) with shared bytes of dynamic shared memory:
 //
 //	hg_conv_wgrad_tf32_64(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk, float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt, float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale, float* __restrict__ out)
-func (dev *Device) hgConvWgradTf3264(grid [3]int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
-	return dev.launch("hg_conv_wgrad_tf32_64", grid, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
+func (dev *Device) hgConvWgradTf3264(grid [3]int, shared int, N int, C int, H int, W int, O int, KS int, S int, PD int, OH int, OW int, kchunk int, beta float32, biasMode int, in uintptr, wt uintptr, bias uintptr, bias2 uintptr, res uintptr, scale float32, out uintptr) error {
+	return dev.launchShared("hg_conv_wgrad_tf32_64", grid, shared, new(args).i32(N).i32(C).i32(H).i32(W).i32(O).i32(KS).i32(S).i32(PD).i32(OH).i32(OW).i32(kchunk).f32(beta).i32(biasMode).ptr(in).ptr(wt).ptr(bias).ptr(bias2).ptr(res).f32(scale).ptr(out))
 }
 
 // hgDropout launches hg_dropout (kernels/philox.cu):

@@ -269,6 +269,14 @@ func (r *Record) CopyDtoD(dst, src uintptr, bytes int) error {
 	return nil
 }
 
+// OptInShared accepts what a GPU accepts.
+func (r *Record) OptInShared(name string, bytes int) error {
+	if bytes > maxOptInShared {
+		return fmt.Errorf("record: %s: %d bytes of shared memory (at most %d)", name, bytes, maxOptInShared)
+	}
+	return nil
+}
+
 // Launch counts the launch and the bytes its kernel's model gives (bytemodel.go); a kernel with no
 // model is counted in Unmodelled.
 func (r *Record) Launch(name string, grid, block [3]int, sharedBytes int, args []uint64) error {

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -196,14 +195,13 @@ var byteCases = append(convByteCases(), []byteCase{
 // convByteCases are the hand counts of the eighteen implicit-convolution kernels (above).
 func convByteCases() []byteCase {
 	var cases []byteCase
-	names := [3]string{"fwd", "dgrad", "wgrad"}
 	for pass, byPrec := range convKernels {
 		for tc, byTile := range byPrec {
 			for big, k := range byTile {
-				name := fmt.Sprintf("hg_conv_%s_%s_%d", names[pass], [3]string{"f32", "tf32", "bf16"}[tc], [2]int{64, 128}[big])
+				name := convKernelName(pass, tc, [2]int{64, 128}[big])
 				launch := func(grid [3]int, beta float32, bias int) func(d *Device) error {
 					return func(d *Device) error {
-						return k(d, grid, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, beta, bias, at0, at0+4096, at0+8192, at0+10240, 0, 0, at0+12288)
+						return k(d, grid, 0, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, beta, bias, at0, at0+4096, at0+8192, at0+10240, 0, 0, at0+12288)
 					}
 				}
 				switch pass {
@@ -213,7 +211,7 @@ func convByteCases() []byteCase {
 						byteCase{name, launch([3]int{1, 1, 1}, 0, 3), 4 * (150 + 108 + 4 + 8), 4 * 200},
 						// the residual join: r (2, 4, 5, 5) read too
 						byteCase{name, func(d *Device) error {
-							return k(d, [3]int{1, 1, 1}, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, 0, 1, at0, at0+4096, at0+8192, 0, at0+10240, 0.5, at0+12288)
+							return k(d, [3]int{1, 1, 1}, 0, 2, 3, 5, 5, 4, 3, 1, 1, 5, 5, 16, 0, 1, at0, at0+4096, at0+8192, 0, at0+10240, 0.5, at0+12288)
 						}, 4 * (150 + 108 + 4 + 200), 4 * 200})
 				case convDgrad:
 					cases = append(cases, byteCase{name, launch([3]int{1, 1, 1}, 0.5, 0), 4 * (200 + 108 + 150), 4 * 150})

@@ -29,8 +29,7 @@
 //   f32   the next step's global loads issued into registers before the current step's products,
 //         one shared tile; each thread a (BM/16) × (BN/16) register tile of FFMA products: the
 //         strict-FP32 path (hg_conv_f32)
-//   tf32  a ring of shared tiles (4 stages at BM = 64, 2 at 128: the 48 KiB of static shared
-//         memory) filled by cp.async 3 or 1 steps ahead; 8 warps (2 × 4), each a (BM/2) × (BN/4)
+//   tf32  a ring of 4 shared tiles (dynamic shared memory) filled by cp.async 3 steps ahead; 8 warps (2 × 4), each a (BM/2) × (BN/4)
 //         tile of m16n8k8 TF32 mma.sync products (warp.cuh), operands rounded to TF32 (cvt.rna)
 //         as the fragments are read, FP32 accumulation (hg_conv_mma)
 //   bf16  the same with m16n8k16 BF16 products, one per 16-long K step, each fragment register two
@@ -48,6 +47,10 @@
 #define HG_CONV_THREADS 256
 #define HG_CONV_BK 16
 #define HG_CONV_SKEW 8 // rows of BM + 8 floats: (BM + 8) mod 32 = 8 makes the fragment loads conflict-free
+#define HG_CONV_SKEW_BF16 4 // BF16 reads rows 2q and 2q + 1: (BM + 4) mod 32 = 4 keeps them apart
+#define HG_CONV_STAGES 4    // the tensor-core kernels' ring of shared tiles (dynamic shared memory:
+                            // 4·16·(2·BM + 16)·4 bytes, 36 KiB at BM = 64, 68 KiB at 128, which the
+                            // launcher opts in to: cuda/conv.go)
 
 enum { HG_FWD = 0, HG_DGRAD = 1, HG_WGRAD = 2 };
 enum { HG_F32 = 0, HG_TF32 = 1, HG_BF16 = 2 }; // the products' precision
@@ -375,9 +378,9 @@ static __device__ __forceinline__ void hg_conv_f32(const HgConvGeom s, int kchun
 			                    out);
 }
 
-// hg_conv_mma: the tensor-core kernels (PREC TF32 or BF16). A STAGES-deep ring of shared tiles is
-// filled by cp.async (4-byte copies, zero-filled outside the operands: warp.cuh) STAGES − 1 steps
-// ahead of the products, one barrier per step; the operands are rounded to the precision as the
+// hg_conv_mma: the tensor-core kernels (PREC TF32 or BF16). A STAGES-deep ring of shared tiles (in
+// dynamic shared memory) is filled by cp.async (4-byte copies, zero-filled outside the operands:
+// warp.cuh) STAGES − 1 steps ahead of the products, one barrier per step; the operands are rounded to the precision as the
 // fragments are read from shared memory (TF32: cvt.rna per value; BF16: cvt.rn.bf16x2 per pair of
 // k). 8 warps (2 × 4), each a (BM/2) × (BN/4) tile of m16n8k8 (TF32) or m16n8k16 (BF16) products,
 // FP32 accumulation. Shared-memory rows are padded so that the fragment reads are conflict-free:
@@ -389,10 +392,11 @@ static __device__ __forceinline__ void hg_conv_mma(const HgConvGeom s, int kchun
                                                    const float* res, float scale, float* __restrict__ out) {
 	typedef HgConvLoader<MODE, BM, BN> L;
 	constexpr int BK = L::BK, NA = L::NA;
-	constexpr int STAGES = BM == 64 ? 4 : 2; // what fits the 48 KiB of static shared memory
-	constexpr int SKEW = PREC == HG_BF16 ? 4 : HG_CONV_SKEW;
-	__shared__ float As[STAGES][BK][BM + SKEW];
-	__shared__ float Bs[STAGES][BK][BN + SKEW];
+	constexpr int STAGES = HG_CONV_STAGES;
+	constexpr int SKEW = PREC == HG_BF16 ? HG_CONV_SKEW_BF16 : HG_CONV_SKEW;
+	HG_DYNAMIC_SHARED(float, smem); // STAGES·BK·(BM + SKEW) floats of A, then STAGES·BK·(BN + SKEW) of B
+	float(*As)[BK][BM + SKEW] = reinterpret_cast<float(*)[BK][BM + SKEW]>(smem);
+	float(*Bs)[BK][BN + SKEW] = reinterpret_cast<float(*)[BK][BN + SKEW]>(smem + STAGES * BK * (BM + SKEW));
 	const int tid = threadIdx.x;
 	const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 	const int kb = blockIdx.z * kchunk, ke = s.K - kb < kchunk ? s.K : kb + kchunk;
@@ -524,7 +528,7 @@ HG_KERNEL(hg_conv_fwd_f32_128)(int N, int C, int H, int W, int O, int KS, int S,
 }
 HG_REGISTER(hg_conv_fwd_f32_128);
 
-HG_KERNEL(hg_conv_fwd_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_fwd_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                               float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                               float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                               float* __restrict__ out) {
@@ -533,7 +537,7 @@ HG_KERNEL(hg_conv_fwd_tf32_64)(int N, int C, int H, int W, int O, int KS, int S,
 }
 HG_REGISTER(hg_conv_fwd_tf32_64);
 
-HG_KERNEL(hg_conv_fwd_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_fwd_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                float* __restrict__ out) {
@@ -542,7 +546,7 @@ HG_KERNEL(hg_conv_fwd_tf32_128)(int N, int C, int H, int W, int O, int KS, int S
 }
 HG_REGISTER(hg_conv_fwd_tf32_128);
 
-HG_KERNEL(hg_conv_fwd_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_fwd_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                float* __restrict__ out) {
@@ -551,7 +555,7 @@ HG_KERNEL(hg_conv_fwd_bf16_64)(int N, int C, int H, int W, int O, int KS, int S,
 }
 HG_REGISTER(hg_conv_fwd_bf16_64);
 
-HG_KERNEL(hg_conv_fwd_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_fwd_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                 float* __restrict__ out) {
@@ -578,7 +582,7 @@ HG_KERNEL(hg_conv_dgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int 
 }
 HG_REGISTER(hg_conv_dgrad_f32_128);
 
-HG_KERNEL(hg_conv_dgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_dgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                 float* __restrict__ out) {
@@ -587,7 +591,7 @@ HG_KERNEL(hg_conv_dgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int 
 }
 HG_REGISTER(hg_conv_dgrad_tf32_64);
 
-HG_KERNEL(hg_conv_dgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_dgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                  float* __restrict__ out) {
@@ -596,7 +600,7 @@ HG_KERNEL(hg_conv_dgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int
 }
 HG_REGISTER(hg_conv_dgrad_tf32_128);
 
-HG_KERNEL(hg_conv_dgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_dgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                  float* __restrict__ out) {
@@ -605,7 +609,7 @@ HG_KERNEL(hg_conv_dgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int 
 }
 HG_REGISTER(hg_conv_dgrad_bf16_64);
 
-HG_KERNEL(hg_conv_dgrad_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_dgrad_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                   float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                   float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                   float* __restrict__ out) {
@@ -632,7 +636,7 @@ HG_KERNEL(hg_conv_wgrad_f32_128)(int N, int C, int H, int W, int O, int KS, int 
 }
 HG_REGISTER(hg_conv_wgrad_f32_128);
 
-HG_KERNEL(hg_conv_wgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_wgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                 float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                 float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                 float* __restrict__ out) {
@@ -641,7 +645,7 @@ HG_KERNEL(hg_conv_wgrad_tf32_64)(int N, int C, int H, int W, int O, int KS, int 
 }
 HG_REGISTER(hg_conv_wgrad_tf32_64);
 
-HG_KERNEL(hg_conv_wgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_wgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                  float* __restrict__ out) {
@@ -650,7 +654,7 @@ HG_KERNEL(hg_conv_wgrad_tf32_128)(int N, int C, int H, int W, int O, int KS, int
 }
 HG_REGISTER(hg_conv_wgrad_tf32_128);
 
-HG_KERNEL(hg_conv_wgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_wgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                  float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                  float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                  float* __restrict__ out) {
@@ -659,7 +663,7 @@ HG_KERNEL(hg_conv_wgrad_bf16_64)(int N, int C, int H, int W, int O, int KS, int 
 }
 HG_REGISTER(hg_conv_wgrad_bf16_64);
 
-HG_KERNEL(hg_conv_wgrad_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
+HG_KERNEL_SHARED(hg_conv_wgrad_bf16_128)(int N, int C, int H, int W, int O, int KS, int S, int PD, int OH, int OW, int kchunk,
                                   float beta, int biasMode, const float* __restrict__ in, const float* __restrict__ wt,
                                   float* __restrict__ bias, const float* __restrict__ bias2, const float* res, float scale,
                                   float* __restrict__ out) {

@@ -73,6 +73,15 @@ func (*Backend) CopyDtoD(dst, src uintptr, bytes int) error {
 	return nil
 }
 
+// OptInShared accepts up to 227 KiB, what a GPU of sm_80 or sm_90 accepts (the shim itself has no
+// limit; cuda.Device holds launches to what was opted in to).
+func (*Backend) OptInShared(name string, bytes int) error {
+	if bytes > 227<<10 {
+		return fmt.Errorf("shim: %s: %d bytes of shared memory (at most %d)", name, bytes, 227<<10)
+	}
+	return nil
+}
+
 // Launch runs kernel name to completion. args holds one 8-byte slot per kernel parameter, exactly
 // what the CUDA backend hands to cuLaunchKernel.
 func (b *Backend) Launch(name string, grid, block [3]int, sharedBytes int, args []uint64) error {
