@@ -731,6 +731,24 @@ MUTATIONS = json.loads(r"""
   "run": "TestShimKernels/conv",
   "tags": "cudashim"
  },
+{
+  "label": "conv opt-in: the device records one byte less than it opted in to",
+  "file": "cuda/launch.go",
+  "old": "\td.optIn[name] = bytes\n",
+  "new": "\td.optIn[name] = bytes - 1\n",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/conv",
+  "tags": "cudashim"
+ },
+{
+  "label": "conv opt-in: no fall-back to the 64 tile where the backend refuses",
+  "file": "cuda/conv.go",
+  "old": "if p.tile == 128 && !d.optInShared(",
+  "new": "if p.tile == 128 && false && !d.optInShared(",
+  "pkg": "./cuda",
+  "run": "TestConvPlanSharedOptIn",
+  "tags": ""
+ },
  {
   "label": "cuda: the bf16 precision runs the TF32 convolution kernels",
   "file": "cuda/conv.go",
