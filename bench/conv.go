@@ -27,7 +27,7 @@ type ConvRun struct {
 // recording device: nothing runs) with their counts, the most FLOPs per step first.
 func ConvShapes(model string, batch, channels int) ([]cuda.ConvGeom, []int, error) {
 	dev, _ := cuda.NewRecordingDevice()
-	res, err := Train(dev, nil, model, "hold", batch, 1, channels)
+	res, err := Train(dev, nil, model, "hold", batch, 1, channels, false)
 	if err != nil {
 		return nil, nil, err
 	}

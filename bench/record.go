@@ -80,6 +80,8 @@ type TrainJSON struct {
 	HostSeconds float64           `json:"host_seconds_per_step,omitempty"`
 	Step        *cuda.RecordStats `json:"step,omitempty"`
 	LoggingStep *cuda.RecordStats `json:"logging_step,omitempty"`
+	// Profile is --profile's step by kernel name (cuda.ProfileEntry).
+	Profile map[string]cuda.ProfileEntry `json:"profile,omitempty"`
 }
 
 // JSON returns r as holdctl bench train --json prints it.
@@ -95,6 +97,7 @@ func (r *TrainBench) JSON(steps int) TrainJSON {
 		if r.Counted {
 			j.Counters = &r.Step
 		}
+		j.Profile = r.Profile
 	}
 	return j
 }

@@ -42,7 +42,7 @@ import (
 // gone; the group-norm kernels' bytes are unchanged.
 func TestRecordedStepGate(t *testing.T) {
 	dev, _ := cuda.NewRecordingDevice()
-	res, err := Train(dev, nil, "ncsnpp-small", "hold", 32, 2, 1)
+	res, err := Train(dev, nil, "ncsnpp-small", "hold", 32, 2, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestRecordedCIFARStepBar(t *testing.T) {
 		t.Skip("-short: ncsnpp-cifar10 at batch 128 on the recorder")
 	}
 	dev, _ := cuda.NewRecordingDevice()
-	res, err := Train(dev, nil, "ncsnpp-cifar10", "hold", 128, 1, 3)
+	res, err := Train(dev, nil, "ncsnpp-cifar10", "hold", 128, 1, 3, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestRunTrainRecord(t *testing.T) {
 func TestRecordedStepNoHostSync(t *testing.T) {
 	for _, batch := range []int{1, 8} {
 		dev, _ := cuda.NewRecordingDevice()
-		res, err := Train(dev, nil, "ncsnpp-tiny", "hold", batch, 4, 3)
+		res, err := Train(dev, nil, "ncsnpp-tiny", "hold", batch, 4, 3, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestRecordedStepNoHostSync(t *testing.T) {
 // parameter gradient.
 func TestRecordedStepNoGradientClears(t *testing.T) {
 	dev, _ := cuda.NewRecordingDevice()
-	res, err := Train(dev, nil, "ncsnpp-tiny", "hold", 4, 2, 3)
+	res, err := Train(dev, nil, "ncsnpp-tiny", "hold", 4, 2, 3, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestConvShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev, _ := cuda.NewRecordingDevice()
-	res, err := Train(dev, nil, "ncsnpp-small", "hold", 32, 1, 1)
+	res, err := Train(dev, nil, "ncsnpp-small", "hold", 32, 1, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

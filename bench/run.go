@@ -287,6 +287,7 @@ type TrainRun struct {
 	Steps    int    `flag:"steps" min:"1" max:"1048576" help:"timed steps after one warm-up step"`
 	Channels int    `flag:"channels" min:"1" max:"64" help:"NCSN++ image channels"`
 	JSON     bool   `flag:"json" help:"print the result as JSON (on --device record: the per-step counters by kernel family)"`
+	Profile  bool   `flag:"profile" help:"on a CUDA device, time one more non-logging step call by call (each kernel, GEMM, copy and memset between two events of its own) and print the device time, bytes and FLOPs by kernel family and the slowest kernels"`
 	// Precision is the GPU arithmetic (train.CheckPrecision); "" is tf32.
 	Precision string `flag:"precision" help:"GPU arithmetic: tf32 (TF32 tensor cores; the default), bf16 (BF16 tensor-core products, FP32 sums and storage) or strict (FP32 everywhere)"`
 }
@@ -307,7 +308,10 @@ func RunTrain(r TrainRun, device string, w io.Writer) error {
 	}
 	devices.SetPrecision(dev, r.Precision)
 	dev, counting := CountingDevice(dev)
-	res, err := Train(dev, counting, r.Model, r.SDE, r.Batch, r.Steps, r.Channels)
+	if r.Profile && counting == nil {
+		return &InputError{fmt.Errorf("--profile needs a CUDA device (--device cuda), not %s", device)}
+	}
+	res, err := Train(dev, counting, r.Model, r.SDE, r.Batch, r.Steps, r.Channels, r.Profile)
 	if err != nil {
 		return &InputError{err}
 	}
@@ -318,6 +322,9 @@ func RunTrain(r TrainRun, device string, w io.Writer) error {
 		WriteRecord(w, res, r.Steps)
 	default:
 		WriteTrain(w, res, r.Steps)
+		if res.Profile != nil {
+			WriteProfile(w, res.Profile, res.StepSeconds)
+		}
 	}
 	return nil
 }

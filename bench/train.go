@@ -31,6 +31,10 @@ type TrainBench struct {
 	RecordStep, RecordLog cuda.RecordStats
 	Steady                bool
 	Precision             string
+
+	// Profile: one more non-logging step with every call timed alone on the device (Counting's
+	// profile, by kernel), when asked for and the device can time.
+	Profile map[string]cuda.ProfileEntry
 }
 
 // CountingDevice returns dev, or for a CUDA device the same GPU behind a cuda.Counting that counts
@@ -45,8 +49,9 @@ func CountingDevice(dev tensor.Device) (tensor.Device, *cuda.Counting) {
 // Train times steps training steps (after one warm-up step) of a score network (model "mlp", the toy
 // network on 2-D points, or an NCSN++ preset on images of channels channels) for the default SDE of
 // sdeKind at batch (0: 512 for mlp, 4 for ncsnpp) on dev; with counting (CountingDevice) it also counts
-// what a non-logging and a logging step cost on the device.
-func Train(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, batch, steps, channels int) (*TrainBench, error) {
+// what a non-logging and a logging step cost on the device, and with profile times one more
+// non-logging step call by call (TrainBench.Profile).
+func Train(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, batch, steps, channels int, profile bool) (*TrainBench, error) {
 	hc := hold.DefaultConfig(sdeKind)
 	sde, err := hold.New(hc)
 	if err != nil {
@@ -125,6 +130,17 @@ func Train(dev tensor.Device, counting *cuda.Counting, model, sdeKind string, ba
 			return nil, err
 		}
 		res.LoggingStep = counting.Counters().Sub(before)
+		if profile {
+			if err := counting.StartProfile(); err != nil {
+				return nil, err
+			}
+			_, err := tr.Advance(false)
+			prof := counting.StopProfile()
+			if err != nil {
+				return nil, err
+			}
+			res.Profile = prof
+		}
 	}
 	return res, nil
 }
@@ -164,6 +180,71 @@ func WriteTrain(w io.Writer, r *TrainBench, steps int) {
 	fmt.Fprintf(w, "  launches per step by kernel:")
 	for _, e := range l {
 		fmt.Fprintf(w, " %s %d", e.k, e.v)
+	}
+	fmt.Fprintln(w)
+}
+
+// WriteProfile prints a profiled step (TrainBench.Profile): the device time by kernel family with its
+// bytes, GB/s and (GEMM-like families) TFLOP/s, then the 15 slowest kernels; stepSeconds (the timed
+// steps' wall time per step, 0 if unknown) is printed beside the profile's total for comparison.
+// Each call was timed alone, so the total is the sum of the device's busy times, without overlap.
+func WriteProfile(w io.Writer, prof map[string]cuda.ProfileEntry, stepSeconds float64) {
+	type row struct {
+		name string
+		cuda.ProfileEntry
+	}
+	fams := map[string]*row{}
+	var kernels []row
+	var total row
+	for name, e := range prof {
+		kernels = append(kernels, row{name, e})
+		f := fams[e.Family]
+		if f == nil {
+			f = &row{name: e.Family}
+			fams[e.Family] = f
+		}
+		for _, r := range []*row{f, &total} {
+			r.Calls += e.Calls
+			r.Seconds += e.Seconds
+			r.Bytes += e.Bytes
+			r.FLOPs += e.FLOPs
+		}
+	}
+	var rows []row
+	for _, f := range fams {
+		rows = append(rows, *f)
+	}
+	bySeconds := func(l []row) {
+		sort.Slice(l, func(i, j int) bool {
+			return l[i].Seconds > l[j].Seconds || (l[i].Seconds == l[j].Seconds && l[i].name < l[j].name)
+		})
+	}
+	bySeconds(rows)
+	bySeconds(kernels)
+	line := func(r row) {
+		fmt.Fprintf(w, "  %-34s %7d %10.3f %6.1f %9.2f %8.1f", r.name, r.Calls, 1e3*r.Seconds, 100*r.Seconds/max(total.Seconds, 1e-30),
+			float64(r.Bytes)/1e9, float64(r.Bytes)/max(r.Seconds, 1e-30)/1e9)
+		if r.FLOPs > 0 {
+			fmt.Fprintf(w, " %8.1f", float64(r.FLOPs)/max(r.Seconds, 1e-30)/1e12)
+		}
+		fmt.Fprintln(w)
+	}
+	header := func(what string) {
+		fmt.Fprintf(w, "  %-34s %7s %10s %6s %9s %8s %8s\n", what, "calls", "ms", "%", "GB", "GB/s", "TFLOP/s")
+	}
+	fmt.Fprintln(w, "profile (one non-logging step, every call timed alone between two events: device time without overlap)")
+	header("family")
+	for _, r := range rows {
+		line(r)
+	}
+	header("slowest kernels")
+	for _, r := range kernels[:min(15, len(kernels))] {
+		line(r)
+	}
+	fmt.Fprintf(w, "profiled step: %.3f ms of device time in %d calls, %.2f GB, %.2f TFLOP", 1e3*total.Seconds, total.Calls,
+		float64(total.Bytes)/1e9, float64(total.FLOPs)/1e12)
+	if stepSeconds > 0 {
+		fmt.Fprintf(w, "; the timed steps took %.3f ms each (wall)", 1e3*stepSeconds)
 	}
 	fmt.Fprintln(w)
 }

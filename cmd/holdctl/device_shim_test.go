@@ -4,10 +4,13 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,6 +22,8 @@ import (
 	"holdgo/checkpoint"
 	"holdgo/cuda"
 	"holdgo/data"
+
+	"github.com/urfave/cli/v2"
 )
 
 // holdctl-shim: the CLI's --device cuda runs the CUDA kernels on the CPU through the host shim;
@@ -154,7 +159,7 @@ func TestShimNCSNppTinyMatchesCPU(t *testing.T) {
 // prints the same counts.
 func TestShimNCSNppStepCounters(t *testing.T) {
 	dev, counting := cuda.NewCountingDevice(testBackend(t))
-	res, err := bench.Train(dev, counting, "ncsnpp-tiny", "hold", 1, 1, 3)
+	res, err := bench.Train(dev, counting, "ncsnpp-tiny", "hold", 1, 1, 3, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +175,51 @@ func TestShimNCSNppStepCounters(t *testing.T) {
 		if !strings.Contains(sb.String(), want) {
 			t.Errorf("bench train output lacks %q:\n%s", want, sb.String())
 		}
+	}
+	t.Log("\n" + sb.String())
+}
+
+// bench train --profile times one more non-logging step call by call: every launch of a
+// non-logging step appears in the profile with its count (the kernels, the one memset, the pinned
+// upload), each with a positive device time, the implicit convolutions with their byte and FLOP
+// models; the table and the JSON carry it; a device that cannot time is refused with exit 2.
+func TestShimProfiledStep(t *testing.T) {
+	dev, counting := cuda.NewCountingDevice(testBackend(t))
+	res, err := bench.Train(dev, counting, "ncsnpp-tiny", "hold", 1, 1, 3, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range res.Step.LaunchesByKernel {
+		e := res.Profile[name]
+		if e.Calls != n || !(e.Seconds > 0) {
+			t.Errorf("%s: %d launches in the step, profile %+v", name, n, e)
+		}
+	}
+	for _, name := range []string{"hg_conv_fwd_f32_64", "hg_conv_wgrad_f32_64"} {
+		if e := res.Profile[name]; e.Family != "conv" || e.Bytes <= 0 || e.FLOPs <= 0 {
+			t.Errorf("%s: profile %+v, want family conv with bytes and FLOPs", name, e)
+		}
+	}
+	if e := res.Profile["copy H→D (pinned)"]; e.Calls != 1 || e.Bytes != res.Step.HtoDBytes {
+		t.Errorf("the staged upload: profile %+v, step %v", e, res.Step)
+	}
+	var sb strings.Builder
+	bench.WriteProfile(&sb, res.Profile, res.StepSeconds)
+	for _, want := range []string{"profile (one non-logging step", "family", "conv", "slowest kernels", "profiled step:"} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("the profile lacks %q:\n%s", want, sb.String())
+		}
+	}
+	j, err := json.Marshal(res.JSON(1))
+	if err != nil || !strings.Contains(string(j), `"profile":{`) || !strings.Contains(string(j), `"hg_conv_fwd_f32_64":{"family":"conv"`) {
+		t.Errorf("--json: %s (%v)", j, err)
+	}
+	app := newApp()
+	app.Writer, app.ErrWriter = io.Discard, io.Discard
+	err = app.Run([]string{"holdctl", "bench", "train", "--device", "cpu", "--model", "ncsnpp-tiny", "--profile"})
+	var exit cli.ExitCoder
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(err.Error(), "--profile needs a CUDA device") {
+		t.Errorf("--profile on the CPU: %v, want exit status 2 saying it needs a CUDA device", err)
 	}
 	t.Log("\n" + sb.String())
 }
