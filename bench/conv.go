@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"holdgo/cuda"
+	"holdgo/internal/atomicfile"
 	"holdgo/internal/devices"
 	"holdgo/tensor"
 )
@@ -21,6 +22,7 @@ type ConvRun struct {
 	MaxShapes int     `flag:"max-shapes" min:"0" max:"1000" note:"0: all" help:"time only the shapes with the most FLOPs per step (0: all)"`
 	PeakTF32  float64 `flag:"peak-tf32" min:"0" help:"the GPU's dense TF32 tensor-core peak in TFLOP/s, for the % columns (BF16's: twice it; 0: none; H100/H200 SXM: 494.7)"`
 	JSON      bool    `flag:"json" help:"print the cells as JSON"`
+	Tiles     string  `flag:"tiles" help:"also time every pass of each shape at both tiles (64, 128) in TF32 and BF16 and write the faster tiles as a table for this GPU and build to this file (JSON; commit it as cuda/convtiles.json, or add its entry there, to use it: docs/gpu.md)"`
 }
 
 // ConvShapes returns the distinct convolutions of one training step of model at batch (from the
@@ -98,11 +100,30 @@ func RunConv(r ConvRun, device string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var tiles []cuda.TileTiming
+	if r.Tiles != "" {
+		table, tt, err := cuda.TuneConvTiles(cd, shapes, counts, r.Reps)
+		if err != nil {
+			return err
+		}
+		data, err := json.MarshalIndent([]cuda.ConvTileTable{table}, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(r.Tiles, append(data, '\n')); err != nil {
+			return &InputError{fmt.Errorf("--tiles: %w", err)}
+		}
+		tiles = tt
+	}
 	if r.JSON {
-		return json.NewEncoder(w).Encode(map[string]any{"model": r.Model, "batch": r.Batch, "device": device, "cells": cells})
+		return json.NewEncoder(w).Encode(map[string]any{"model": r.Model, "batch": r.Batch, "device": device, "cells": cells, "tiles": tiles})
 	}
 	fmt.Fprintf(w, "bench conv: %s at batch %d on %s, %d distinct convolutions, median of %d runs (CUDA events)\n",
 		r.Model, r.Batch, tensor.Device(cd).Name(), len(shapes), r.Reps)
 	cuda.WriteConvTable(w, cells, r.PeakTF32)
+	if r.Tiles != "" {
+		fmt.Fprintf(w, "tile table (written to %s):\n", r.Tiles)
+		cuda.WriteTileSummary(w, tiles)
+	}
 	return nil
 }

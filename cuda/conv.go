@@ -330,8 +330,11 @@ func (d *Device) convPlan(s convShape, pass int) convPlan {
 	}
 	tiles := func(t int) int { return ceilDiv(p.m, t) * ceilDiv(p.nc, t) }
 	prec := d.convPrecision()
+	g := ConvGeom{N: s.n, C: s.c, H: s.h, W: s.w, O: s.o, K: s.geom.KH, S: s.geom.StrideH, P: s.geom.PadH}
 	p.tile = 64
-	if d.ConvTile == 64 || d.ConvTile == 128 {
+	if t, ok := d.Tiles[ConvTileKey(g, pass, precName(prec))]; ok && prec != convF32 && d.ConvTile == 0 {
+		p.tile = t // measured on this GPU and build (tiles.go)
+	} else if d.ConvTile == 64 || d.ConvTile == 128 {
 		p.tile = d.ConvTile
 	} else if p.m >= 128 && p.nc >= 128 && (pass == convWgrad || tiles(128) >= convBlocks) {
 		p.tile = 128

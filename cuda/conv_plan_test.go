@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -43,5 +44,66 @@ func TestConvPlanSharedOptIn(t *testing.T) {
 	err := rec.launchShared("hg_conv_fwd_tf32_128", [3]int{1, 1, 1}, 69632, new(args))
 	if err == nil || !strings.Contains(err.Error(), "without opting in") {
 		t.Errorf("a 68 KiB launch without an opt-in: %v", err)
+	}
+}
+
+// A measured tile table overrides the shape rule for the convolutions it has (and only at the
+// tensor-core precisions), a forced ConvTile overrides the table, and the committed tables are
+// taken only for their GPU and this build's kernels; a malformed tile is refused.
+func TestConvTileTable(t *testing.T) {
+	x, w, y := []int{2, 16, 8, 8}, []int{16, 16, 3, 3}, []int{2, 16, 8, 8}
+	op := tensor.Op{Kind: tensor.OpConv2d, Stride: 1, Pad: 1}
+	g := ConvGeom{N: 2, C: 16, H: 8, W: 8, O: 16, K: 3, S: 1, P: 1}
+	d, _ := NewRecordingDevice()
+	d.Tiles = map[string]int{ConvTileKey(g, convDgrad, "tf32"): 128, ConvTileKey(g, convFwd, "bf16"): 128}
+	plan := func(pass int) int { return d.convPlan(d.convShape(x, w, y, op), pass).tile }
+	if plan(convFwd) != 64 || plan(convDgrad) != 128 || plan(convWgrad) != 64 {
+		t.Errorf("tf32 with the table: tiles %d %d %d, want 64 128 64", plan(convFwd), plan(convDgrad), plan(convWgrad))
+	}
+	d.BF16 = true
+	if plan(convFwd) != 128 || plan(convDgrad) != 64 {
+		t.Errorf("bf16 with the table: tiles %d %d, want 128 64", plan(convFwd), plan(convDgrad))
+	}
+	d.ConvTile = 64
+	if plan(convFwd) != 64 {
+		t.Error("a forced ConvTile did not override the table")
+	}
+	d.ConvTile, d.BF16, d.StrictFP32 = 0, false, true
+	if plan(convDgrad) != 64 {
+		t.Error("the table applied to strict FP32")
+	}
+
+	defer func(b []byte) { committedTiles = b }(committedTiles)
+	committedTiles = []byte(`[{"gpu": "G1", "kernels": "old", "tiles": {"tf32 fwd 1,2,3,4,5,3,1,1": 128}},
+		{"gpu": "G1", "kernels": "` + ConvKernelsHash() + `", "tiles": {"tf32 fwd 1,2,3,4,5,3,1,1": 64}}]`)
+	if tiles, err := committedTileTable("G1"); err != nil || len(tiles) != 1 || tiles["tf32 fwd 1,2,3,4,5,3,1,1"] != 64 {
+		t.Errorf("G1: %v, %v; want this build's table", tiles, err)
+	}
+	if tiles, err := committedTileTable("G2"); err != nil || tiles != nil {
+		t.Errorf("G2: %v, %v; want none", tiles, err)
+	}
+	committedTiles = []byte(`[{"gpu": "G1", "kernels": "` + ConvKernelsHash() + `", "tiles": {"tf32 fwd 1,2,3,4,5,3,1,1": 96}}]`)
+	if _, err := committedTileTable("G1"); err == nil || !strings.Contains(err.Error(), "tile 96") {
+		t.Errorf("a tile of 96: %v", err)
+	}
+}
+
+// The committed tables (convtiles.json) parse, each names its GPU and kernels, and every tile is
+// 64 or 128. A table of other kernels than this build's is reported (it is ignored at run time).
+func TestCommittedTiles(t *testing.T) {
+	var tables []ConvTileTable
+	if err := json.Unmarshal(committedTiles, &tables); err != nil {
+		t.Fatalf("convtiles.json: %v", err)
+	}
+	for _, tb := range tables {
+		if tb.GPU == "" || tb.Kernels == "" {
+			t.Errorf("a table without its GPU or kernels: %+v", tb)
+		}
+		if err := checkTiles(tb.Tiles); err != nil {
+			t.Errorf("%s: %v", tb.GPU, err)
+		}
+		if tb.Kernels != ConvKernelsHash() {
+			t.Logf("%s: measured on kernels %s, this build has %s: ignored until re-measured", tb.GPU, tb.Kernels, ConvKernelsHash())
+		}
 	}
 }

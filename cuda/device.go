@@ -54,11 +54,18 @@ type Device struct {
 	// ConvTile (64 or 128) and ConvSplits (> 0) override the implicit kernels' tile and the weight
 	// gradient's number of splits, chosen from the shape otherwise (conv.go: convPlan).
 	ConvTile, ConvSplits int
+	// Tiles is the measured tile table in use (tiles.go; ConvTileKey → 64 or 128), which overrides
+	// the shape rule where it has the convolution: NewDevice sets the committed table of the GPU
+	// and build, if there is one.
+	Tiles map[string]int
 }
 
 // NewDevice returns a Device on be. Open returns one on the first GPU.
 func NewDevice(be Backend) *Device {
 	d := &Device{be: be, name: be.Name(), pool: newPool(be), optIn: map[string]int{}}
+	if n, ok := be.(interface{ DeviceName() string }); ok {
+		d.Tiles, _ = committedTileTable(n.DeviceName()) // a malformed committed file is a build error: TestCommittedTiles
+	}
 	if g, ok := be.(Gemmer); ok {
 		d.gemm = g
 	}

@@ -183,4 +183,29 @@ func TestShimBenchConvs(t *testing.T) {
 			t.Errorf("no path ran %s", k)
 		}
 	}
+	// bench conv --tiles: both tiles of every pass in TF32 and BF16, a table entry each.
+	before := be.Launches["hg_conv_wgrad_bf16_128"]
+	table, tt, err := TuneConvTiles(dev, shapes, []int{2, 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tt) != len(shapes)*3*2 || len(table.Tiles) != len(tt) || table.GPU != "shim" || table.Kernels != ConvKernelsHash() {
+		t.Errorf("tile table %+v from %d timings", table, len(tt))
+	}
+	for _, x := range tt {
+		if !(x.Seconds64 > 0) || !(x.Seconds128 > 0) || table.Tiles[ConvTileKey(x.Geom, slices.Index(ConvPasses, x.Pass), x.Precision)] != x.Chosen {
+			t.Errorf("timing %+v", x)
+		}
+	}
+	if be.Launches["hg_conv_wgrad_bf16_128"] == before {
+		t.Error("the 128 tile was not timed")
+	}
+	sb.Reset()
+	WriteTileSummary(&sb, tt)
+	if !strings.Contains(sb.String(), "with the shape rule") {
+		t.Errorf("tile summary:\n%s", sb.String())
+	}
+	if dev.ConvTile != 0 || dev.Tiles != nil || dev.BF16 || dev.TF32Convs {
+		t.Error("TuneConvTiles left the device's settings changed")
+	}
 }
