@@ -161,12 +161,12 @@ var byteModels = map[string]byteModel{
 		}
 		return 8 * n, 4 * n
 	}},
-	"hg_binary_bcast": {"element-wise", 23, func(_ [3]int, a kernelArgs) (int64, int64) { // a's and b's footprints, write y
+	"hg_binary_bcast": {"element-wise", 35, func(_ [3]int, a kernelArgs) (int64, int64) { // a's and b's footprints, write y
 		d := a.ints(2)
 		return 4 * (footprint(d, a.ints(8)) + footprint(d, a.ints(14))), 4 * a.i(0)
 	}},
 	// layout: strided copies and row gathers.
-	"hg_strided_copy": {"copy", 22, func(_ [3]int, a kernelArgs) (int64, int64) { // src's footprint (+ dst when accumulating), write dst
+	"hg_strided_copy": {"copy", 34, func(_ [3]int, a kernelArgs) (int64, int64) { // src's footprint (+ dst when accumulating), write dst
 		n, d := a.i(0), a.ints(2)
 		r := 4 * footprint(d, a.ints(8))
 		if a.i(1) != 0 {

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -104,6 +106,44 @@ func TestCommittedTiles(t *testing.T) {
 		}
 		if tb.Kernels != ConvKernelsHash() {
 			t.Logf("%s: measured on kernels %s, this build has %s: ignored until re-measured", tb.GPU, tb.Kernels, ConvKernelsHash())
+		}
+	}
+}
+
+// fastDivisor's pair gives hg_fastdiv's quotient (⌊n·mul / 2³²⌋ >> shr, or n where mul = 0) equal to
+// n / d for divisors 1 … 3000, powers of two and their neighbours, and large and random ones, at the
+// numerators where it could fail: 0, d − 1, d, d + 1, multiples of d ± 1 near 2³¹, 2³¹ − 1, random.
+func TestFastDivisor(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var ds []int
+	for d := 1; d <= 3000; d++ {
+		ds = append(ds, d)
+	}
+	for l := 1; l < 31; l++ {
+		ds = append(ds, 1<<l-1, 1<<l, 1<<l+1)
+	}
+	for range 2000 {
+		ds = append(ds, 1+r.IntN(math.MaxInt32-1))
+	}
+	ds = append(ds, math.MaxInt32)
+	for _, d := range ds {
+		mul, shr := fastDivisor(d)
+		top := math.MaxInt32 / d * d
+		ns := []int{0, 1, d - 1, d, d + 1, top - 1, top, math.MaxInt32 - 1, math.MaxInt32}
+		for range 20 {
+			ns = append(ns, r.IntN(math.MaxInt32))
+		}
+		for _, n := range ns {
+			if n < 0 || n > math.MaxInt32 {
+				continue
+			}
+			q := uint32(n)
+			if mul != 0 {
+				q = uint32((uint64(uint32(n))*uint64(uint32(mul)))>>32) >> shr
+			}
+			if int(q) != n/d {
+				t.Fatalf("%d / %d: %d, want %d (mul %#x, shr %d)", n, d, q, n/d, uint32(mul), shr)
+			}
 		}
 	}
 }

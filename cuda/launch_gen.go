@@ -23,9 +23,9 @@ func (dev *Device) hgBinary(grid [3]int, n int, op int, a uintptr, b uintptr, y 
 
 // hgBinaryBcast launches hg_binary_bcast (kernels/elementwise.cu):
 //
-//	hg_binary_bcast(int n, int op, int d0…d5, int a0…a5, int b0…b5, const float* a, const float* b, float* y)
-func (dev *Device) hgBinaryBcast(grid [3]int, n int, op int, ds [maxRank]int, as [maxRank]int, bs [maxRank]int, a uintptr, b uintptr, y uintptr) error {
-	return dev.launch("hg_binary_bcast", grid, new(args).i32(n).i32(op).ints(ds[:], 0).ints(as[:], 0).ints(bs[:], 0).ptr(a).ptr(b).ptr(y))
+//	hg_binary_bcast(int n, int op, int d0…d5, int a0…a5, int b0…b5, const float* a, const float* b, float* y, int m0…m5, int r0…r5)
+func (dev *Device) hgBinaryBcast(grid [3]int, n int, op int, ds [maxRank]int, as [maxRank]int, bs [maxRank]int, a uintptr, b uintptr, y uintptr, ms [maxRank]int, rs [maxRank]int) error {
+	return dev.launch("hg_binary_bcast", grid, new(args).i32(n).i32(op).ints(ds[:], 0).ints(as[:], 0).ints(bs[:], 0).ptr(a).ptr(b).ptr(y).ints(ms[:], 0).ints(rs[:], 0))
 }
 
 // hgClipAdam launches hg_clip_adam (kernels/train.cu):
@@ -359,9 +359,9 @@ func (dev *Device) hgSoftmaxFwd(grid [3]int, rows int, cols int, scale float32, 
 
 // hgStridedCopy launches hg_strided_copy (kernels/layout.cu):
 //
-//	hg_strided_copy(int n, int accumulate, int d0…d5, int s0…s5, int t0…t5, const float* __restrict__ src, float* __restrict__ dst)
-func (dev *Device) hgStridedCopy(grid [3]int, n int, accumulate int, ds [maxRank]int, ss [maxRank]int, ts [maxRank]int, src uintptr, dst uintptr) error {
-	return dev.launch("hg_strided_copy", grid, new(args).i32(n).i32(accumulate).ints(ds[:], 0).ints(ss[:], 0).ints(ts[:], 0).ptr(src).ptr(dst))
+//	hg_strided_copy(int n, int accumulate, int d0…d5, int s0…s5, int t0…t5, const float* __restrict__ src, float* __restrict__ dst, int m0…m5, int r0…r5)
+func (dev *Device) hgStridedCopy(grid [3]int, n int, accumulate int, ds [maxRank]int, ss [maxRank]int, ts [maxRank]int, src uintptr, dst uintptr, ms [maxRank]int, rs [maxRank]int) error {
+	return dev.launch("hg_strided_copy", grid, new(args).i32(n).i32(accumulate).ints(ds[:], 0).ints(ss[:], 0).ints(ts[:], 0).ptr(src).ptr(dst).ints(ms[:], 0).ints(rs[:], 0))
 }
 
 // hgSumsq launches hg_sumsq (kernels/train.cu):
@@ -411,7 +411,7 @@ func (dev *Device) hgWarpMmaTf32(grid [3]int, a uintptr, b uintptr, d uintptr) e
 var kernelParams = map[string]string{
 	"hg_add_scaled":                       "u32 f32 u64 u64 u64",
 	"hg_binary":                           "u32 u32 u64 u64 u64",
-	"hg_binary_bcast":                     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64",
+	"hg_binary_bcast":                     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u64 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32",
 	"hg_clip_adam":                        "u32 f32 f32 f32 f32 f32 f64 u64 u64 u64 u64 u64",
 	"hg_col2im":                           "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 f32 u64 u64",
 	"hg_conv_bias":                        "u32 u32 u32 u64 u64",
@@ -459,7 +459,7 @@ var kernelParams = map[string]string{
 	"hg_sgemm":                            "u32 u32 u32 u32 u32 f32 u64 u32 u64 u64 u32 u64 f32 u64 u32 u64",
 	"hg_softmax_bwd":                      "u32 u32 f32 u64 u64 u64",
 	"hg_softmax_fwd":                      "u32 u32 f32 u64 u64",
-	"hg_strided_copy":                     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64",
+	"hg_strided_copy":                     "u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u64 u64 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32 u32",
 	"hg_sumsq":                            "u32 u64 u64",
 	"hg_time_embed":                       "u32 u32 u32 f64 u64 u64 u64",
 	"hg_unary":                            "u32 u32 f32 u64 u64",

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"holdgo/tensor"
@@ -107,6 +108,26 @@ func forStrided(dims []int, st [][]int, launch func(n int, dims []int, st [][]in
 
 func at(p uintptr, off int) uintptr { return p + uintptr(4*off) }
 
+// fastDivisor is the magic pair of divisor d (1 ≤ d < 2³¹) for hg_fastdiv (kernels/common.cuh):
+// (0, 0) for d = 1; otherwise, with l = ⌈log₂ d⌉, mul = ⌈2^(31+l) / d⌉ (below 2³², passed as the bits
+// of a C int) and shr = l − 1, so that n / d = ⌊n·mul / 2³²⌋ >> shr for every 0 ≤ n < 2³¹.
+func fastDivisor(d int) (mul, shr int) {
+	if d <= 1 {
+		return 0, 0
+	}
+	l := bits.Len(uint(d - 1))
+	m := (uint64(1)<<(31+l) + uint64(d) - 1) / uint64(d)
+	return int(int32(uint32(m))), l - 1
+}
+
+// fastDivisors is fastDivisor of each of a strided kernel's dims.
+func fastDivisors(dims []int) (mul, shr [maxRank]int) {
+	for k, d := range dims {
+		mul[k], shr[k] = fastDivisor(d)
+	}
+	return
+}
+
 func (d *Device) binary(code int, out, a, b *tensor.Tensor, o, pa, pb uintptr) error {
 	n := out.Len()
 	if tensor.SameShape(a, b) && tensor.SameShape(a, out) {
@@ -115,8 +136,9 @@ func (d *Device) binary(code int, out, a, b *tensor.Tensor, o, pa, pb uintptr) e
 	r := out.Rank()
 	dims, st := coalesce(out.Shape(), bcastStrides(a.Shape(), r), bcastStrides(b.Shape(), r), strides(out.Shape()))
 	return forStrided(dims, st, func(n int, dims []int, st [][]int, offs []int) error {
+		mul, shr := fastDivisors(dims)
 		return d.hgBinaryBcast(grid1D(n), n, code, [maxRank]int(dims), [maxRank]int(st[0]), [maxRank]int(st[1]),
-			at(pa, offs[0]), at(pb, offs[1]), at(o, offs[2]))
+			at(pa, offs[0]), at(pb, offs[1]), at(o, offs[2]), mul, shr)
 	})
 }
 
@@ -136,8 +158,9 @@ func (d *Device) stridedCopy(shape, srcStrides, dstStrides []int, src, dst uintp
 	}
 	dims, st := coalesce(shape, srcStrides, dstStrides)
 	return forStrided(dims, st, func(n int, dims []int, st [][]int, offs []int) error {
+		mul, shr := fastDivisors(dims)
 		return d.hgStridedCopy(grid1D(n), n, boolInt(accumulate), [maxRank]int(dims), [maxRank]int(st[0]), [maxRank]int(st[1]),
-			at(src, offs[0]), at(dst, offs[1]))
+			at(src, offs[0]), at(dst, offs[1]), mul, shr)
 	})
 }
 

@@ -32,16 +32,16 @@ var byteCases = append(convByteCases(), []byteCase{
 	// (3,1,5) + (4,5) → (3,4,5): a covers 3·5, b 4·5 elements; y 60.
 	{"hg_binary_bcast", func(d *Device) error {
 		return d.hgBinaryBcast(grid1D(60), 60, 0, [maxRank]int{1, 1, 1, 3, 4, 5}, [maxRank]int{0, 0, 0, 5, 0, 1},
-			[maxRank]int{0, 0, 0, 0, 5, 1}, at0, at0+256, at0+512)
+			[maxRank]int{0, 0, 0, 0, 5, 1}, at0, at0+256, at0+512, [maxRank]int{}, [maxRank]int{})
 	}, 4 * 35, 4 * 60},
 	// a 2×3 transpose: 6 read, 6 written; accumulating reads the destination too.
 	{"hg_strided_copy", func(d *Device) error {
 		return d.hgStridedCopy(grid1D(6), 6, 0, [maxRank]int{1, 1, 1, 1, 2, 3}, [maxRank]int{0, 0, 0, 0, 1, 2},
-			[maxRank]int{0, 0, 0, 0, 3, 1}, at0, at0+64)
+			[maxRank]int{0, 0, 0, 0, 3, 1}, at0, at0+64, [maxRank]int{}, [maxRank]int{})
 	}, 24, 24},
 	{"hg_strided_copy", func(d *Device) error {
 		return d.hgStridedCopy(grid1D(6), 6, 1, [maxRank]int{1, 1, 1, 1, 2, 3}, [maxRank]int{0, 0, 0, 0, 1, 2},
-			[maxRank]int{0, 0, 0, 0, 3, 1}, at0, at0+64)
+			[maxRank]int{0, 0, 0, 0, 3, 1}, at0, at0+64, [maxRank]int{}, [maxRank]int{})
 	}, 48, 24},
 	// 3 rows of 4: the index list (3 ints), 12 elements read (and 12 of y for scatter), 12 written.
 	{"hg_gather_rows", func(d *Device) error { return d.hgGatherRows(grid1D(12), 3, 4, at0, at0+64, at0+128) }, 12 + 48, 48},

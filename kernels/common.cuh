@@ -34,6 +34,15 @@
 // Maximum rank of the strided kernels (the launcher coalesces dimensions first).
 #define HG_MAX_RANK 6
 
+// hg_fastdiv is n / d for 0 ≤ n < 2³¹ and 1 ≤ d < 2³¹, from the divisor's magic pair (mul, shr) that
+// the launcher computes (cuda/ops.go, fastDivisor; CUTLASS's FastDivmod): d = 1 has mul = 0 and gives
+// n; otherwise, with l = ⌈log₂ d⌉, mul = ⌈2^(31+l) / d⌉ < 2³² and shr = l − 1, and
+// n / d = ⌊n·mul / 2^(32+shr)⌋ exactly for every n < 2³¹. One multiply-high and a shift instead of a
+// 64-bit division's ~70 instructions.
+static __device__ __forceinline__ unsigned hg_fastdiv(unsigned n, unsigned mul, int shr) {
+	return mul == 0 ? n : __umulhi(n, mul) >> shr;
+}
+
 // Block-wide reduction of v over HG_BLOCK threads through shared memory `buf` (HG_BLOCK floats).
 // Every thread of the block must call it; every thread gets the result. kind 0 = sum, 1 = max
 // (NaN wins, as in the Go reference).

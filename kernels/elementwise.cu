@@ -79,17 +79,23 @@ HG_REGISTER(hg_binary);
 HG_KERNEL(hg_binary_bcast)(int n, int op, int d0, int d1, int d2, int d3, int d4, int d5,
                            int a0, int a1, int a2, int a3, int a4, int a5,
                            int b0, int b1, int b2, int b3, int b4, int b5,
-                           const float* a, const float* b, float* y) {
+                           const float* a, const float* b, float* y,
+                           int m0, int m1, int m2, int m3, int m4, int m5, int r0, int r1, int r2, int r3, int r4, int r5) {
 	const int d[HG_MAX_RANK] = {d0, d1, d2, d3, d4, d5};
 	const int sa[HG_MAX_RANK] = {a0, a1, a2, a3, a4, a5};
 	const int sb[HG_MAX_RANK] = {b0, b1, b2, b3, b4, b5};
+	const unsigned mul[HG_MAX_RANK] = {(unsigned)m0, (unsigned)m1, (unsigned)m2, (unsigned)m3, (unsigned)m4, (unsigned)m5};
+	const int shr[HG_MAX_RANK] = {r0, r1, r2, r3, r4, r5};
 	HG_FOR(i, n) {
-		long long rest = i, oa = 0, ob = 0;
-		for (int k = HG_MAX_RANK - 1; k >= 0; k--) {
-			long long c = rest % d[k];
-			rest /= d[k];
-			oa += c * sa[k];
-			ob += c * sb[k];
+		unsigned rest = (unsigned)i; // n < 2³¹
+		long long oa = 0, ob = 0;
+		HG_UNROLL
+		for (int k = HG_MAX_RANK - 1; k >= 0; k--) { // the index digits by fast division (hg_fastdiv)
+			const unsigned q = hg_fastdiv(rest, mul[k], shr[k]);
+			const unsigned c = rest - q * (unsigned)d[k];
+			rest = q;
+			oa += (long long)c * sa[k];
+			ob += (long long)c * sb[k];
 		}
 		y[i] = hg_binary_op(op, a[oa], b[ob]);
 	}

@@ -749,6 +749,24 @@ MUTATIONS = json.loads(r"""
   "run": "TestConvPlanSharedOptIn",
   "tags": ""
  },
+{
+  "label": "fast division: the magic multiplier rounded down instead of up",
+  "file": "cuda/ops.go",
+  "old": "m := (uint64(1)<<(31+l) + uint64(d) - 1) / uint64(d)",
+  "new": "m := (uint64(1) << (31 + l)) / uint64(d)",
+  "pkg": "./cuda",
+  "run": "TestFastDivisor",
+  "tags": ""
+ },
+{
+  "label": "hg_strided_copy: an index digit off by one where the quotient is used",
+  "file": "kernels/layout.cu",
+  "old": "const unsigned c = rest - q * (unsigned)d[k];\n\t\t\trest = q;\n\t\t\tos +=",
+  "new": "const unsigned c = rest - q * (unsigned)d[k];\n\t\t\trest = q + (q > 2);\n\t\t\tos +=",
+  "pkg": "./cuda",
+  "run": "TestShimKernels/op_table",
+  "tags": "cudashim"
+ },
  {
   "label": "cuda: the bf16 precision runs the TF32 convolution kernels",
   "file": "cuda/conv.go",

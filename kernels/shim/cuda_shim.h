@@ -144,6 +144,9 @@ inline int launch(const char* name, dim3 grid, dim3 block, size_t shared, void**
 #define __shared__ static
 #define __syncthreads() hg_shim::sync_threads()
 
+// The integer intrinsics the kernels use.
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+
 #define HG_KERNEL(name) extern "C" void name
 #define HG_REGISTER(name) static hg_shim::Registrar hg_registrar_##name(#name, name)
 #define HG_DYNAMIC_SHARED(type, var) type* var = static_cast<type*>(hg_shim::dynamic_shared)
