@@ -2,7 +2,7 @@
 """The PyTorch peer of `holdctl bench train`: training steps of the same NCSN++ (golden_ncsnpp.py, the
 re-implementation of score_sde's network that the Go golden tests check against) on the same device.
 
-    python3 peer_train.py --model ncsnpp-cifar10 --batch 128 --steps 20 [--device cuda] [--modes all] [--json]
+    python3 peer_train.py --model ncsnpp-cifar10 --batch 128 --steps 20 [--device cuda] [--modes all] [--json] [--profile]
     python3 peer_train.py --check [MODELS] [--device cuda]
 
 One step: forward on a random batch, the mean squared error to a random target, backward, Adam. The
@@ -38,6 +38,12 @@ between steps) and the wall time of the round with one synchronisation at its en
 perf_counter. Per row: the median step, min, max and spread (max−min)/median, images/s = batch /
 median, and the wall time per step. JSON (--json): one line, the rows and "best" (the fastest row of
 each precision fp32 / tf32 / bf16), with the torch, CUDA and cuDNN versions and the device name.
+
+--profile: after the rounds, one more step of the first mode under torch.profiler (CPU and, on CUDA, CUDA
+activities); after the rows (or the JSON line) it prints a "profiled step:" line (the CUDA events' self
+time summed, as the table's footer does; on the CPU the operators' self CPU time) and the key averages'
+table, the top 25 by total CUDA time (on the CPU: total CPU time). The JSON line carries the same sums
+under "profile".
 
 --check: on the same weights (golden_ncsnpp.randomise) and inputs, the fair network's output, loss and
 every parameter gradient against the unmodified golden network's, NCHW and channels_last (largest
@@ -274,6 +280,52 @@ class Runner:
                     wall_step_ms=1e3 * wall, wall_images_per_s=batch / wall)
 
 
+PROFILE_ROWS = 25
+
+
+def _time_attr(avgs, kind):
+    """The name of a key-averages time attribute: torch ≥ 2.4 says "device" where earlier ones say "cuda"."""
+    if kind == "cuda" and avgs and hasattr(avgs[0], "device_time_total"):
+        return "device_time_total"
+    return kind + "_time_total"
+
+
+def profile_step(run):
+    """One more step of run's mode under torch.profiler: (summary dict, the key averages' table)."""
+    from torch.profiler import ProfilerActivity, profile
+    cuda = run.dev.type == "cuda"
+    set_tf32(run.dev, run.mode.tf32)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        w0 = time.perf_counter()
+        run.step()
+        sync()
+        wall = time.perf_counter() - w0
+    avgs = prof.key_averages()
+    sort_by = _time_attr(avgs, "cuda" if cuda else "cpu")
+    self_attr = "self_" + sort_by
+    if cuda:  # as the table's footer: the kernels' own events (Kineto), each kernel counted once
+        events = [e for e in avgs if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    else:
+        events = list(avgs)
+    busy_us = sum(getattr(e, self_attr) for e in events)
+    summary = dict(mode=run.mode.name, device_time_ms=busy_us / 1e3 if cuda else None,
+                   cpu_time_ms=None if cuda else busy_us / 1e3, wall_ms=1e3 * wall, sort_by=sort_by,
+                   kernels=sum(e.count for e in events) if cuda else None)
+    return summary, avgs.table(sort_by=sort_by, row_limit=PROFILE_ROWS)
+
+
+def profile_line(p):
+    if p["device_time_ms"] is not None:
+        what = ("%.3f ms of device time in %d CUDA events (kernels, copies, memsets: their self CUDA time summed)"
+                % (p["device_time_ms"], p["kernels"]))
+    else:
+        what = "%.3f ms of CPU time in operators (their self CPU time summed; no CUDA device)" % p["cpu_time_ms"]
+    return "profiled step: mode %s, %s, %.3f ms wall under the profiler" % (p["mode"], what, p["wall_ms"])
+
+
 def parse_modes(text):
     if text == "all":
         return list(MODES.values())
@@ -320,6 +372,7 @@ def bench(a):
         for run in runners:
             run.run_round(a.steps, a.warmup if r == 0 else 1)
     rows = [run.row(B) for run in runners]
+    prof, prof_table = profile_step(runners[0]) if a.profile else (None, None)
     best = {}
     for row in rows:
         p = row["precision"]
@@ -329,8 +382,11 @@ def bench(a):
                params=sum(p.numel() for p in base.parameters()), warmup=a.warmup, rounds=a.rounds, rows=rows, best=best)
     if len(rows) == 1:  # the one-row keys of the earlier peer, for its callers
         res.update(tf32=rows[0]["tf32"], step_ms=rows[0]["step_ms"], images_per_s=rows[0]["images_per_s"])
+    if prof is not None:
+        res["profile"] = prof
     if a.json:
         print(json.dumps(res))
+        print_profile(prof, prof_table)
         return 0
     print("peer_train: torch %s (CUDA %s, cuDNN %s), %s; %s batch %d, %d parameters, net %s, %d round(s) of %d steps after %d warm-up"
           % (res["torch"], res["cuda"], res["cudnn"], res["device_name"], a.model, B, res["params"], a.net,
@@ -342,7 +398,15 @@ def bench(a):
               % (row["mode"], row["precision"], row["layout"], row["adam"], row["step_ms"], row["min_ms"], row["max_ms"],
                  row["spread_pct"], row["images_per_s"], row["wall_step_ms"]))
     print("best: " + ", ".join("%s %s %.1f images/s" % (p, b["mode"], b["images_per_s"]) for p, b in best.items()))
+    print_profile(prof, prof_table)
     return 0
+
+
+def print_profile(prof, table):
+    if prof is not None:
+        print(profile_line(prof))
+        print("torch.profiler: the top %d operators by %s" % (PROFILE_ROWS, prof["sort_by"]))
+        print(table)
 
 
 # ---- --check: the fair network against the golden one ----------------------------------------------
@@ -543,6 +607,8 @@ def main():
     ap.add_argument("--adam", default="auto", choices=["auto", "fused", "foreach", "default"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="after the rounds, one more step of the first mode under torch.profiler: its top %d operators" % PROFILE_ROWS)
     ap.add_argument("--check", nargs="?", const="ncsnpp-tiny,ncsnpp-small", metavar="MODELS",
                     help="compare the fair network with the golden one (default models: ncsnpp-tiny,ncsnpp-small)")
     ap.add_argument("--check-batch", type=int, default=2)
