@@ -4,7 +4,7 @@
 #      to end within 5 minutes, exit 0, report.md and report.json list all four steps with their
 #      status, every model has its snapshot, PNG and cells, the speed step ran its two interleaved
 #      rounds (one log per run) and reports each row's median, holdgo/PyTorch against 1.0× and both
-#      profiled steps (holdgo's "not available" where holdctl has no --profile), and --pack wrote seven
+#      profiled steps, the tile table (bench conv --tiles), and --pack wrote seven
 #      .tgz files (and a --pack inside OUTDIR is refused with exit 2); then
 #      a second 'run.sh OUT' on its output exits 2 and changes nothing; bad --skip, --rounds and
 #      --skip images with --minutes exit 2; 'run.sh OUT --skip correctness,images --rounds 1' on that
@@ -59,12 +59,15 @@ speed_report() { # speed_report DIR ROUNDS: the speed figures report.md must hav
 		"^- ncsnpp-tiny batch 1 tf32 holdgo/pytorch: [0-9.]*× from the medians, .*: \(pass\|fail\)" \
 		"^- ncsnpp-tiny batch 1 bf16 holdgo/pytorch: [0-9.]*× from the medians, holdgo bf16 against pytorch bf16-cl" \
 		"^- ncsnpp-tiny batch 1 strict holdgo/pytorch: [0-9.]*× from the medians, holdgo strict against pytorch fp32" \
-		"^- ncsnpp-tiny batch 1 tf32 profiled step, holdgo: \([0-9.]* ms of device time\|not available\)" \
+		"^- ncsnpp-tiny batch 1 tf32 profiled step, holdgo: [0-9.]* ms of device time" \
 		"^- ncsnpp-tiny batch 1 tf32 profiled step, pytorch: mode tf32\(-cl\)\?, [0-9.]* ms of CPU time"; do
 		grep -q "$want" "$1/report.md" || fail "$1/report.md has no line matching '$want'"
 	done
 }
 speed_report "$out" 2
+# bench conv --tiles wrote the tile table of this device and build (the shim's here)
+grep -q '"gpu": "shim"' "$out/logs/convtiles.json" || fail "no tile table in $out/logs/convtiles.json"
+grep -q "^- bench conv --tiles (logs/convtiles.json): .*with the shape rule" "$out/report.md" || fail "report.md has no tile table line"
 grep -q '^torch.profiler: the top 25 operators' "$out/logs/speed-profile-pytorch.log" || fail "no torch.profiler table in logs/speed-profile-pytorch.log"
 [ "$(ls "$pack" | wc -l)" = 7 ] || fail "--pack wrote $(ls "$pack" | tr '\n' ' '), want report.tgz and models-, cells-SDE.tgz"
 rc=0

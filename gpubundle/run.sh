@@ -683,9 +683,12 @@ print("torch %s, CUDA %s, cuDNN %s" % (torch.__version__, torch.version.cuda, c.
 	[ $rc = 0 ] || fails+="bench-kernels "
 	if [ $quick = 1 ]; then cargs=(--model ncsnpp-tiny --batch 1 --reps 1 --max-shapes 3); else cargs=(--model ncsnpp-cifar10 --batch 128 --reps 5); fi
 	from=$(lines speed-conv.log)
-	run speed-conv.log "$(cap 120)" "$bin/holdctl-cuda" bench conv --device cuda "${cargs[@]}" --peak-tf32 $peak_tf32
+	# --tiles: both tiles of every pass in TF32 and BF16, the faster kept: logs/convtiles.json is the tile
+	# table of this GPU and build, to commit as cuda/convtiles.json (docs/gpu.md, "The tile table")
+	run speed-conv.log "$(cap 120)" "$bin/holdctl-cuda" bench conv --device cuda "${cargs[@]}" --peak-tf32 $peak_tf32 --tiles "$out/logs/convtiles.json"
 	rc=$?
 	figs+="bench conv (per-layer convolutions, holdgo's paths)=$(status_of $rc): logs/speed-conv.log; $(since speed-conv.log "$from" | grep -m1 'per training step')"$'\n'
+	figs+="bench conv --tiles (logs/convtiles.json)=$(since speed-conv.log "$from" | grep 'with the table\|differs from the shape rule' | tr '\n' ';')"$'\n'
 	[ $rc = 0 ] || fails+="bench-conv "
 	if [ $rc = 0 ] && [ $have_torch = 1 ]; then
 		"$bin/holdctl-cuda" bench conv --device cuda "${cargs[@]}" --reps 1 --json >"$out/logs/speed-conv.json" 2>>"$out/logs/speed-conv.log"
