@@ -572,14 +572,9 @@ func (s *suite) warpMMA(t *testing.T, m mmaShape) {
 // fit shared memory with dy and one whose x alone does not (12·1000 floats).
 func (s *suite) groupNormGrad(t *testing.T) {
 	s.t = t
-	all := func(dx, dgamma, dbeta *tensor.Tensor) *tensor.Tensor {
-		return tensor.Concat(nil, 0, dx.Reshape(dx.Len()), dgamma, dbeta)
-	}
+	all := concatGrads
 	for _, c := range [][4]int{{1, 1, 1, 1}, {3, 6, 17, 3}, {2, 8, 300, 4}, {1, 64, 9, 32}, {3, 4, 1000, 2}, {2, 12, 1000, 1}} {
-		x := s.randn(c[0], c[1], c[2])
-		tensor.AddScalar(x, x, 3)
-		gamma, beta, dy := s.randn(c[1]), s.randn(c[1]), s.randn(c[0], c[1], c[2])
-		dx, dgamma, dbeta := s.randn(c[0], c[1], c[2]), s.randn(c[1]), s.randn(c[1])
+		x, gamma, beta, dy, dx, dgamma, dbeta := s.groupNormInputs(c)
 		g := c[3]
 		for _, keep := range []float32{0, 1} {
 			s.compare(fmt.Sprintf("GroupNormBackward %v β=%g", c, keep), tolReduce, func(in ...*tensor.Tensor) *tensor.Tensor {
@@ -600,6 +595,21 @@ func (s *suite) groupNormGrad(t *testing.T) {
 	s.groupNormDropout(t)
 }
 
+// concatGrads is the group-norm backward's three results as one tensor, for one comparison.
+func concatGrads(dx, dgamma, dbeta *tensor.Tensor) *tensor.Tensor {
+	return tensor.Concat(nil, 0, dx.Reshape(dx.Len()), dgamma, dbeta)
+}
+
+// groupNormInputs draws the operands of a group-norm case c (N, C, S, G): x (N, C, S) with mean 3,
+// γ, β, dy, and nonzero dx, dγ, dβ to accumulate into.
+func (s *suite) groupNormInputs(c [4]int) (x, gamma, beta, dy, dx, dgamma, dbeta *tensor.Tensor) {
+	x = s.randn(c[0], c[1], c[2])
+	tensor.AddScalar(x, x, 3)
+	gamma, beta, dy = s.randn(c[1]), s.randn(c[1]), s.randn(c[0], c[1], c[2])
+	dx, dgamma, dbeta = s.randn(c[0], c[1], c[2]), s.randn(c[1]), s.randn(c[1])
+	return
+}
+
 // tolFusedNorm: the fused group norm + SiLU + dropout against the Reference's unfused ops. Their
 // float32 arithmetic leaves normalised MSEs near 1e-13 (the backward's group sums); a 0.1 % error
 // of the mask's scale or of a backward term leaves 1e-6 (scripts/mutations.py).
@@ -614,14 +624,9 @@ const tolFusedNorm = 1e-9
 // hg_group_norm_backward), bit for bit: a training step's result does not change with the fusion.
 func (s *suite) groupNormDropout(t *testing.T) {
 	st := rng.Stream{Key: 0xd20f, Step: 7, ID: rng.DropoutStream(3)}
-	all := func(dx, dgamma, dbeta *tensor.Tensor) *tensor.Tensor {
-		return tensor.Concat(nil, 0, dx.Reshape(dx.Len()), dgamma, dbeta)
-	}
+	all := concatGrads
 	for i, c := range [][4]int{{1, 1, 1, 1}, {3, 6, 17, 3}, {2, 8, 300, 4}, {2, 6, 1000, 1}, {2, 12, 1000, 1}, {2, 16, 25, 4}} {
-		x := s.randn(c[0], c[1], c[2])
-		tensor.AddScalar(x, x, 3)
-		gamma, beta, dy := s.randn(c[1]), s.randn(c[1]), s.randn(c[0], c[1], c[2])
-		dx, dgamma, dbeta := s.randn(c[0], c[1], c[2]), s.randn(c[1]), s.randn(c[1])
+		x, gamma, beta, dy, dx, dgamma, dbeta := s.groupNormInputs(c)
 		g := c[3]
 		for j, p := range []float64{0.1, 0.5} {
 			first := uint64(0)

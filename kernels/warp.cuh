@@ -63,8 +63,13 @@ static inline double hg_tf32_bits(float x) { // the value the tensor core reads 
 
 #define HG_MMA_MAX_THREADS 1024
 
-static inline void hg_mma_tf32(float d[4], const float a[4], const float b[2]) {
-	static float sa[HG_MMA_MAX_THREADS][4], sb[HG_MMA_MAX_THREADS][2];
+// hg_mma_emulate is the emulation both shapes share: every thread stages its 4 A and 2 B registers
+// (of type T), all meet, each computes its four D values of m16n8kK as the K products av(A's staged
+// registers of the warp, row, k) · bv(B's, col, k), exact in float64, summed in k order, added to c
+// and rounded once, and all meet again.
+template <typename T, int K, typename FA, typename FB>
+static inline void hg_mma_emulate(float d[4], const T a[4], const T b[2], FA av, FB bv) {
+	static T sa[HG_MMA_MAX_THREADS][4], sb[HG_MMA_MAX_THREADS][2];
 	const int t = (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
 	for (int i = 0; i < 4; i++) sa[t][i] = a[i];
 	sb[t][0] = b[0];
@@ -74,16 +79,19 @@ static inline void hg_mma_tf32(float d[4], const float a[4], const float b[2]) {
 	for (int i = 0; i < 4; i++) {
 		const int row = g + 8 * (i >> 1), col = 2 * q + (i & 1);
 		double s = 0.0;
-		for (int k = 0; k < 8; k++) {
-			// A(row, k) is in lane (row mod 8)·4 + k mod 4, register (row ≥ 8) + 2·(k ≥ 4);
-			// B(k, col) in lane col·4 + k mod 4, register (k ≥ 4).
-			const double av = hg_tf32_bits(sa[w0 + (row & 7) * 4 + (k & 3)][(row >> 3) + 2 * (k >> 2)]);
-			const double bv = hg_tf32_bits(sb[w0 + col * 4 + (k & 3)][k >> 2]);
-			s += av * bv;
-		}
+		for (int k = 0; k < K; k++) s += av(sa + w0, row, k) * bv(sb + w0, col, k);
 		d[i] = (float)((double)d[i] + s);
 	}
 	__syncthreads();
+}
+
+static inline void hg_mma_tf32(float d[4], const float a[4], const float b[2]) {
+	// A(row, k) is in lane (row mod 8)·4 + k mod 4, register (row ≥ 8) + 2·(k ≥ 4);
+	// B(k, col) in lane col·4 + k mod 4, register (k ≥ 4).
+	hg_mma_emulate<float, 8>(
+	    d, a, b,
+	    [](const float (*sa)[4], int row, int k) { return hg_tf32_bits(sa[(row & 7) * 4 + (k & 3)][(row >> 3) + 2 * (k >> 2)]); },
+	    [](const float (*sb)[2], int col, int k) { return hg_tf32_bits(sb[col * 4 + (k & 3)][k >> 2]); });
 }
 
 static inline unsigned hg_bf16(float x) { // the BF16 bits of x, in the low 16 bits
@@ -136,26 +144,14 @@ static inline double hg_bf16_value(unsigned w, int h) { // half h of a register 
 }
 
 static inline void hg_mma_bf16(float d[4], const unsigned a[4], const unsigned b[2]) {
-	static unsigned sa[HG_MMA_MAX_THREADS][4], sb[HG_MMA_MAX_THREADS][2];
-	const int t = (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
-	for (int i = 0; i < 4; i++) sa[t][i] = a[i];
-	sb[t][0] = b[0];
-	sb[t][1] = b[1];
-	__syncthreads();
-	const int lane = t & 31, w0 = t - lane, g = lane >> 2, q = lane & 3;
-	for (int i = 0; i < 4; i++) {
-		const int row = g + 8 * (i >> 1), col = 2 * q + (i & 1);
-		double s = 0.0;
-		for (int k = 0; k < 16; k++) {
-			// A(row, k) is in lane (row mod 8)·4 + (k mod 8)/2, register (row ≥ 8) + 2·(k ≥ 8), half
-			// k mod 2; B(k, col) in lane col·4 + (k mod 8)/2, register (k ≥ 8), half k mod 2.
-			const double av = hg_bf16_value(sa[w0 + (row & 7) * 4 + ((k & 7) >> 1)][(row >> 3) + 2 * (k >> 3)], k & 1);
-			const double bv = hg_bf16_value(sb[w0 + col * 4 + ((k & 7) >> 1)][k >> 3], k & 1);
-			s += av * bv;
-		}
-		d[i] = (float)((double)d[i] + s);
-	}
-	__syncthreads();
+	// A(row, k) is in lane (row mod 8)·4 + (k mod 8)/2, register (row ≥ 8) + 2·(k ≥ 8), half
+	// k mod 2; B(k, col) in lane col·4 + (k mod 8)/2, register (k ≥ 8), half k mod 2.
+	hg_mma_emulate<unsigned, 16>(
+	    d, a, b,
+	    [](const unsigned (*sa)[4], int row, int k) {
+		    return hg_bf16_value(sa[(row & 7) * 4 + ((k & 7) >> 1)][(row >> 3) + 2 * (k >> 3)], k & 1);
+	    },
+	    [](const unsigned (*sb)[2], int col, int k) { return hg_bf16_value(sb[col * 4 + ((k & 7) >> 1)][k >> 3], k & 1); });
 }
 
 #else
