@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"holdgo/cuda"
@@ -85,6 +87,11 @@ func RunConv(r ConvRun, device string, w io.Writer) error {
 	cd, ok := dev.(*cuda.Device)
 	if !ok {
 		return &InputError{fmt.Errorf("bench conv times the CUDA device's convolution kernels: use --device cuda or cuda:N (or holdctl-shim), not %s", device)}
+	}
+	if r.Tiles != "" { // before minutes of timing, not after
+		if fi, err := os.Stat(filepath.Dir(r.Tiles)); err != nil || !fi.IsDir() {
+			return &InputError{fmt.Errorf("--tiles %s: its folder %s is not a folder that exists", r.Tiles, filepath.Dir(r.Tiles))}
+		}
 	}
 	shapes, counts, err := ConvShapes(r.Model, r.Batch, r.Channels)
 	if err != nil {
