@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"holdgo/cuda"
 	"holdgo/internal/atomicfile"
 	"holdgo/internal/devices"
+	"holdgo/internal/outpath"
 	"holdgo/tensor"
 )
 
@@ -88,9 +87,9 @@ func RunConv(r ConvRun, device string, w io.Writer) error {
 	if !ok {
 		return &InputError{fmt.Errorf("bench conv times the CUDA device's convolution kernels: use --device cuda or cuda:N (or holdctl-shim), not %s", device)}
 	}
-	if r.Tiles != "" { // before minutes of timing, not after
-		if fi, err := os.Stat(filepath.Dir(r.Tiles)); err != nil || !fi.IsDir() {
-			return &InputError{fmt.Errorf("--tiles %s: its folder %s is not a folder that exists", r.Tiles, filepath.Dir(r.Tiles))}
+	if r.Tiles != "" { // through the output guard, before minutes of timing, not after
+		if err := outpath.New(false).Check(r.Tiles, outpath.Text); err != nil {
+			return &InputError{fmt.Errorf("--tiles: %w", err)}
 		}
 	}
 	shapes, counts, err := ConvShapes(r.Model, r.Batch, r.Channels)

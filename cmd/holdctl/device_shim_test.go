@@ -224,6 +224,27 @@ func TestShimProfiledStep(t *testing.T) {
 	t.Log("\n" + sb.String())
 }
 
+// bench conv --tiles writes through the output guard, and is refused (exit 2, nothing timed or
+// written) where the guard refuses: a missing folder, a directory, a file of another kind.
+func TestShimBenchConvTilesGuard(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "x.png")
+	if err := os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "none", "t.json"), "does not exist"}, {dir, "is a directory"}, {png, "holds a PNG picture"},
+	} {
+		app := newApp()
+		app.Writer, app.ErrWriter = io.Discard, io.Discard
+		err := app.Run([]string{"holdctl", "bench", "conv", "--device", "cuda", "--model", "ncsnpp-tiny", "--batch", "1", "--tiles", c.path})
+		var exit cli.ExitCoder
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--tiles %s: %v, want exit status 2 saying %q", c.path, err, c.want)
+		}
+	}
+}
+
 // sample --device cuda against --device cpu on a toy checkpoint (trained on the CPU here), the same
 // seed: the samples agree to float32 rounding (the device state is float32, the CPU's float64),
 // well within the 1e-3. The difference is relative to the samples' size: a run whose
